@@ -1,0 +1,473 @@
+//! Replays a module's heap-simulator trace per memory space exactly as XProf
+//! 2.24.2's Memory Viewer does (`hlo_proto_to_memory_visualization_utils.cc`),
+//! so every figure agrees with it to the byte, and goes beyond it where it
+//! fails: a trace touching several allocations is simulated with a note
+//! instead of an error, every trace of a colour is simulated, and the live set
+//! at the peak is found without copying it at every new maximum (XProf's copy
+//! is quadratic on monotonically growing traces).
+
+use std::collections::{HashMap, HashSet};
+
+use super::{BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus};
+use crate::model::{Allocation, BufferAssignment, HeapEventKind, HeapTrace, LogicalBuffer};
+
+/// XProf folds buffers smaller than this into one "small" entry.
+pub const SMALL_BUFFER_BYTES: i64 = 16 * 1024;
+
+/// XLA's buffer colours as XProf's Memory Viewer names them.
+pub fn memory_space_name(color: i64) -> String {
+    match color {
+        0 => "hbm".into(),
+        1 => "vmem".into(),
+        2 => "sflag".into(),
+        3 => "cmem".into(),
+        4 => "smem".into(),
+        5 => "host".into(),
+        6 => "sparsecore".into(),
+        other => format!("color {other}"),
+    }
+}
+
+/// XProf 2.24.2 (the pip build) leaves thread-local allocations out of the
+/// always-live baseline and of the totals.
+fn is_indefinite(allocation: &Allocation) -> bool {
+    allocation.is_entry_computation_parameter || allocation.is_constant || allocation.maybe_live_out
+}
+
+fn category(allocation: &Allocation) -> Category {
+    if allocation.is_entry_computation_parameter {
+        Category::Parameter
+    } else if allocation.maybe_live_out {
+        Category::Output
+    } else if allocation.is_thread_local {
+        Category::ThreadLocal
+    } else if allocation.is_constant {
+        Category::Constant
+    } else {
+        Category::Temporary
+    }
+}
+
+/// Colours that need a report: every colour of an allocation or logical
+/// buffer, plus memory spaces named only in layouts.
+pub fn colors_present(assignment: &BufferAssignment, layout_memory_spaces: &[i64]) -> Vec<i64> {
+    let mut colors: Vec<i64> = assignment
+        .allocations
+        .iter()
+        .map(|a| a.color)
+        .chain(assignment.logical_buffers.iter().map(|b| b.color))
+        .chain(layout_memory_spaces.iter().copied())
+        .collect();
+    colors.sort_unstable();
+    colors.dedup();
+    colors
+}
+
+struct Index<'a> {
+    assignment: &'a BufferAssignment,
+    slot_of_buffer: HashMap<i64, usize>,
+    /// Heap trace used for each allocation slot, found from the trace's first
+    /// event (the trace's own allocation index is unreliable, as XProf notes).
+    trace_of_allocation: HashMap<usize, usize>,
+}
+
+impl<'a> Index<'a> {
+    fn new(assignment: &'a BufferAssignment) -> Self {
+        let slot_of_buffer: HashMap<i64, usize> =
+            assignment.logical_buffers.iter().enumerate().map(|(slot, b)| (b.id, slot)).collect();
+        let mut trace_of_allocation = HashMap::new();
+        for (trace_index, trace) in assignment.heap_traces.iter().enumerate() {
+            let Some(first) = trace.events.first() else { continue };
+            if let Some(&slot) = slot_of_buffer.get(&first.buffer_id) {
+                trace_of_allocation.insert(assignment.logical_buffers[slot].allocation, trace_index);
+            }
+        }
+        Index { assignment, slot_of_buffer, trace_of_allocation }
+    }
+
+    fn buffer(&self, id: i64) -> Option<(usize, &'a LogicalBuffer)> {
+        self.slot_of_buffer.get(&id).map(|&slot| (slot, &self.assignment.logical_buffers[slot]))
+    }
+
+    fn allocation_of(&self, buffer: &LogicalBuffer) -> &'a Allocation {
+        &self.assignment.allocations[buffer.allocation]
+    }
+
+    /// XProf's choice: the first non-indefinite allocation of this colour that
+    /// has a trace; failing that, the trace with the most events of the colour.
+    fn primary_trace(&self, color: i64) -> Option<usize> {
+        let by_allocation = self
+            .assignment
+            .allocations
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.color == color && !is_indefinite(a))
+            .find_map(|(slot, _)| self.trace_of_allocation.get(&slot).copied());
+        by_allocation.or_else(|| {
+            let mut best = None;
+            let mut best_count = 0;
+            for (i, trace) in self.assignment.heap_traces.iter().enumerate() {
+                let count = self.events_of_color(trace, color);
+                if count > best_count {
+                    best = Some(i);
+                    best_count = count;
+                }
+            }
+            best
+        })
+    }
+
+    fn events_of_color(&self, trace: &HeapTrace, color: i64) -> usize {
+        trace.events.iter().filter(|e| self.buffer(e.buffer_id).is_some_and(|(_, b)| b.color == color)).count()
+    }
+}
+
+/// The reports for one memory space: the XProf-compatible one first, then
+/// one per further trace that holds buffers of this colour.
+pub fn analyze_color(assignment: &BufferAssignment, color: i64) -> Vec<MemorySpaceReport> {
+    let index = Index::new(assignment);
+    let primary = index.primary_trace(color);
+    let mut reports = vec![report(&index, color, primary)];
+    if primary.is_some() {
+        for (i, trace) in assignment.heap_traces.iter().enumerate() {
+            if Some(i) != primary && index.events_of_color(trace, color) > 0 {
+                let mut extra = report(&index, color, Some(i));
+                extra.notes.insert(
+                    0,
+                    format!("trace {i} of this memory space; XProf shows only trace {} and ignores this one", primary.unwrap_or(0)),
+                );
+                reports.push(extra);
+            }
+        }
+    }
+    reports
+}
+
+#[derive(Default)]
+struct BufferState {
+    ref_count: i64,
+    canonical: Option<usize>,
+    span: Option<(usize, usize)>,
+}
+
+struct Simulation {
+    heap: Vec<i64>,
+    unpadded_heap: Vec<i64>,
+    instruction_at: Vec<u32>,
+    peak: i64,
+    peak_unpadded: i64,
+    peak_position: usize,
+    /// Buffers in the order they became live: the slot whose size counts, the
+    /// slot XProf shows for it (the sharer, when a share revives a freed
+    /// buffer), and the event index.
+    pushes: Vec<(usize, usize, usize)>,
+    /// Event indices at which each slot was removed from the live list.
+    removals: HashMap<usize, Vec<usize>>,
+    states: Vec<BufferState>,
+    seen_buffers: HashSet<usize>,
+    seen_allocations: HashSet<usize>,
+    error: Option<String>,
+}
+
+impl Simulation {
+    fn root(&self, mut slot: usize) -> usize {
+        // Sharing chains are short; the bound only guards against cycles in a corrupt trace.
+        for _ in 0..self.states.len() {
+            match self.states[slot].canonical {
+                Some(next) => slot = next,
+                None => break,
+            }
+        }
+        slot
+    }
+
+    fn increase(&mut self, index: &Index, slot: usize, shown: usize, event: usize, start_span: Option<usize>) {
+        let buffer = &index.assignment.logical_buffers[slot];
+        self.pushes.push((slot, shown, event));
+        let heap = self.heap_now().saturating_add(buffer.size);
+        let unpadded = self.unpadded_now().saturating_add(buffer.unpadded_size);
+        self.set_now(heap, unpadded);
+        if heap > self.peak {
+            self.peak = heap;
+            self.peak_position = event;
+            self.peak_unpadded = unpadded;
+        }
+        if let Some(last_event) = start_span {
+            self.states[slot].span = Some((event, last_event));
+        }
+    }
+
+    fn decrease(&mut self, index: &Index, slot: usize, event: usize) -> Result<(), String> {
+        let buffer = &index.assignment.logical_buffers[slot];
+        self.removals.entry(slot).or_default().push(event);
+        let heap = self.heap_now() - buffer.size;
+        if heap < 0 {
+            return Err(format!("heap size becomes negative ({heap} bytes) at event {event}, freeing buffer {}", buffer.id));
+        }
+        let unpadded = self.unpadded_now() - buffer.unpadded_size;
+        self.set_now(heap, unpadded);
+        if let Some(span) = &mut self.states[slot].span {
+            span.1 = event;
+        }
+        Ok(())
+    }
+
+    // The running heap lives in the slot past the recorded history.
+    fn heap_now(&self) -> i64 {
+        self.heap.last().copied().unwrap_or(0)
+    }
+    fn unpadded_now(&self) -> i64 {
+        self.unpadded_heap.last().copied().unwrap_or(0)
+    }
+    fn set_now(&mut self, heap: i64, unpadded: i64) {
+        if let (Some(h), Some(u)) = (self.heap.last_mut(), self.unpadded_heap.last_mut()) {
+            *h = heap;
+            *u = unpadded;
+        }
+    }
+
+    /// Live list at the peak in XProf's order: pushed at or before the peak
+    /// event and not removed between its push and the peak.
+    fn live_at_peak(&self) -> Vec<usize> {
+        if self.peak == 0 {
+            return Vec::new();
+        }
+        self.pushes
+            .iter()
+            .filter(|&&(slot, _, pushed)| {
+                pushed <= self.peak_position
+                    && !self.removals.get(&slot).is_some_and(|removed| {
+                        let first_after = removed.partition_point(|&r| r < pushed);
+                        removed.get(first_after).is_some_and(|&r| r <= self.peak_position)
+                    })
+            })
+            .map(|&(_, shown, _)| shown)
+            .collect()
+    }
+}
+
+fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
+    let n = trace.events.len();
+    let mut sim = Simulation {
+        heap: Vec::with_capacity(n + 1),
+        unpadded_heap: Vec::with_capacity(n + 1),
+        instruction_at: Vec::with_capacity(n + 1),
+        peak: 0,
+        peak_unpadded: 0,
+        peak_position: 0,
+        pushes: Vec::new(),
+        removals: HashMap::new(),
+        states: (0..index.assignment.logical_buffers.len()).map(|_| BufferState::default()).collect(),
+        seen_buffers: HashSet::new(),
+        seen_allocations: HashSet::new(),
+        error: None,
+    };
+    // heap[i] is the heap before event i; the last element is the running value.
+    sim.heap.push(0);
+    sim.unpadded_heap.push(0);
+    for (i, event) in trace.events.iter().enumerate() {
+        let (heap, unpadded) = (sim.heap_now(), sim.unpadded_now());
+        sim.heap.push(heap);
+        sim.unpadded_heap.push(unpadded);
+        sim.instruction_at.push(event.instruction);
+        let Some((slot, buffer)) = index.buffer(event.buffer_id) else { continue };
+        sim.seen_buffers.insert(slot);
+        sim.seen_allocations.insert(buffer.allocation);
+        let outcome = match event.kind {
+            HeapEventKind::Alloc => {
+                let root = sim.root(slot);
+                sim.states[root].ref_count += 1;
+                sim.increase(index, slot, slot, i, Some(n.saturating_sub(1)));
+                Ok(())
+            }
+            HeapEventKind::Free => {
+                let root = sim.root(slot);
+                sim.states[root].ref_count -= 1;
+                match sim.states[root].ref_count {
+                    rc if rc < 0 => Err(format!("buffer {} is freed more often than allocated, at event {i}", buffer.id)),
+                    0 => sim.decrease(index, root, i),
+                    _ => Ok(()),
+                }
+            }
+            HeapEventKind::ShareWith => match index.buffer(event.share_with_canonical_id) {
+                Some((canonical, _)) if canonical != slot => {
+                    sim.states[slot].canonical = Some(canonical);
+                    let root = sim.root(canonical);
+                    sim.states[root].ref_count += 1;
+                    // Sharing with a buffer that was already freed brings it back.
+                    if sim.states[root].ref_count == 1 {
+                        sim.increase(index, canonical, slot, i, None);
+                    }
+                    Ok(())
+                }
+                _ => Ok(()),
+            },
+            HeapEventKind::Unknown(kind) => Err(format!("unknown heap event kind {kind} at event {i}")),
+        };
+        if let Err(e) = outcome {
+            sim.error = Some(e);
+            break;
+        }
+    }
+    sim.instruction_at.push(u32::MAX);
+    sim
+}
+
+fn buffer_at_peak(index: &Index, slot: usize) -> BufferAtPeak {
+    let assignment = index.assignment;
+    let buffer = &assignment.logical_buffers[slot];
+    let instruction = assignment.instructions.get(buffer.instruction).cloned().unwrap_or_default();
+    let name = if buffer.shape_index.is_empty() {
+        instruction.name
+    } else {
+        let index: Vec<String> = buffer.shape_index.iter().map(i64::to_string).collect();
+        format!("{}{{{}}}", instruction.name, index.join(","))
+    };
+    BufferAtPeak {
+        instruction: name,
+        logical_buffer_id: buffer.id,
+        size_bytes: buffer.size,
+        unpadded_bytes: buffer.unpadded_size,
+        shape: buffer.shape.clone(),
+        category: category(index.allocation_of(buffer)),
+        opcode: instruction.opcode,
+        op_name: instruction.op_name,
+        source: instruction.source.as_ref().map(|s| format!("{}:{}", s.file, s.line)),
+        stack: instruction.source.map(|s| s.stack).filter(|s| !s.is_empty()),
+        allocation: index.allocation_of(buffer).index,
+        offset: buffer.offset,
+    }
+}
+
+fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceReport {
+    let assignment = index.assignment;
+    let allocations: Vec<&Allocation> = assignment.allocations.iter().filter(|a| a.color == color).collect();
+    let mut notes = Vec::new();
+
+    // Always-live buffers: for each indefinite allocation, its largest
+    // logical buffer stands for it (XProf's choice), and the allocation's size
+    // joins the baseline added to every point of the heap series.
+    let mut at_peak = Vec::new();
+    let mut baseline = 0i64;
+    let mut breakdown = HeapBreakdown::default();
+    for allocation in allocations.iter().filter(|a| is_indefinite(a)) {
+        let mut best: Option<(usize, i64)> = None;
+        for id in &allocation.assigned {
+            if let Some((slot, buffer)) = index.buffer(*id) {
+                if buffer.size > best.map_or(0, |(_, size)| size) {
+                    best = Some((slot, buffer.size));
+                }
+            }
+        }
+        if let Some((slot, _)) = best {
+            baseline += allocation.size;
+            match category(allocation) {
+                Category::Parameter => breakdown.parameters += allocation.size,
+                Category::Output => breakdown.outputs += allocation.size,
+                _ => breakdown.constants += allocation.size,
+            }
+            at_peak.push(buffer_at_peak(index, slot));
+        }
+    }
+    breakdown.thread_local = allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size).sum();
+
+    let total_allocation_bytes: i64 = allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size).sum();
+    let indefinite_bytes: i64 = allocations.iter().filter(|a| is_indefinite(a)).map(|a| a.size).sum();
+    let temporary_allocations = allocations.iter().any(|a| !is_indefinite(a) && !a.is_thread_local && a.size > 0);
+
+    let mut heap_bytes = Vec::new();
+    let mut unpadded_heap_bytes = Vec::new();
+    let mut instructions = Vec::new();
+    let mut lifetimes = Vec::new();
+    let (mut peak, mut peak_unpadded, mut peak_position, mut peak_instruction) = (0, 0, 0, None);
+    let status = match trace_index.and_then(|i| assignment.heap_traces.get(i).map(|t| (i, t))) {
+        Some((trace_number, trace)) => {
+            let sim = simulate(index, trace);
+            if let Some(error) = &sim.error {
+                notes.push(format!("heap simulation stopped: {error}; figures cover the events before it"));
+            }
+            if sim.seen_allocations.len() > 1 {
+                notes.push(format!(
+                    "heap trace {trace_number} spans {} buffer allocations; XProf refuses such a trace, xmem simulates it",
+                    sim.seen_allocations.len()
+                ));
+            }
+            for slot in sim.live_at_peak() {
+                at_peak.push(buffer_at_peak(index, slot));
+            }
+            let mut sorted_spans: Vec<usize> = sim.seen_buffers.iter().copied().collect();
+            sorted_spans.sort_unstable();
+            for slot in sorted_spans {
+                if let Some((start, end)) = sim.states[slot].span {
+                    let buffer = &assignment.logical_buffers[slot];
+                    lifetimes.push(Lifetime {
+                        logical_buffer_id: buffer.id,
+                        start,
+                        end,
+                        offset: buffer.offset,
+                        size_bytes: buffer.size,
+                    });
+                }
+            }
+            peak = sim.peak;
+            peak_unpadded = sim.peak_unpadded;
+            peak_position = sim.peak_position;
+            peak_instruction =
+                sim.instruction_at.get(peak_position).and_then(|&i| trace.instruction_names.get(i as usize)).cloned();
+            heap_bytes = sim.heap.iter().map(|h| h + baseline).collect();
+            unpadded_heap_bytes = sim.unpadded_heap.iter().map(|h| h + baseline).collect();
+            instructions = sim
+                .instruction_at
+                .iter()
+                .map(|&i| trace.instruction_names.get(i as usize).cloned().unwrap_or_default())
+                .collect();
+            if sim.error.is_some() {
+                TraceStatus::Broken
+            } else {
+                TraceStatus::Simulated
+            }
+        }
+        None if temporary_allocations => {
+            notes.push(
+                "no heap-simulator trace for this memory space: the peak counts only always-live buffers \
+                 (parameters, outputs, constants), not temporaries. TensorFlow's profiler stores such protos; \
+                 dump the module with XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_proto\" and pass DIR for the full picture"
+                    .to_string(),
+            );
+            TraceStatus::Missing
+        }
+        None => TraceStatus::NotNeeded,
+    };
+    breakdown.temporaries = peak;
+
+    let peak_bytes = peak + baseline;
+    let fragmentation_denominator = total_allocation_bytes - indefinite_bytes;
+    let fragmentation = if fragmentation_denominator > 0 {
+        (total_allocation_bytes - peak_bytes) as f64 / fragmentation_denominator as f64
+    } else {
+        0.0
+    };
+    MemorySpaceReport {
+        color,
+        name: memory_space_name(color),
+        trace_index,
+        heap_simulation: status,
+        peak_bytes,
+        peak_unpadded_bytes: peak_unpadded + baseline,
+        peak_position,
+        peak_instruction,
+        indefinite_bytes,
+        total_allocation_bytes,
+        entry_parameters_bytes: allocations.iter().filter(|a| a.is_entry_computation_parameter).map(|a| a.size).sum(),
+        maybe_live_out_bytes: allocations.iter().filter(|a| a.maybe_live_out).map(|a| a.size).sum(),
+        non_reusable_bytes: allocations.iter().filter(|a| a.is_thread_local || a.is_tuple).map(|a| a.size).sum(),
+        fragmentation,
+        breakdown,
+        heap_bytes,
+        unpadded_heap_bytes,
+        instructions,
+        at_peak,
+        lifetimes,
+        notes,
+    }
+}

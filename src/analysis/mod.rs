@@ -1,0 +1,284 @@
+//! Timelines, peaks and what is live at them, computed from [`model`](crate::model)
+//! types. The structs here are what every renderer prints and what the JSON
+//! renderer serialises as `xmem.report/1`.
+
+pub mod heap_simulation;
+pub mod select;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::model::{Capture, Module};
+
+pub const REPORT_SCHEMA: &str = "xmem.report/1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub inputs: Vec<String>,
+    /// Largest peak first.
+    pub modules: Vec<ModuleReport>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModuleReport {
+    pub name: String,
+    pub program_id: Option<u64>,
+    pub entry_computation: String,
+    /// Why the module could not be analysed (no buffer assignment), if so.
+    pub problem: Option<String>,
+    pub memory_spaces: Vec<MemorySpaceReport>,
+}
+
+impl ModuleReport {
+    /// `jit_step(22)`, as XProf lists modules.
+    pub fn display_name(&self) -> String {
+        match self.program_id {
+            Some(id) => format!("{}({id})", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    pub fn largest_peak(&self) -> i64 {
+        self.memory_spaces.iter().map(|s| s.peak_bytes).max().unwrap_or(0)
+    }
+}
+
+/// How much of the program order the heap simulation covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceStatus {
+    /// The trace was replayed in full.
+    Simulated,
+    /// Nothing to simulate: the memory space has no temporaries.
+    NotNeeded,
+    /// Temporaries exist but the proto carries no trace: the peak covers only
+    /// always-live buffers.
+    Missing,
+    /// The trace does not add up; the figures cover the events before the fault.
+    Broken,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    Parameter,
+    Output,
+    ThreadLocal,
+    Constant,
+    Temporary,
+}
+
+impl Category {
+    pub fn label(self) -> &'static str {
+        match self {
+            Category::Parameter => "parameter",
+            Category::Output => "output",
+            Category::ThreadLocal => "thread-local",
+            Category::Constant => "constant",
+            Category::Temporary => "temporary",
+        }
+    }
+}
+
+/// The heap at the peak split by where its bytes come from.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HeapBreakdown {
+    pub parameters: i64,
+    pub outputs: i64,
+    pub constants: i64,
+    /// Temporaries live at the peak (the heap simulation's own peak).
+    pub temporaries: i64,
+    /// Thread-local allocations: not part of the peak, as in XProf 2.24.2.
+    pub thread_local: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MemorySpaceReport {
+    pub color: i64,
+    pub name: String,
+    /// Which heap-simulator trace this report replays.
+    pub trace_index: Option<usize>,
+    pub heap_simulation: TraceStatus,
+    pub peak_bytes: i64,
+    pub peak_unpadded_bytes: i64,
+    /// Index of the heap-simulator event that reached the peak.
+    pub peak_position: usize,
+    pub peak_instruction: Option<String>,
+    pub indefinite_bytes: i64,
+    pub total_allocation_bytes: i64,
+    pub entry_parameters_bytes: i64,
+    pub maybe_live_out_bytes: i64,
+    pub non_reusable_bytes: i64,
+    /// XProf's fragmentation: (total − peak) / (total − indefinite).
+    pub fragmentation: f64,
+    pub breakdown: HeapBreakdown,
+    /// `heap_bytes[i]` is the heap before event i; one more entry than events.
+    pub heap_bytes: Vec<i64>,
+    pub unpadded_heap_bytes: Vec<i64>,
+    /// The instruction of each event, aligned with `heap_bytes`.
+    pub instructions: Vec<String>,
+    /// Always-live buffers first, then temporaries in program order.
+    pub at_peak: Vec<BufferAtPeak>,
+    /// Every simulated buffer's span in program order and place in its allocation.
+    pub lifetimes: Vec<Lifetime>,
+    pub notes: Vec<String>,
+}
+
+impl MemorySpaceReport {
+    pub fn padding_bytes(&self) -> i64 {
+        self.peak_bytes - self.peak_unpadded_bytes
+    }
+
+    pub fn always_live_bytes(&self) -> i64 {
+        self.breakdown.parameters + self.breakdown.outputs + self.breakdown.constants
+    }
+
+    /// The buffers at the peak as a table shows them: the `top` largest of at
+    /// least 16 KiB, then the rest and the small ones summed, as XProf folds them.
+    pub fn largest_buffers(&self, top: usize) -> BufferTable<'_> {
+        let mut buffers: Vec<&BufferAtPeak> = self.at_peak.iter().collect();
+        buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.logical_buffer_id.cmp(&b.logical_buffer_id)));
+        let (large, small): (Vec<_>, Vec<_>) =
+            buffers.into_iter().partition(|b| b.size_bytes >= heap_simulation::SMALL_BUFFER_BYTES);
+        let rest = large.get(top..).unwrap_or_default();
+        BufferTable {
+            rest_count: rest.len(),
+            rest_bytes: rest.iter().map(|b| b.size_bytes).sum(),
+            small_count: small.len(),
+            small_bytes: small.iter().map(|b| b.size_bytes).sum(),
+            rows: large.into_iter().take(top).collect(),
+        }
+    }
+}
+
+/// Buffers at the peak, largest first, with what did not fit summed.
+#[derive(Debug)]
+pub struct BufferTable<'a> {
+    pub rows: Vec<&'a BufferAtPeak>,
+    pub rest_count: usize,
+    pub rest_bytes: i64,
+    /// Buffers under 16 KiB, folded into one line as XProf does.
+    pub small_count: usize,
+    pub small_bytes: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BufferAtPeak {
+    /// The defining instruction, with `{i,j}` for a tuple element.
+    pub instruction: String,
+    pub logical_buffer_id: i64,
+    pub size_bytes: i64,
+    pub unpadded_bytes: i64,
+    pub shape: String,
+    pub category: Category,
+    pub opcode: String,
+    pub op_name: String,
+    /// `file:line` of the innermost Python frame.
+    pub source: Option<String>,
+    pub stack: Option<String>,
+    pub allocation: i64,
+    pub offset: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Lifetime {
+    pub logical_buffer_id: i64,
+    /// First and last event index of the span.
+    pub start: usize,
+    pub end: usize,
+    pub offset: i64,
+    pub size_bytes: i64,
+}
+
+pub fn analyze_module(module: &Module) -> ModuleReport {
+    let (problem, memory_spaces) = match &module.buffer_assignment {
+        Ok(assignment) => {
+            let spaces = heap_simulation::colors_present(assignment, &module.layout_memory_spaces)
+                .into_iter()
+                .flat_map(|color| heap_simulation::analyze_color(assignment, color))
+                .collect();
+            (None, spaces)
+        }
+        Err(reason) => (Some(reason.clone()), Vec::new()),
+    };
+    ModuleReport {
+        name: module.name.clone(),
+        program_id: module.program_id,
+        entry_computation: module.entry_computation.clone(),
+        problem,
+        memory_spaces,
+    }
+}
+
+/// Analyses every module of every capture, largest peak first.
+pub fn analyze(captures: &[Capture]) -> Report {
+    let mut modules: Vec<ModuleReport> =
+        captures.iter().flat_map(|c| c.modules.par_iter().map(analyze_module).collect::<Vec<_>>()).collect();
+    modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
+    Report {
+        schema: REPORT_SCHEMA,
+        inputs: captures.iter().map(|c| c.input.clone()).collect(),
+        modules,
+        warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
+    }
+}
+
+/// What an input holds, for `xmem list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Contents {
+    pub schema: &'static str,
+    pub inputs: Vec<String>,
+    pub modules: Vec<ModuleListing>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModuleListing {
+    pub name: String,
+    pub program_id: Option<u64>,
+    pub problem: Option<String>,
+    pub memory_spaces: Vec<MemorySpaceListing>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MemorySpaceListing {
+    pub color: i64,
+    pub name: String,
+    pub peak_bytes: i64,
+    pub total_allocation_bytes: i64,
+    pub heap_events: usize,
+    pub buffers_at_peak: usize,
+    pub heap_simulation: TraceStatus,
+}
+
+pub const CONTENTS_SCHEMA: &str = "xmem.list/1";
+
+pub fn contents(report: &Report) -> Contents {
+    Contents {
+        schema: CONTENTS_SCHEMA,
+        inputs: report.inputs.clone(),
+        modules: report
+            .modules
+            .iter()
+            .map(|m| ModuleListing {
+                name: m.name.clone(),
+                program_id: m.program_id,
+                problem: m.problem.clone(),
+                memory_spaces: m
+                    .memory_spaces
+                    .iter()
+                    .map(|s| MemorySpaceListing {
+                        color: s.color,
+                        name: s.name.clone(),
+                        peak_bytes: s.peak_bytes,
+                        total_allocation_bytes: s.total_allocation_bytes,
+                        heap_events: s.heap_bytes.len().saturating_sub(1),
+                        buffers_at_peak: s.at_peak.len(),
+                        heap_simulation: s.heap_simulation,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}

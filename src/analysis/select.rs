@@ -1,0 +1,59 @@
+//! Narrowing a report to what the user asked for with `--module` and
+//! `--memory-space`.
+
+use regex::Regex;
+
+use super::heap_simulation::memory_space_name;
+use super::{ModuleReport, Report};
+
+/// `--module NAME|ID|/REGEX/`.
+#[derive(Debug, Clone)]
+pub enum ModuleFilter {
+    /// Matches the module name with or without its `(id)` suffix.
+    Name(String),
+    ProgramId(u64),
+    Pattern(Regex),
+}
+
+impl ModuleFilter {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if let Some(pattern) = text.strip_prefix('/').and_then(|t| t.strip_suffix('/')) {
+            return Regex::new(pattern).map(ModuleFilter::Pattern).map_err(|e| format!("--module /{pattern}/: {e}"));
+        }
+        Ok(match text.parse::<u64>() {
+            Ok(id) => ModuleFilter::ProgramId(id),
+            Err(_) => ModuleFilter::Name(text.to_string()),
+        })
+    }
+
+    pub fn matches(&self, module: &ModuleReport) -> bool {
+        match self {
+            ModuleFilter::Name(name) => module.name == *name || module.display_name() == *name,
+            ModuleFilter::ProgramId(id) => module.program_id == Some(*id),
+            ModuleFilter::Pattern(re) => re.is_match(&module.display_name()),
+        }
+    }
+}
+
+/// `--memory-space hbm|vmem|host|N`: a colour number or its name.
+pub fn parse_memory_space(text: &str) -> Result<i64, String> {
+    if let Ok(color) = text.parse::<i64>() {
+        return Ok(color);
+    }
+    (0..=6)
+        .find(|&c| memory_space_name(c).eq_ignore_ascii_case(text))
+        .ok_or_else(|| format!("unknown memory space '{text}' (use hbm, vmem, sflag, cmem, smem, host, sparsecore or a number)"))
+}
+
+/// Keeps the modules and memory spaces that match; `None` keeps everything.
+pub fn narrow(report: &mut Report, module: Option<&ModuleFilter>, memory_space: Option<i64>) {
+    if let Some(filter) = module {
+        report.modules.retain(|m| filter.matches(m));
+    }
+    if let Some(color) = memory_space {
+        for module in &mut report.modules {
+            module.memory_spaces.retain(|s| s.color == color);
+        }
+        report.modules.retain(|m| !m.memory_spaces.is_empty() || m.problem.is_some());
+    }
+}

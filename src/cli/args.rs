@@ -1,0 +1,186 @@
+//! Every flag xmem accepts, with its help text, in one place (as ripgrep does).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::units::{parse_size, Growth};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "xmem",
+    version,
+    about = "What was alive at the memory peak: reports, charts and CI gates for XProf profiles, XLA HLO protos, JAX device memory profiles and OOM logs",
+    after_help = "Exit codes: 0 success, 1 a `diff` limit was crossed, 2 bad usage or unreadable input."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Analyse every module and allocator found: peaks per memory space and what is live there.
+    Report(ReportArgs),
+    /// Write SVG charts (timelines, buffers at peak, lifetimes) into a directory.
+    Plot(PlotArgs),
+    /// Compare two inputs; exit 1 when a --fail-if-* limit is crossed.
+    Diff(DiffArgs),
+    /// Explain the out-of-memory errors in a job's log (a file, or - for stdin).
+    Oom(OomArgs),
+    /// Show what an input holds: modules, memory spaces, allocators.
+    List(ListArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+    Html,
+}
+
+/// How inputs are found and read.
+#[derive(Debug, Clone, Args)]
+pub struct InputOptions {
+    /// In a log directory, read this run (a directory name under plugins/profile) instead of the newest.
+    #[arg(long, value_name = "NAME")]
+    pub run: Option<String>,
+
+    /// Refuse to decompress or read more than this many bytes from one file.
+    #[arg(long, value_name = "SIZE", default_value = "16GiB", value_parser = parse_size)]
+    pub max_input_size: u64,
+
+    /// Treat every warning (a bad host file, a broken module) as an error: exit 2.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Which parts of the analysis to show.
+#[derive(Debug, Clone, Args)]
+pub struct Selection {
+    /// Only this module: its name, its program id, or /REGEX/ over its name.
+    #[arg(long, value_name = "NAME|ID|/REGEX/")]
+    pub module: Option<String>,
+
+    /// Only this memory space: hbm, vmem, host, ... or its colour number.
+    #[arg(long, value_name = "hbm|vmem|host|N")]
+    pub memory_space: Option<String>,
+
+    /// Only this allocator (e.g. GPU_0_bfc).
+    #[arg(long, value_name = "NAME")]
+    pub allocator: Option<String>,
+
+    /// Show this many buffers or rows per table.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+
+    /// Show every module in detail, not only the one with the largest peak.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Profile (log dir, run dir, *.xplane.pb[.gz]), HLO proto, XLA dump dir, or pprof file.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub selection: Selection,
+
+    #[command(flatten)]
+    pub input: InputOptions,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Profile, HLO proto, XLA dump dir, or pprof file.
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+
+    /// Directory to write the SVG files into (created if missing).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+
+    #[command(flatten)]
+    pub selection: Selection,
+
+    #[command(flatten)]
+    pub input_options: InputOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The baseline input.
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+
+    /// The input to compare against the baseline.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+
+    /// Fail (exit 1) when any matched peak grows by more than this: a percentage (5%) or a size (64MiB).
+    #[arg(long, value_name = "PCT|SIZE")]
+    pub fail_if_peak_grows: Option<Growth>,
+
+    /// Fail (exit 1) when any peak of the new input is above this size.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub fail_if_over: Option<u64>,
+
+    #[command(flatten)]
+    pub selection: Selection,
+
+    #[command(flatten)]
+    pub input: InputOptions,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct OomArgs {
+    /// The log file, or - to read standard input.
+    #[arg(value_name = "LOG|-")]
+    pub log: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Profile, HLO proto, XLA dump dir, or pprof file.
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+
+    #[command(flatten)]
+    pub input_options: InputOptions,
+
+    /// Output format (text, json or markdown).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}

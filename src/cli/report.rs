@@ -1,0 +1,32 @@
+use anyhow::Context;
+
+use super::args::{Format, ReportArgs};
+use super::{output, Outcome};
+use crate::analysis::{self, select};
+use crate::render::{json, text};
+
+pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
+    let module_filter = args.selection.module.as_deref().map(select::ModuleFilter::parse).transpose().map_err(anyhow::Error::msg)?;
+    let memory_space =
+        args.selection.memory_space.as_deref().map(select::parse_memory_space).transpose().map_err(anyhow::Error::msg)?;
+    let captures = args
+        .inputs
+        .iter()
+        .map(|path| output::load(path, &args.input))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut report = analysis::analyze(&captures);
+    select::narrow(&mut report, module_filter.as_ref(), memory_space);
+    if report.modules.is_empty() && (module_filter.is_some() || memory_space.is_some()) {
+        anyhow::bail!("no module matches the given --module / --memory-space");
+    }
+    let detail = text::Detail { top: args.selection.top, all: args.selection.all || module_filter.is_some() };
+    let mut out = output::open(args.output.as_deref())?;
+    let written = match args.format {
+        Format::Text => text::write_report(&mut out, text::Flavor::Text, &report, detail),
+        Format::Markdown => text::write_report(&mut out, text::Flavor::Markdown, &report, detail),
+        Format::Json => json::write(&mut out, &report),
+        Format::Html => return Err(anyhow::anyhow!("--format html is not built yet")).context("report"),
+    };
+    output::finish(written, &mut out)?;
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,1 @@
+//! Comparing two analyses (see issue: `xmem diff`).

@@ -1,0 +1,227 @@
+//! Bytes in, [`model`](crate::model) out. One module per input format, and
+//! [`guess_dir`] and [`guess_file`] to tell them apart by content. Nothing outside this module sees
+//! a protobuf type or a file layout.
+
+pub mod hlo;
+pub mod proto;
+pub mod source;
+mod wire;
+mod xla_shape;
+pub mod xspace;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::model::{Capture, Module};
+
+/// How inputs are found and read.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// In a log directory, the run to read instead of the newest.
+    pub run: Option<String>,
+    /// Ceiling on the bytes read or decompressed from any one file.
+    pub max_input_size: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { run: None, max_input_size: 16 << 30 }
+    }
+}
+
+/// What a directory turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirKind {
+    /// `<logdir>/plugins/profile/<run>/`: the run that will be read.
+    LogDir { run: PathBuf },
+    /// A run directory: one `<host>.xplane.pb` per host.
+    RunDir { hosts: Vec<PathBuf> },
+    /// An XLA dump directory or any directory of HloProto files.
+    HloDir { files: Vec<PathBuf> },
+}
+
+/// What a file turned out to be, by its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    XSpace,
+    HloProto,
+}
+
+const PROFILE_SUBDIR: &str = "plugins/profile";
+
+fn is_xplane_name(name: &str) -> bool {
+    name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz") || name.ends_with(".xspace.pb")
+}
+
+/// XLA's optimized-module dumps and XProf's extracted protos; not the
+/// `before_optimizations` or per-pass dumps, which have no buffer assignment.
+fn is_optimized_hlo_name(name: &str) -> bool {
+    let stem = name.strip_suffix(".gz").unwrap_or(name);
+    (stem.ends_with("after_optimizations.hlo.pb") || stem.ends_with(".hlo_proto.pb"))
+        && !stem.starts_with("NO_MODULE")
+}
+
+fn sorted_entries(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name();
+        if keep(&name.to_string_lossy()) {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Tells what a directory holds: a log dir, a run dir or HLO protos.
+pub fn guess_dir(path: &Path, options: &ReadOptions) -> Result<DirKind> {
+    let profiles = path.join(PROFILE_SUBDIR);
+    if profiles.is_dir() {
+        let runs = sorted_entries(&profiles, |_| true)?.into_iter().filter(|p| p.is_dir()).collect::<Vec<_>>();
+        let run = match &options.run {
+            Some(name) => runs
+                .into_iter()
+                .find(|r| r.file_name().is_some_and(|n| n == name.as_str()))
+                .ok_or_else(|| Error::unrecognised(path, format!("no run named '{name}' under {PROFILE_SUBDIR}")))?,
+            // Run directories are named by timestamp, so the newest sorts last.
+            None => runs
+                .into_iter()
+                .next_back()
+                .ok_or_else(|| Error::unrecognised(path, format!("{PROFILE_SUBDIR} holds no run directory")))?,
+        };
+        return Ok(DirKind::LogDir { run });
+    }
+    let hosts = sorted_entries(path, is_xplane_name)?;
+    if !hosts.is_empty() {
+        return Ok(DirKind::RunDir { hosts });
+    }
+    let files = sorted_entries(path, is_optimized_hlo_name)?;
+    if !files.is_empty() {
+        return Ok(DirKind::HloDir { files });
+    }
+    Err(Error::unrecognised(
+        path,
+        "holds no profile: expected a log dir (with plugins/profile/), a run dir (*.xplane.pb), \
+         or an XLA dump dir (*after_optimizations.hlo.pb, from XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_proto\")",
+    ))
+}
+
+/// Tells an XSpace from an HloProto by the first field inside field 1: an
+/// HloModuleProto opens with its name (field 1), an XPlane with its id or name.
+pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
+    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb) or an XLA HloProto (*.hlo.pb, *.hlo_proto.pb)";
+    if bytes.is_empty() {
+        return Err(Error::unrecognised(path, format!("the file is empty; {EXPECTED}")));
+    }
+    let mut first_inner_key = None;
+    for field in wire::Fields::new(bytes.clone(), 0) {
+        let field = field.map_err(|e| {
+            Error::malformed(path, Some(e.offset), format!("not a protobuf message ({}); {EXPECTED}", e.what))
+        })?;
+        if field.number == 1 {
+            first_inner_key = field.as_bytes().map(|inner| inner.first().copied());
+            break;
+        }
+    }
+    match first_inner_key {
+        Some(Some(0x0a)) => Ok(FileKind::HloProto),
+        Some(Some(0x08 | 0x12 | 0x1a | 0x22 | 0x2a | 0x32)) | Some(None) => Ok(FileKind::XSpace),
+        _ => Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}"))),
+    }
+}
+
+/// Reads everything xmem can use from `path`.
+pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
+    let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
+    let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !metadata.is_dir() {
+        let contents = source::read(path, options.max_input_size)?;
+        match guess_file(path, &contents.bytes)? {
+            FileKind::XSpace => add_xspace(path, &contents.bytes, &mut HashSet::new(), &mut capture)?,
+            FileKind::HloProto => capture.modules.push(hlo::decode(path, contents.bytes, None)?),
+        }
+        return Ok(capture);
+    }
+    match guess_dir(path, options)? {
+        DirKind::LogDir { run } => read_hosts(&run, &sorted_entries(&run, is_xplane_name)?, options, &mut capture)?,
+        DirKind::RunDir { hosts } => read_hosts(path, &hosts, options, &mut capture)?,
+        DirKind::HloDir { files } => read_hlo_files(path, &files, options, &mut capture)?,
+    }
+    Ok(capture)
+}
+
+fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mut Capture) -> Result<()> {
+    if hosts.is_empty() {
+        return Err(Error::unrecognised(dir, "the run directory holds no *.xplane.pb file"));
+    }
+    let mut seen_program_ids = HashSet::new();
+    let mut usable = 0;
+    let mut last_error = None;
+    for host in hosts {
+        let read = source::read(host, options.max_input_size)
+            .and_then(|contents| add_xspace(host, &contents.bytes, &mut seen_program_ids, capture));
+        match read {
+            Ok(()) => usable += 1,
+            Err(e) => {
+                capture.warnings.push(format!("skipped {e}"));
+                last_error = Some(e);
+            }
+        }
+    }
+    match (usable, last_error) {
+        (0, Some(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Adds one host's modules; the same program is often captured on every
+/// host, and XProf keeps one per program id.
+fn add_xspace(host: &Path, bytes: &Bytes, seen_program_ids: &mut HashSet<u64>, capture: &mut Capture) -> Result<()> {
+    let contents = xspace::read(host, bytes)?;
+    let fresh: Vec<_> = contents
+        .hlo_protos
+        .into_iter()
+        .filter(|embedded| embedded.program_id.is_none_or(|id| seen_program_ids.insert(id)))
+        .collect();
+    let decoded: Vec<_> = fresh
+        .into_par_iter()
+        .map(|embedded| (embedded.name, hlo::decode(host, embedded.bytes, embedded.program_id)))
+        .collect();
+    for (name, module) in decoded {
+        match module {
+            Ok(module) => capture.modules.push(module),
+            Err(e) => capture.warnings.push(format!("skipped module {name}: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture: &mut Capture) -> Result<()> {
+    let decoded: Vec<(PathBuf, Result<Module>)> = files
+        .par_iter()
+        .map(|file| {
+            let module = source::read(file, options.max_input_size).and_then(|c| hlo::decode(file, c.bytes, None));
+            (file.clone(), module)
+        })
+        .collect();
+    let mut last_error = None;
+    for (_, module) in decoded {
+        match module {
+            Ok(module) => capture.modules.push(module),
+            Err(e) => {
+                capture.warnings.push(format!("skipped {e}"));
+                last_error = Some(e);
+            }
+        }
+    }
+    match (capture.modules.is_empty(), last_error) {
+        (true, Some(e)) => Err(e),
+        (true, None) => Err(Error::unrecognised(dir, "no HLO proto could be read")),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,132 @@
+//! Getting a file's bytes: memory-mapped when plain, decompressed as a stream
+//! with a ceiling when gzip, so a gzip bomb stops with an error instead of
+//! filling memory.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use bytes::Bytes;
+use flate2::read::MultiGzDecoder;
+
+use crate::error::{Error, Result};
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// A file's content, decompressed if it was gzip.
+pub struct Contents {
+    pub bytes: Bytes,
+    pub was_gzip: bool,
+}
+
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&GZIP_MAGIC)
+}
+
+/// Reads `path`, memory-mapping it, and gunzips it when it starts with the
+/// gzip magic. `limit` caps the decompressed size.
+pub fn read(path: &Path, limit: u64) -> Result<Contents> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
+    if metadata.is_dir() {
+        return Err(Error::unrecognised(path, "is a directory, expected a file"));
+    }
+    let raw = if metadata.len() == 0 {
+        Bytes::new()
+    } else {
+        if metadata.len() > limit {
+            return Err(Error::TooLarge { path: path.to_path_buf(), limit });
+        }
+        // SAFETY: the map is read-only; xmem never writes to its inputs. If another
+        // process truncates the file while it is mapped, reads may fault, which is
+        // the documented risk of memory-mapping and the price of not copying
+        // multi-gigabyte profiles into memory.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Bytes::from_owner(map)
+    };
+    if is_gzip(&raw) {
+        Ok(Contents { bytes: gunzip(path, &raw, limit)?, was_gzip: true })
+    } else {
+        Ok(Contents { bytes: raw, was_gzip: false })
+    }
+}
+
+/// Reads all of standard input (for `xmem oom -`), with the same ceiling.
+pub fn read_stdin(limit: u64) -> Result<Bytes> {
+    let path = Path::new("<stdin>");
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(path, e))?;
+    if buf.len() as u64 > limit {
+        return Err(Error::TooLarge { path: path.to_path_buf(), limit });
+    }
+    let bytes = Bytes::from(buf);
+    if is_gzip(&bytes) {
+        gunzip(path, &bytes, limit)
+    } else {
+        Ok(bytes)
+    }
+}
+
+fn gunzip(path: &Path, compressed: &[u8], limit: u64) -> Result<Bytes> {
+    // The trailer's ISIZE (size mod 2^32) is only a hint; it is capped so a
+    // forged trailer cannot size a huge allocation.
+    let hint = compressed
+        .len()
+        .checked_sub(4)
+        .and_then(|at| compressed.get(at..))
+        .and_then(|tail| <[u8; 4]>::try_from(tail).ok())
+        .map(|tail| u64::from(u32::from_le_bytes(tail)))
+        .unwrap_or(0)
+        .min(limit)
+        .min(1 << 30);
+    let mut out = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
+    let mut decoder = MultiGzDecoder::new(compressed).take(limit.saturating_add(1));
+    decoder
+        .read_to_end(&mut out)
+        .map_err(|e| Error::malformed(path, None, format!("gzip stream is corrupt: {e}")))?;
+    if out.len() as u64 > limit {
+        return Err(Error::TooLarge { path: path.to_path_buf(), limit });
+    }
+    Ok(Bytes::from(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::{write::GzEncoder, Compression};
+    use std::io::Write;
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn gzip_is_decompressed_and_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bomb.gz");
+        std::fs::write(&path, gz(&vec![0u8; 1 << 20])).unwrap();
+        let ok = read(&path, 2 << 20).unwrap();
+        assert!(ok.was_gzip);
+        assert_eq!(ok.bytes.len(), 1 << 20);
+        let err = read(&path, 1000).err().unwrap();
+        assert!(matches!(err, Error::TooLarge { limit: 1000, .. }), "{err}");
+    }
+
+    #[test]
+    fn corrupt_gzip_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broken.gz");
+        let mut data = gz(b"hello world, hello world");
+        data.truncate(data.len() / 2);
+        std::fs::write(&path, data).unwrap();
+        let err = read(&path, 1 << 20).err().unwrap().to_string();
+        assert!(err.contains("broken.gz") && err.contains("gzip"), "{err}");
+    }
+}

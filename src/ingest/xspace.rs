@@ -1,0 +1,130 @@
+//! XProf's `XSpace` (`*.xplane.pb`): walked plane by plane on the wire, so
+//! planes and lines a command does not need are skipped by their length
+//! prefix and never decoded.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use bytes::Bytes;
+use prost::Message;
+
+use super::proto::xplane::{x_stat, XEventMetadata, XStatMetadata};
+use super::wire::{offset_within, Fields, WireError};
+use crate::error::{Error, Result};
+
+/// The plane where XProf's profilers store one HloProto per compiled module.
+pub const METADATA_PLANE: &str = "/host:metadata";
+const HLO_PROTO_STAT: &str = "Hlo Proto";
+const PROGRAM_ID_STAT: &str = "program_id";
+
+/// An HloProto found in the metadata plane, not yet decoded.
+pub struct EmbeddedHlo {
+    /// The event-metadata name, e.g. `jit_step(22)`.
+    pub name: String,
+    pub program_id: Option<u64>,
+    pub bytes: Bytes,
+}
+
+/// What an xplane holds, found without decoding the planes that hold nothing
+/// xmem needs.
+pub struct XSpaceContents {
+    pub hostnames: Vec<String>,
+    pub plane_names: Vec<String>,
+    pub hlo_protos: Vec<EmbeddedHlo>,
+}
+
+fn wire_error(path: &Path, e: WireError) -> Error {
+    Error::malformed(path, Some(e.offset), format!("XSpace: {}", e.what))
+}
+
+/// A plane's top-level parts, as zero-copy slices of the file.
+struct PlaneParts {
+    name: String,
+    event_metadata: Vec<Bytes>,
+    stat_metadata: Vec<Bytes>,
+}
+
+fn split_plane(path: &Path, whole: &Bytes, plane: Bytes, want_metadata: impl Fn(&str) -> bool) -> Result<PlaneParts> {
+    let base = offset_within(whole, &plane);
+    let mut parts = PlaneParts { name: String::new(), event_metadata: Vec::new(), stat_metadata: Vec::new() };
+    let mut pending_event_metadata = Vec::new();
+    let mut pending_stat_metadata = Vec::new();
+    for field in Fields::new(plane, base) {
+        let field = field.map_err(|e| wire_error(path, e))?;
+        match (field.number, field.as_bytes()) {
+            (2, Some(name)) => parts.name = String::from_utf8_lossy(name).into_owned(),
+            (4, Some(entry)) => pending_event_metadata.push(entry.clone()),
+            (5, Some(entry)) => pending_stat_metadata.push(entry.clone()),
+            _ => {}
+        }
+    }
+    if want_metadata(&parts.name) {
+        parts.event_metadata = pending_event_metadata;
+        parts.stat_metadata = pending_stat_metadata;
+    }
+    Ok(parts)
+}
+
+/// The value of a `map<int64, M>` entry: field 2 of the entry message.
+fn map_value(path: &Path, whole: &Bytes, entry: &Bytes) -> Result<Option<Bytes>> {
+    for field in Fields::new(entry.clone(), offset_within(whole, entry)) {
+        let field = field.map_err(|e| wire_error(path, e))?;
+        if field.number == 2 {
+            return Ok(field.as_bytes().cloned());
+        }
+    }
+    Ok(None)
+}
+
+pub fn read(path: &Path, bytes: &Bytes) -> Result<XSpaceContents> {
+    let mut contents = XSpaceContents { hostnames: Vec::new(), plane_names: Vec::new(), hlo_protos: Vec::new() };
+    for field in Fields::new(bytes.clone(), 0) {
+        let field = field.map_err(|e| wire_error(path, e))?;
+        match (field.number, field.as_bytes()) {
+            (1, Some(plane)) => {
+                let parts = split_plane(path, bytes, plane.clone(), |name| name == METADATA_PLANE)?;
+                if parts.name == METADATA_PLANE {
+                    read_metadata_plane(path, bytes, &parts, &mut contents.hlo_protos)?;
+                }
+                contents.plane_names.push(parts.name);
+            }
+            (4, Some(host)) => contents.hostnames.push(String::from_utf8_lossy(host).into_owned()),
+            (1 | 4, None) => {
+                return Err(Error::malformed(path, Some(field.offset), "XSpace: field has the wrong wire type"))
+            }
+            _ => {}
+        }
+    }
+    Ok(contents)
+}
+
+fn read_metadata_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut Vec<EmbeddedHlo>) -> Result<()> {
+    let mut stat_names: HashMap<i64, String> = HashMap::new();
+    for entry in &plane.stat_metadata {
+        let Some(value) = map_value(path, whole, entry)? else { continue };
+        let offset = offset_within(whole, &value);
+        let stat = XStatMetadata::decode(value)
+            .map_err(|e| Error::malformed(path, Some(offset), format!("XStatMetadata: {e}")))?;
+        stat_names.insert(stat.id, stat.name);
+    }
+    for entry in &plane.event_metadata {
+        let Some(value) = map_value(path, whole, entry)? else { continue };
+        let offset = offset_within(whole, &value);
+        let event = XEventMetadata::decode(value)
+            .map_err(|e| Error::malformed(path, Some(offset), format!("XEventMetadata: {e}")))?;
+        let mut hlo = None;
+        let mut program_id = None;
+        for stat in event.stats {
+            match (stat_names.get(&stat.metadata_id).map(String::as_str), stat.value) {
+                (Some(HLO_PROTO_STAT), Some(x_stat::Value::BytesValue(b))) => hlo = Some(b),
+                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Uint64Value(id))) => program_id = Some(id),
+                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Int64Value(id))) => program_id = u64::try_from(id).ok(),
+                _ => {}
+            }
+        }
+        if let Some(bytes) = hlo {
+            out.push(EmbeddedHlo { name: event.name, program_id, bytes });
+        }
+    }
+    Ok(())
+}

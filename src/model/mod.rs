@@ -1,0 +1,20 @@
+//! Format-free types: what every input becomes once decoded. Nothing here
+//! knows about protobuf, XSpace planes or file layouts.
+
+pub mod program;
+
+pub use program::{
+    Allocation, BufferAssignment, HeapEvent, HeapEventKind, HeapTrace, Instruction, LogicalBuffer, Module,
+    SourceLocation,
+};
+
+/// Everything read from one input (a file, a run directory or a dump directory).
+#[derive(Debug, Default)]
+pub struct Capture {
+    /// The input as the user named it.
+    pub input: String,
+    /// Compiled programs with their buffer assignments, deduplicated by program id.
+    pub modules: Vec<Module>,
+    /// Problems that did not stop the read: a corrupt host file, an undecodable module.
+    pub warnings: Vec<String>,
+}

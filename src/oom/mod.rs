@@ -1,0 +1,1 @@
+//! OOM log post-mortem (see issue: `xmem oom`).

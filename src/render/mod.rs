@@ -1,0 +1,5 @@
+//! Printers: they format what analysis produced and compute nothing.
+
+pub mod json;
+pub mod list;
+pub mod text;

@@ -1,0 +1,106 @@
+//! Byte sizes and growth limits as users type them on the command line.
+//!
+//! Sizes are binary throughout, as the design asks: `64M`, `64MB` and `64MiB`
+//! all mean 64 × 2^20 bytes, because GPU and TPU memory is sized in powers of two
+//! and users copy these numbers from logs that print `G` for GiB.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Formats a byte count with binary units, e.g. `184.6 MiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    bytesize::ByteSize(bytes).display().iec().to_string()
+}
+
+/// Like [`human_bytes`] for signed deltas, with an explicit sign.
+pub fn human_delta(bytes: i64) -> String {
+    let sign = if bytes < 0 { "-" } else { "+" };
+    format!("{sign}{}", human_bytes(bytes.unsigned_abs()))
+}
+
+/// Parses `1024`, `64K`, `64MB`, `1.5GiB`, `15 G` as binary sizes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let unit = unit.trim();
+    if number.is_empty() {
+        return Err(format!("'{text}' is not a size (examples: 4096, 64MiB, 1.5G)"));
+    }
+    let normalised = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => return number.parse::<u64>().map_err(|_| format!("'{text}' is not a whole number of bytes")),
+        "K" | "KB" | "KIB" => "KiB",
+        "M" | "MB" | "MIB" => "MiB",
+        "G" | "GB" | "GIB" => "GiB",
+        "T" | "TB" | "TIB" => "TiB",
+        _ => return Err(format!("'{text}': unknown unit '{unit}' (use B, KiB, MiB, GiB or TiB)")),
+    };
+    bytesize::ByteSize::from_str(&format!("{number} {normalised}"))
+        .map(|size| size.as_u64())
+        .map_err(|e| format!("'{text}' is not a size: {e}"))
+}
+
+/// How much a peak may grow before a `diff` limit is crossed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Growth {
+    /// Relative growth, as a fraction (`5%` is 0.05).
+    Ratio(f64),
+    Bytes(u64),
+}
+
+impl FromStr for Growth {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim().strip_suffix('%') {
+            Some(percent) => percent
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| p.is_finite() && *p >= 0.0)
+                .map(|p| Growth::Ratio(p / 100.0))
+                .ok_or_else(|| format!("'{text}' is not a percentage (example: 5%)")),
+            None => parse_size(text).map(Growth::Bytes),
+        }
+    }
+}
+
+impl fmt::Display for Growth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Growth::Ratio(r) => write!(f, "{}%", r * 100.0),
+            Growth::Bytes(b) => f.write_str(&human_bytes(*b)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary_whatever_the_spelling() {
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("64MB"), Ok(64 << 20));
+        assert_eq!(parse_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("15 GiB"), Ok(15 << 30));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn growth_reads_percent_or_size() {
+        assert_eq!("5%".parse::<Growth>(), Ok(Growth::Ratio(0.05)));
+        assert_eq!("64MiB".parse::<Growth>(), Ok(Growth::Bytes(64 << 20)));
+        assert!("-3%".parse::<Growth>().is_err());
+    }
+
+    #[test]
+    fn human_sizes_use_binary_units() {
+        assert_eq!(human_bytes(193_603_840), "184.6 MiB");
+        assert_eq!(human_delta(-1024), "-1.0 KiB");
+    }
+}
