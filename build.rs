@@ -4,8 +4,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
     let files = ["proto/xplane.proto", "proto/hlo.proto", "proto/profile.proto"];
     let descriptors = protox::compile(files, ["proto"])?;
-    prost_build::Config::new()
-        .bytes(["."])
-        .compile_fds(descriptors)?;
+    prost_build::Config::new().bytes(["."]).compile_fds(descriptors)?;
     Ok(())
 }

@@ -16,11 +16,7 @@ pub enum Error {
 
     /// Bytes that do not decode as the format they claim to be.
     #[error("{}: {}{what}", path.display(), offset.map(|o| format!("at byte {o}: ")).unwrap_or_default())]
-    Malformed {
-        path: PathBuf,
-        offset: Option<u64>,
-        what: String,
-    },
+    Malformed { path: PathBuf, offset: Option<u64>, what: String },
 
     /// A file or directory that holds nothing xmem can read.
     #[error("{}: {what}", path.display())]
@@ -33,11 +29,7 @@ pub enum Error {
 
     /// A buffer assignment whose ids or events do not add up.
     #[error("{}: module {module}: {what}", path.display())]
-    Inconsistent {
-        path: PathBuf,
-        module: String,
-        what: String,
-    },
+    Inconsistent { path: PathBuf, module: String, what: String },
 }
 
 impl Error {

@@ -21,9 +21,7 @@ pub fn human_delta(bytes: i64) -> String {
 /// Parses `1024`, `64K`, `64MB`, `1.5GiB`, `15 G` as binary sizes.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
-    let split = trimmed
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(trimmed.len());
+    let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(split);
     let unit = unit.trim();
     if number.is_empty() {

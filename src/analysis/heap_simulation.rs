@@ -134,7 +134,10 @@ pub fn analyze_color(assignment: &BufferAssignment, color: i64) -> Vec<MemorySpa
                 let mut extra = report(&index, color, Some(i));
                 extra.notes.insert(
                     0,
-                    format!("trace {i} of this memory space; XProf shows only trace {} and ignores this one", primary.unwrap_or(0)),
+                    format!(
+                        "trace {i} of this memory space; XProf shows only trace {} and ignores this one",
+                        primary.unwrap_or(0)
+                    ),
                 );
                 reports.push(extra);
             }
@@ -202,7 +205,10 @@ impl Simulation {
         self.removals.entry(slot).or_default().push(event);
         let heap = self.heap_now() - buffer.size;
         if heap < 0 {
-            return Err(format!("heap size becomes negative ({heap} bytes) at event {event}, freeing buffer {}", buffer.id));
+            return Err(format!(
+                "heap size becomes negative ({heap} bytes) at event {event}, freeing buffer {}",
+                buffer.id
+            ));
         }
         let unpadded = self.unpadded_now() - buffer.unpadded_size;
         self.set_now(heap, unpadded);
@@ -284,7 +290,9 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
                 let root = sim.root(slot);
                 sim.states[root].ref_count -= 1;
                 match sim.states[root].ref_count {
-                    rc if rc < 0 => Err(format!("buffer {} is freed more often than allocated, at event {i}", buffer.id)),
+                    rc if rc < 0 => {
+                        Err(format!("buffer {} is freed more often than allocated, at event {i}", buffer.id))
+                    }
                     0 => sim.decrease(index, root, i),
                     _ => Ok(()),
                 }

@@ -40,9 +40,9 @@ pub fn parse_memory_space(text: &str) -> Result<i64, String> {
     if let Ok(color) = text.parse::<i64>() {
         return Ok(color);
     }
-    (0..=6)
-        .find(|&c| memory_space_name(c).eq_ignore_ascii_case(text))
-        .ok_or_else(|| format!("unknown memory space '{text}' (use hbm, vmem, sflag, cmem, smem, host, sparsecore or a number)"))
+    (0..=6).find(|&c| memory_space_name(c).eq_ignore_ascii_case(text)).ok_or_else(|| {
+        format!("unknown memory space '{text}' (use hbm, vmem, sflag, cmem, smem, host, sparsecore or a number)")
+    })
 }
 
 /// Keeps the modules and memory spaces that match; `None` keeps everything.

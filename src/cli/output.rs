@@ -13,9 +13,9 @@ use crate::model::Capture;
 
 pub fn open(path: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
     Ok(match path {
-        Some(path) => Box::new(BufWriter::new(
-            File::create(path).with_context(|| format!("cannot write {}", path.display()))?,
-        )),
+        Some(path) => {
+            Box::new(BufWriter::new(File::create(path).with_context(|| format!("cannot write {}", path.display()))?))
+        }
         None => Box::new(BufWriter::new(io::stdout().lock())),
     })
 }

@@ -6,14 +6,17 @@ use crate::analysis::{self, select};
 use crate::render::{json, text};
 
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
-    let module_filter = args.selection.module.as_deref().map(select::ModuleFilter::parse).transpose().map_err(anyhow::Error::msg)?;
-    let memory_space =
-        args.selection.memory_space.as_deref().map(select::parse_memory_space).transpose().map_err(anyhow::Error::msg)?;
-    let captures = args
-        .inputs
-        .iter()
-        .map(|path| output::load(path, &args.input))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let module_filter =
+        args.selection.module.as_deref().map(select::ModuleFilter::parse).transpose().map_err(anyhow::Error::msg)?;
+    let memory_space = args
+        .selection
+        .memory_space
+        .as_deref()
+        .map(select::parse_memory_space)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let captures =
+        args.inputs.iter().map(|path| output::load(path, &args.input)).collect::<anyhow::Result<Vec<_>>>()?;
     let mut report = analysis::analyze(&captures);
     select::narrow(&mut report, module_filter.as_ref(), memory_space);
     if report.modules.is_empty() && (module_filter.is_some() || memory_space.is_some()) {

@@ -24,11 +24,9 @@ optimization); dump the optimized module with XLA_FLAGS=\"--xla_dump_to=DIR --xl
 and pass DIR or its *after_optimizations.hlo.pb";
 
 pub fn decode(path: &Path, bytes: Bytes, program_id: Option<u64>) -> Result<Module> {
-    let proto = HloProto::decode(bytes)
-        .map_err(|e| Error::malformed(path, None, format!("not a valid xla.HloProto: {e}")))?;
-    let module = proto
-        .hlo_module
-        .ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
+    let proto =
+        HloProto::decode(bytes).map_err(|e| Error::malformed(path, None, format!("not a valid xla.HloProto: {e}")))?;
+    let module = proto.hlo_module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
     Ok(convert(module, proto.buffer_assignment, program_id))
 }
 
@@ -42,12 +40,8 @@ fn convert(module: HloModuleProto, assignment: Option<BufferAssignmentProto>, pr
             xla_shape::collect_memory_spaces(result, &mut layout_memory_spaces);
         }
     }
-    let instructions: HashMap<i64, &HloInstructionProto> = module
-        .computations
-        .iter()
-        .flat_map(|c| c.instructions.iter())
-        .map(|i| (i.id, i))
-        .collect();
+    let instructions: HashMap<i64, &HloInstructionProto> =
+        module.computations.iter().flat_map(|c| c.instructions.iter()).map(|i| (i.id, i)).collect();
     for instruction in instructions.values() {
         if let Some(shape) = &instruction.shape {
             xla_shape::collect_memory_spaces(shape, &mut layout_memory_spaces);
@@ -181,7 +175,8 @@ fn build_stack(index: &StackFrameIndexProto, mut frame_id: i32) -> String {
     // A cycle in parent ids must not loop forever: no real stack is deeper
     // than the number of frames.
     for _ in 0..index.stack_frames.len() {
-        let Some(frame) = usize::try_from(frame_id).ok().and_then(|id| id.checked_sub(1)).and_then(|i| index.stack_frames.get(i))
+        let Some(frame) =
+            usize::try_from(frame_id).ok().and_then(|id| id.checked_sub(1)).and_then(|i| index.stack_frames.get(i))
         else {
             break;
         };

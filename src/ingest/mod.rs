@@ -61,8 +61,7 @@ fn is_xplane_name(name: &str) -> bool {
 /// `before_optimizations` or per-pass dumps, which have no buffer assignment.
 fn is_optimized_hlo_name(name: &str) -> bool {
     let stem = name.strip_suffix(".gz").unwrap_or(name);
-    (stem.ends_with("after_optimizations.hlo.pb") || stem.ends_with(".hlo_proto.pb"))
-        && !stem.starts_with("NO_MODULE")
+    (stem.ends_with("after_optimizations.hlo.pb") || stem.ends_with(".hlo_proto.pb")) && !stem.starts_with("NO_MODULE")
 }
 
 fn sorted_entries(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {

@@ -56,11 +56,7 @@ pub fn read(path: &Path, limit: u64) -> Result<Contents> {
 pub fn read_stdin(limit: u64) -> Result<Bytes> {
     let path = Path::new("<stdin>");
     let mut buf = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io(path, e))?;
+    std::io::stdin().lock().take(limit.saturating_add(1)).read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
     if buf.len() as u64 > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
     }
@@ -86,9 +82,7 @@ fn gunzip(path: &Path, compressed: &[u8], limit: u64) -> Result<Bytes> {
         .min(1 << 30);
     let mut out = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
     let mut decoder = MultiGzDecoder::new(compressed).take(limit.saturating_add(1));
-    decoder
-        .read_to_end(&mut out)
-        .map_err(|e| Error::malformed(path, None, format!("gzip stream is corrupt: {e}")))?;
+    decoder.read_to_end(&mut out).map_err(|e| Error::malformed(path, None, format!("gzip stream is corrupt: {e}")))?;
     if out.len() as u64 > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
     }

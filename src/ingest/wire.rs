@@ -11,6 +11,7 @@ pub struct WireError {
     pub what: String,
 }
 
+#[derive(Debug)]
 pub enum Value {
     Varint(u64),
     Fixed64(u64),
@@ -20,6 +21,7 @@ pub enum Value {
 }
 
 /// One field of a message: its number, its value and where it starts.
+#[derive(Debug)]
 pub struct Field {
     pub number: u32,
     pub value: Value,

@@ -76,11 +76,7 @@ fn is_integral(element_type: i32) -> bool {
 /// element of the shape index is applied, as a tuple child (XProf's
 /// historical simplification, kept for parity).
 pub fn resolve_shape_index<'a>(shape: &'a ShapeProto, shape_index: &[i64]) -> &'a ShapeProto {
-    shape_index
-        .last()
-        .and_then(|&i| usize::try_from(i).ok())
-        .and_then(|i| shape.tuple_shapes.get(i))
-        .unwrap_or(shape)
+    shape_index.last().and_then(|&i| usize::try_from(i).ok()).and_then(|i| shape.tuple_shapes.get(i)).unwrap_or(shape)
 }
 
 /// Dense byte size with the layout reset to the default: dims × element
@@ -200,12 +196,16 @@ fn layout_string(layout: &LayoutProto, depth: usize) -> String {
         let _ = write!(items, "L({})", layout.tail_padding_alignment_in_elements);
     }
     if layout.index_primitive_type != 0 {
-        let name = if is_integral(layout.index_primitive_type) { type_name(layout.index_primitive_type) } else { "invalid" };
+        let name =
+            if is_integral(layout.index_primitive_type) { type_name(layout.index_primitive_type) } else { "invalid" };
         let _ = write!(items, "#({name})");
     }
     if layout.pointer_primitive_type != 0 {
-        let name =
-            if is_integral(layout.pointer_primitive_type) { type_name(layout.pointer_primitive_type) } else { "invalid" };
+        let name = if is_integral(layout.pointer_primitive_type) {
+            type_name(layout.pointer_primitive_type)
+        } else {
+            "invalid"
+        };
         let _ = write!(items, "*({name})");
     }
     if layout.element_size_in_bits != 0 {
@@ -262,7 +262,7 @@ mod tests {
     use crate::ingest::proto::xla::TileProto;
 
     fn array(element_type: i32, dims: &[i64], layout: Option<LayoutProto>) -> ShapeProto {
-        ShapeProto { element_type, dimensions: dims.to_vec(), layout, ..Default::default() }
+        ShapeProto { element_type, dimensions: dims.to_vec(), layout: layout.map(Box::new), ..Default::default() }
     }
 
     fn layout(minor_to_major: &[i64]) -> LayoutProto {
@@ -277,7 +277,8 @@ mod tests {
             ..layout(&[1, 0])
         };
         assert_eq!(human_string_with_layout(&array(16, &[8, 128], Some(tiled))), "bf16[8,128]{1,0:T(8,128)(2,1)}");
-        let host = LayoutProto { memory_space: 5, tiles: vec![TileProto { dimensions: vec![2, 128] }], ..layout(&[2, 1, 0]) };
+        let host =
+            LayoutProto { memory_space: 5, tiles: vec![TileProto { dimensions: vec![2, 128] }], ..layout(&[2, 1, 0]) };
         assert_eq!(human_string_with_layout(&array(11, &[32, 1, 1], Some(host))), "f32[32,1,1]{2,1,0:T(2,128)S(5)}");
         assert_eq!(human_string_with_layout(&array(11, &[], Some(layout(&[])))), "f32[]");
         let tuple = ShapeProto {
@@ -292,7 +293,8 @@ mod tests {
     fn unpadded_size_ignores_layout_and_counts_tuple_pointers() {
         let tiled = LayoutProto { tiles: vec![TileProto { dimensions: vec![8, 128] }], ..layout(&[1, 0]) };
         assert_eq!(unpadded_size(&array(11, &[129, 1024], Some(tiled))), 129 * 1024 * 4);
-        let tuple = ShapeProto { element_type: TUPLE, tuple_shapes: vec![array(11, &[2], None); 3], ..Default::default() };
+        let tuple =
+            ShapeProto { element_type: TUPLE, tuple_shapes: vec![array(11, &[2], None); 3], ..Default::default() };
         assert_eq!(unpadded_size(&tuple), 24);
         assert_eq!(unpadded_size(&array(TOKEN, &[], None)), 0);
         assert_eq!(unpadded_size(&array(11, &[i64::MAX, 4], None)), i64::MAX);
@@ -301,7 +303,11 @@ mod tests {
     #[test]
     fn shape_index_uses_only_its_last_element() {
         let inner = array(11, &[3], None);
-        let tuple = ShapeProto { element_type: TUPLE, tuple_shapes: vec![array(4, &[], None), inner.clone()], ..Default::default() };
+        let tuple = ShapeProto {
+            element_type: TUPLE,
+            tuple_shapes: vec![array(4, &[], None), inner.clone()],
+            ..Default::default()
+        };
         assert_eq!(resolve_shape_index(&tuple, &[7, 1]), &inner);
         assert_eq!(resolve_shape_index(&tuple, &[9]), &tuple);
     }

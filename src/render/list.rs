@@ -11,7 +11,12 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
     for module in &contents.modules {
         let id = module.program_id.map(|i| i.to_string()).unwrap_or_default();
         if let Some(problem) = &module.problem {
-            t.add_row(vec![module.name.clone(), id.clone(), "-".into(), problem.split(';').next().unwrap_or(problem).into()]);
+            t.add_row(vec![
+                module.name.clone(),
+                id.clone(),
+                "-".into(),
+                problem.split(';').next().unwrap_or(problem).into(),
+            ]);
         }
         for space in &module.memory_spaces {
             t.add_row(vec![

@@ -37,7 +37,7 @@ pub fn table(flavor: Flavor, header: &[&str]) -> Table {
             table.load_style(presets::ASCII_MARKDOWN);
         }
     }
-    table.force_no_tty().set_header(header.iter().map(|h| Cell::new(h)));
+    table.force_no_tty().set_header(header.iter().map(Cell::new));
     table
 }
 
@@ -134,7 +134,10 @@ fn write_module(out: &mut dyn Write, flavor: Flavor, module: &ModuleReport, deta
         if i > 0 {
             writeln!(out)?;
         }
-        let trace = space.trace_index.filter(|_| space.notes.iter().any(|n| n.starts_with("trace "))).map(|t| format!(", trace {t}"));
+        let trace = space
+            .trace_index
+            .filter(|_| space.notes.iter().any(|n| n.starts_with("trace ")))
+            .map(|t| format!(", trace {t}"));
         heading(
             out,
             flavor,
@@ -173,17 +176,18 @@ fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, d
     )?;
     fact(out, flavor, "Temporaries at peak", &bytes(b.temporaries))?;
     if b.thread_local > 0 {
-        fact(out, flavor, "Thread-local", &format!("{} (not counted in the peak, as in XProf)", bytes(b.thread_local)))?;
+        fact(
+            out,
+            flavor,
+            "Thread-local",
+            &format!("{} (not counted in the peak, as in XProf)", bytes(b.thread_local)),
+        )?;
     }
     fact(
         out,
         flavor,
         "Total allocation",
-        &format!(
-            "{} with fragmentation {:.1}%",
-            bytes(space.total_allocation_bytes),
-            space.fragmentation * 100.0
-        ),
+        &format!("{} with fragmentation {:.1}%", bytes(space.total_allocation_bytes), space.fragmentation * 100.0),
     )?;
     for note in &space.notes {
         fact(out, flavor, "Note", note)?;
@@ -211,7 +215,12 @@ fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, d
         ]);
     }
     if buffers.rest_count > 0 {
-        t.add_row(vec![bytes(buffers.rest_bytes), String::new(), String::new(), format!("{} more buffers", buffers.rest_count)]);
+        t.add_row(vec![
+            bytes(buffers.rest_bytes),
+            String::new(),
+            String::new(),
+            format!("{} more buffers", buffers.rest_count),
+        ]);
     }
     if buffers.small_count > 0 {
         t.add_row(vec![
