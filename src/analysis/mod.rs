@@ -21,6 +21,20 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
+impl Report {
+    /// Why nothing could be analysed, when that is so: every module lacks a
+    /// buffer assignment, or the input holds no module at all.
+    pub fn nothing_usable(&self) -> Option<String> {
+        if self.modules.iter().any(|m| m.problem.is_none()) {
+            return None;
+        }
+        Some(match self.modules.iter().find_map(|m| m.problem.as_ref()) {
+            Some(problem) => problem.clone(),
+            None => "no compiled XLA module with a buffer assignment was found".to_string(),
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleReport {
     pub name: String,

@@ -18,6 +18,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     let captures =
         args.inputs.iter().map(|path| output::load(path, &args.input)).collect::<anyhow::Result<Vec<_>>>()?;
     let mut report = analysis::analyze(&captures);
+    if let Some(reason) = report.nothing_usable() {
+        anyhow::bail!("{}: {reason}", report.inputs.join(", "));
+    }
     select::narrow(&mut report, module_filter.as_ref(), memory_space);
     if report.modules.is_empty() && (module_filter.is_some() || memory_space.is_some()) {
         anyhow::bail!("no module matches the given --module / --memory-space");

@@ -30,6 +30,14 @@ pub fn decode(path: &Path, bytes: Bytes, program_id: Option<u64>) -> Result<Modu
     Ok(convert(module, proto.buffer_assignment, program_id))
 }
 
+/// A bare HloModuleProto: the program without its buffer assignment, which
+/// xmem can name but not analyse.
+pub fn decode_module(path: &Path, bytes: Bytes) -> Result<Module> {
+    let module = HloModuleProto::decode(bytes)
+        .map_err(|e| Error::malformed(path, None, format!("not a valid xla.HloModuleProto: {e}")))?;
+    Ok(convert(module, None, None))
+}
+
 fn convert(module: HloModuleProto, assignment: Option<BufferAssignmentProto>, program_id: Option<u64>) -> Module {
     let mut layout_memory_spaces = Vec::new();
     if let Some(shape) = &module.host_program_shape {

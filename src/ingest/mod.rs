@@ -49,6 +49,8 @@ pub enum DirKind {
 pub enum FileKind {
     XSpace,
     HloProto,
+    /// An HloModuleProto on its own: the HLO without any buffer assignment.
+    HloModule,
 }
 
 const PROFILE_SUBDIR: &str = "plugins/profile";
@@ -110,27 +112,38 @@ pub fn guess_dir(path: &Path, options: &ReadOptions) -> Result<DirKind> {
     ))
 }
 
-/// Tells an XSpace from an HloProto by the first field inside field 1: an
-/// HloModuleProto opens with its name (field 1), an XPlane with its id or name.
+/// Tells the protobuf inputs apart by their first fields: an HloProto's
+/// field 1 is an HloModuleProto, which opens with its name (field 1); an
+/// XSpace's field 1 is an XPlane, which opens with its id or name; a bare
+/// HloModuleProto's field 1 is the module name itself, followed by its
+/// computations in field 3.
 pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
     const EXPECTED: &str = "expected an XProf profile (*.xplane.pb) or an XLA HloProto (*.hlo.pb, *.hlo_proto.pb)";
     if bytes.is_empty() {
         return Err(Error::unrecognised(path, format!("the file is empty; {EXPECTED}")));
     }
-    let mut first_inner_key = None;
+    let mut first_payload = None;
+    let mut has_computations = false;
     for field in wire::Fields::new(bytes.clone(), 0) {
         let field = field.map_err(|e| {
             Error::malformed(path, Some(e.offset), format!("not a protobuf message ({}); {EXPECTED}", e.what))
         })?;
-        if field.number == 1 {
-            first_inner_key = field.as_bytes().map(|inner| inner.first().copied());
-            break;
+        match (field.number, field.as_bytes()) {
+            (1, Some(payload)) if first_payload.is_none() => first_payload = Some(payload.clone()),
+            (3, Some(_)) => has_computations = true,
+            _ => {}
         }
     }
-    match first_inner_key {
-        Some(Some(0x0a)) => Ok(FileKind::HloProto),
-        Some(Some(0x08 | 0x12 | 0x1a | 0x22 | 0x2a | 0x32)) | Some(None) => Ok(FileKind::XSpace),
-        _ => Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}"))),
+    let Some(payload) = first_payload else {
+        return Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}")));
+    };
+    if has_computations && std::str::from_utf8(&payload).is_ok_and(|name| !name.is_empty()) {
+        return Ok(FileKind::HloModule);
+    }
+    match payload.first() {
+        Some(0x0a) => Ok(FileKind::HloProto),
+        None | Some(0x08 | 0x12 | 0x1a | 0x22 | 0x2a | 0x32) => Ok(FileKind::XSpace),
+        Some(_) => Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}"))),
     }
 }
 
@@ -143,6 +156,7 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
         match guess_file(path, &contents.bytes)? {
             FileKind::XSpace => add_xspace(path, &contents.bytes, &mut HashSet::new(), &mut capture)?,
             FileKind::HloProto => capture.modules.push(hlo::decode(path, contents.bytes, None)?),
+            FileKind::HloModule => capture.modules.push(hlo::decode_module(path, contents.bytes)?),
         }
         return Ok(capture);
     }
@@ -162,8 +176,11 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
     let mut usable = 0;
     let mut last_error = None;
     for host in hosts {
-        let read = source::read(host, options.max_input_size)
-            .and_then(|contents| add_xspace(host, &contents.bytes, &mut seen_program_ids, capture));
+        let read =
+            source::read(host, options.max_input_size).and_then(|contents| match guess_file(host, &contents.bytes)? {
+                FileKind::XSpace => add_xspace(host, &contents.bytes, &mut seen_program_ids, capture),
+                _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
+            });
         match read {
             Ok(()) => usable += 1,
             Err(e) => {

@@ -202,17 +202,32 @@ fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, d
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
-    let mut t = table(flavor, &["Size", "Unpadded", "Category", "Instruction", "Shape", "Op name", "Source"]);
+    // A terminal has no room for long op names in their own column: the
+    // instruction and shape share a cell with the op name and source below them.
+    let mut t = match flavor {
+        Flavor::Text => table(flavor, &["Size", "Unpadded", "Category", "Instruction, shape / op name, source"]),
+        Flavor::Markdown => {
+            table(flavor, &["Size", "Unpadded", "Category", "Instruction", "Shape", "Op name", "Source"])
+        }
+    };
     for buffer in &buffers.rows {
-        t.add_row(vec![
-            bytes(buffer.size_bytes),
-            bytes(buffer.unpadded_bytes),
-            buffer.category.label().to_string(),
-            buffer.instruction.clone(),
-            buffer.shape.clone(),
-            buffer.op_name.clone(),
-            buffer.source.as_deref().map(file_name_and_line).unwrap_or_default(),
-        ]);
+        let source = buffer.source.as_deref().map(file_name_and_line).unwrap_or_default();
+        let mut row = vec![bytes(buffer.size_bytes), bytes(buffer.unpadded_bytes), buffer.category.label().to_string()];
+        match flavor {
+            Flavor::Text => {
+                let origin = [buffer.op_name.as_str(), source.as_str()]
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join("  ");
+                row.push(format!("{}  {}\n{origin}", buffer.instruction, buffer.shape).trim_end().to_string());
+            }
+            Flavor::Markdown => {
+                row.extend([buffer.instruction.clone(), buffer.shape.clone(), buffer.op_name.clone(), source]);
+            }
+        }
+        t.add_row(row);
     }
     if buffers.rest_count > 0 {
         t.add_row(vec![
