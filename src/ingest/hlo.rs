@@ -2,15 +2,14 @@
 //! `*.hlo_proto.pb`, or the `Hlo Proto` stat inside an xplane) into a
 //! [`Module`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use bytes::Bytes;
 use prost::Message;
 
-use super::proto::xla::{
-    BufferAssignmentProto, HloInstructionProto, HloModuleProto, HloProto, ShapeProto, StackFrameIndexProto,
-};
+use super::proto::xla::{BufferAssignmentProto, HloInstructionProto, ShapeProto, StackFrameIndexProto};
+use super::wire::{offset_within, Fields, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
 use crate::model::{
@@ -23,56 +22,165 @@ pub const NO_BUFFER_ASSIGNMENT: &str = "the HLO proto has no buffer assignment (
 optimization); dump the optimized module with XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_proto\" \
 and pass DIR or its *after_optimizations.hlo.pb";
 
-pub fn decode(path: &Path, bytes: Bytes, program_id: Option<u64>) -> Result<Module> {
-    let proto =
-        HloProto::decode(bytes).map_err(|e| Error::malformed(path, None, format!("not a valid xla.HloProto: {e}")))?;
-    let module = proto.hlo_module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
-    Ok(convert(module, proto.buffer_assignment, program_id))
+/// An HloProto: the module and its buffer assignment. `base` is where these
+/// bytes start in the file, so errors point at the right byte.
+pub fn decode(path: &Path, bytes: Bytes, base: u64, program_id: Option<u64>) -> Result<Module> {
+    let mut module = None;
+    let mut assignment = None;
+    for field in Fields::new(bytes.clone(), base) {
+        let field = field.map_err(|e| wire_error(path, e))?;
+        match (field.number, field.as_bytes()) {
+            (1, Some(b)) => module = Some(b.clone()),
+            (3, Some(b)) => assignment = Some(b.clone()),
+            _ => {}
+        }
+    }
+    let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
+    let assignment = assignment
+        .map(|b| {
+            let at = base + offset_within(&bytes, &b);
+            BufferAssignmentProto::decode(b)
+                .map_err(|e| Error::malformed(path, Some(at), format!("HloProto buffer_assignment: {e}")))
+        })
+        .transpose()?;
+    decode_module_parts(path, &bytes, base, module, assignment, program_id)
 }
 
 /// A bare HloModuleProto: the program without its buffer assignment, which
 /// xmem can name but not analyse.
 pub fn decode_module(path: &Path, bytes: Bytes) -> Result<Module> {
-    let module = HloModuleProto::decode(bytes)
-        .map_err(|e| Error::malformed(path, None, format!("not a valid xla.HloModuleProto: {e}")))?;
-    Ok(convert(module, None, None))
+    decode_module_parts(path, &bytes, 0, bytes.clone(), None, None)
 }
 
-fn convert(module: HloModuleProto, assignment: Option<BufferAssignmentProto>, program_id: Option<u64>) -> Module {
+fn wire_error(path: &Path, e: WireError) -> Error {
+    Error::malformed(path, Some(e.offset), format!("HloProto: {}", e.what))
+}
+
+/// Walks the HloModuleProto on the wire and decodes only what analysis
+/// needs: of a module's instructions (435k in a large training step) only
+/// the few thousand that define a logical buffer are decoded; the others
+/// are scanned for their id and for memory spaces named in their layouts.
+fn decode_module_parts(
+    path: &Path,
+    whole: &Bytes,
+    base: u64,
+    module: Bytes,
+    assignment: Option<BufferAssignmentProto>,
+    program_id: Option<u64>,
+) -> Result<Module> {
+    let wanted: HashSet<i64> = assignment
+        .iter()
+        .flat_map(|a| a.logical_buffers.iter())
+        .filter_map(|b| b.defined_at.as_ref().map(|d| d.instruction_id))
+        .collect();
+    let fields = |part: &Bytes| Fields::new(part.clone(), base + offset_within(whole, part));
+    let text = |b: &Bytes| String::from_utf8_lossy(b).into_owned();
+    let mut name = String::new();
+    let mut entry_computation = String::new();
+    let mut module_id = None;
+    let mut stack_frames = None;
     let mut layout_memory_spaces = Vec::new();
-    if let Some(shape) = &module.host_program_shape {
-        for parameter in &shape.parameters {
-            xla_shape::collect_memory_spaces(parameter, &mut layout_memory_spaces);
-        }
-        if let Some(result) = &shape.result {
-            xla_shape::collect_memory_spaces(result, &mut layout_memory_spaces);
-        }
-    }
-    let instructions: HashMap<i64, &HloInstructionProto> =
-        module.computations.iter().flat_map(|c| c.instructions.iter()).map(|i| (i.id, i)).collect();
-    for instruction in instructions.values() {
-        if let Some(shape) = &instruction.shape {
-            xla_shape::collect_memory_spaces(shape, &mut layout_memory_spaces);
+    let mut instructions: HashMap<i64, HloInstructionProto> = HashMap::new();
+    for field in fields(&module) {
+        let field = field.map_err(|e| wire_error(path, e))?;
+        match (field.number, field.as_bytes()) {
+            (1, Some(b)) => name = text(b),
+            (2, Some(b)) => entry_computation = text(b),
+            (5, None) => module_id = field.as_u64(),
+            (4, Some(program_shape)) => {
+                for shape in fields(program_shape) {
+                    let shape = shape.map_err(|e| wire_error(path, e))?;
+                    if let (1 | 2, Some(shape)) = (shape.number, shape.as_bytes()) {
+                        layout_spaces(&fields, shape, &mut layout_memory_spaces, 0).map_err(|e| wire_error(path, e))?;
+                    }
+                }
+            }
+            (17, Some(b)) => {
+                let at = field.offset;
+                stack_frames =
+                    Some(StackFrameIndexProto::decode(b.clone()).map_err(|e| {
+                        Error::malformed(path, Some(at), format!("HloModuleProto stack_frame_index: {e}"))
+                    })?);
+            }
+            (3, Some(computation)) => {
+                for instruction in fields(computation) {
+                    let instruction = instruction.map_err(|e| wire_error(path, e))?;
+                    let (2, Some(bytes)) = (instruction.number, instruction.as_bytes()) else { continue };
+                    let mut id = None;
+                    for part in fields(bytes) {
+                        let part = part.map_err(|e| wire_error(path, e))?;
+                        match (part.number, part.as_bytes()) {
+                            (35, None) => id = part.as_u64().map(|v| v as i64),
+                            (3, Some(shape)) => layout_spaces(&fields, shape, &mut layout_memory_spaces, 0)
+                                .map_err(|e| wire_error(path, e))?,
+                            _ => {}
+                        }
+                    }
+                    if let Some(id) = id.filter(|id| wanted.contains(id)) {
+                        let decoded = HloInstructionProto::decode(bytes.clone()).map_err(|e| {
+                            Error::malformed(path, Some(instruction.offset), format!("HloInstructionProto: {e}"))
+                        })?;
+                        instructions.insert(id, decoded);
+                    }
+                }
+            }
+            _ => {}
         }
     }
     layout_memory_spaces.sort_unstable();
-
     let buffer_assignment = match assignment {
-        Some(assignment) => Ok(convert_assignment(assignment, &instructions, module.stack_frame_index.as_ref())),
+        Some(assignment) => Ok(convert_assignment(assignment, &instructions, stack_frames.as_ref())),
         None => Err(NO_BUFFER_ASSIGNMENT.to_string()),
     };
-    Module {
-        name: module.name,
-        program_id: program_id.or(u64::try_from(module.id).ok()),
-        entry_computation: module.entry_computation_name,
+    Ok(Module {
+        name,
+        program_id: program_id.or(module_id),
+        entry_computation,
         layout_memory_spaces,
         buffer_assignment,
+    })
+}
+
+/// Shapes nest (tuples of tuples); a corrupt proto could nest them without
+/// end, so the walk stops at a depth no real shape reaches.
+const MAX_SHAPE_DEPTH: usize = 64;
+
+/// Adds every non-zero `S(n)` memory space of a ShapeProto's layouts
+/// (`ShapeProto.layout` = 5 → `LayoutProto.memory_space` = 8; tuple
+/// elements are `ShapeProto.tuple_shapes` = 4), without decoding the shape.
+fn layout_spaces(
+    fields: &impl Fn(&Bytes) -> Fields,
+    shape: &Bytes,
+    spaces: &mut Vec<i64>,
+    depth: usize,
+) -> Result<(), WireError> {
+    if depth > MAX_SHAPE_DEPTH {
+        return Ok(());
     }
+    for field in fields(shape) {
+        let field = field?;
+        match (field.number, field.as_bytes()) {
+            (4, Some(element)) => layout_spaces(fields, element, spaces, depth + 1)?,
+            (5, Some(layout)) => {
+                for part in fields(layout) {
+                    let part = part?;
+                    if let (8, Some(space)) = (part.number, part.as_u64()) {
+                        let space = space as i64;
+                        if space != 0 && !spaces.contains(&space) {
+                            spaces.push(space);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn convert_assignment(
     assignment: BufferAssignmentProto,
-    instructions: &HashMap<i64, &HloInstructionProto>,
+    instructions: &HashMap<i64, HloInstructionProto>,
     stack_frames: Option<&StackFrameIndexProto>,
 ) -> BufferAssignment {
     let logical_protos: HashMap<i64, _> = assignment.logical_buffers.iter().map(|b| (b.id, b)).collect();

@@ -155,7 +155,7 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
         let contents = source::read(path, options.max_input_size)?;
         match guess_file(path, &contents.bytes)? {
             FileKind::XSpace => add_xspace(path, &contents.bytes, &mut HashSet::new(), &mut capture)?,
-            FileKind::HloProto => capture.modules.push(hlo::decode(path, contents.bytes, None)?),
+            FileKind::HloProto => capture.modules.push(hlo::decode(path, contents.bytes, 0, None)?),
             FileKind::HloModule => capture.modules.push(hlo::decode_module(path, contents.bytes)?),
         }
         return Ok(capture);
@@ -206,7 +206,10 @@ fn add_xspace(host: &Path, bytes: &Bytes, seen_program_ids: &mut HashSet<u64>, c
         .collect();
     let decoded: Vec<_> = fresh
         .into_par_iter()
-        .map(|embedded| (embedded.name, hlo::decode(host, embedded.bytes, embedded.program_id)))
+        .map(|embedded| {
+            let base = wire::offset_within(bytes, &embedded.bytes);
+            (embedded.name, hlo::decode(host, embedded.bytes, base, embedded.program_id))
+        })
         .collect();
     for (name, module) in decoded {
         match module {
@@ -221,7 +224,7 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
     let decoded: Vec<(PathBuf, Result<Module>)> = files
         .par_iter()
         .map(|file| {
-            let module = source::read(file, options.max_input_size).and_then(|c| hlo::decode(file, c.bytes, None));
+            let module = source::read(file, options.max_input_size).and_then(|c| hlo::decode(file, c.bytes, 0, None));
             (file.clone(), module)
         })
         .collect();

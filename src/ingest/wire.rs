@@ -32,6 +32,7 @@ impl Field {
     pub fn as_u64(&self) -> Option<u64> {
         match self.value {
             Value::Varint(v) | Value::Fixed64(v) => Some(v),
+            Value::Fixed32(v) => Some(u64::from(v)),
             _ => None,
         }
     }

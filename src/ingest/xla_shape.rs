@@ -243,19 +243,6 @@ fn layout_string(layout: &LayoutProto, depth: usize) -> String {
     out
 }
 
-/// Every non-zero `S(n)` memory space named in this shape's layouts.
-pub fn collect_memory_spaces(shape: &ShapeProto, spaces: &mut Vec<i64>) {
-    let mut stack = vec![shape];
-    while let Some(shape) = stack.pop() {
-        if let Some(space) = shape.layout.as_ref().map(|l| l.memory_space).filter(|&s| s != 0) {
-            if !spaces.contains(&space) {
-                spaces.push(space);
-            }
-        }
-        stack.extend(shape.tuple_shapes.iter());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
