@@ -1,0 +1,157 @@
+//! Builds XSpace and HloProto bytes of any size, shaped like real ones, so
+//! benchmarks can double every dimension (heap events, buffers live at the
+//! peak, modules, host events) and show how xmem's cost grows.
+
+use prost::Message;
+use xmem::ingest::proto::xla::{
+    buffer_allocation_proto::Assigned, heap_simulator_trace::Event, logical_buffer_proto::Location,
+    BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloComputationProto, HloInstructionProto,
+    HloModuleProto, HloProto, LayoutProto, LogicalBufferProto, OpMetadata, ShapeProto,
+};
+use xmem::ingest::proto::xplane::{x_event, x_stat, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata};
+
+/// The size of one synthetic module.
+#[derive(Debug, Clone, Copy)]
+pub struct ModuleSize {
+    /// Buffers allocated first and freed last: all live at the peak.
+    pub live_at_peak: usize,
+    /// Smaller buffers allocated and freed right away after the peak buffers.
+    pub transient: usize,
+}
+
+impl ModuleSize {
+    pub fn heap_events(&self) -> usize {
+        2 * (self.live_at_peak + self.transient)
+    }
+}
+
+const PEAK_BUFFER_BYTES: i64 = 4096;
+const TRANSIENT_BUFFER_BYTES: i64 = 1024;
+const F32: i32 = 11;
+
+fn shape(elements: i64) -> ShapeProto {
+    ShapeProto {
+        element_type: F32,
+        dimensions: vec![elements],
+        layout: Some(Box::new(LayoutProto { minor_to_major: vec![0], ..Default::default() })),
+        ..Default::default()
+    }
+}
+
+fn instruction(id: i64, bytes: i64) -> HloInstructionProto {
+    HloInstructionProto {
+        name: format!("fusion.{id}"),
+        opcode: "fusion".into(),
+        shape: Some(shape(bytes / 4)),
+        metadata: Some(OpMetadata {
+            op_name: format!("jit(synthetic)/layer_{}/dot_general", id % 97),
+            source_file: "synthetic.py".into(),
+            source_line: (id % 1000) as i32 + 1,
+            ..Default::default()
+        }),
+        id,
+    }
+}
+
+/// One module: a parameter, then `live_at_peak` buffers that stay live
+/// until the end, with `transient` short-lived buffers in between.
+pub fn hlo_proto(name: &str, size: ModuleSize) -> HloProto {
+    let buffers = size.live_at_peak + size.transient;
+    let mut instructions = Vec::with_capacity(buffers + 1);
+    let mut logical_buffers = Vec::with_capacity(buffers + 1);
+    let mut temp = BufferAllocationProto { index: 1, ..Default::default() };
+    let mut events = Vec::with_capacity(size.heap_events());
+    for i in 0..buffers {
+        let id = i as i64;
+        let bytes = if i < size.live_at_peak { PEAK_BUFFER_BYTES } else { TRANSIENT_BUFFER_BYTES };
+        instructions.push(instruction(id, bytes));
+        logical_buffers.push(LogicalBufferProto {
+            id,
+            size: bytes,
+            defined_at: Some(Location { instruction_id: id, ..Default::default() }),
+            color: 0,
+        });
+        temp.assigned.push(Assigned { logical_buffer_id: id, offset: 0, size: bytes });
+        let alloc = Event { kind: 0, buffer_id: id, instruction_name: format!("fusion.{id}"), ..Default::default() };
+        events.push(alloc);
+        if i >= size.live_at_peak {
+            events.push(Event { kind: 1, buffer_id: id, instruction_name: format!("fusion.{id}"), ..Default::default() });
+        }
+    }
+    for i in 0..size.live_at_peak {
+        events.push(Event { kind: 1, buffer_id: i as i64, instruction_name: "root".into(), ..Default::default() });
+    }
+    temp.size = size.live_at_peak as i64 * PEAK_BUFFER_BYTES + TRANSIENT_BUFFER_BYTES;
+    let parameter_id = buffers as i64;
+    instructions.push(instruction(parameter_id, PEAK_BUFFER_BYTES));
+    logical_buffers.push(LogicalBufferProto {
+        id: parameter_id,
+        size: PEAK_BUFFER_BYTES,
+        defined_at: Some(Location { instruction_id: parameter_id, ..Default::default() }),
+        color: 0,
+    });
+    let parameter = BufferAllocationProto {
+        index: 0,
+        size: PEAK_BUFFER_BYTES,
+        is_entry_computation_parameter: true,
+        assigned: vec![Assigned { logical_buffer_id: parameter_id, offset: 0, size: PEAK_BUFFER_BYTES }],
+        ..Default::default()
+    };
+    HloProto {
+        hlo_module: Some(HloModuleProto {
+            name: name.into(),
+            entry_computation_name: "main".into(),
+            computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1, root_id: 0 }],
+            ..Default::default()
+        }),
+        buffer_assignment: Some(BufferAssignmentProto {
+            logical_buffers,
+            buffer_allocations: vec![parameter, temp],
+            heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
+        }),
+    }
+}
+
+/// An XSpace with `modules` modules in `/host:metadata` and `host_events`
+/// events on a `/host:CPU` line (which a report must skip).
+pub fn xspace(modules: usize, size: ModuleSize, host_events: usize) -> Vec<u8> {
+    const HLO_PROTO: i64 = 1;
+    const PROGRAM_ID: i64 = 2;
+    let mut metadata = XPlane { id: 1, name: "/host:metadata".into(), ..Default::default() };
+    metadata.stat_metadata.insert(HLO_PROTO, XStatMetadata { id: HLO_PROTO, name: "Hlo Proto".into(), ..Default::default() });
+    metadata.stat_metadata.insert(PROGRAM_ID, XStatMetadata { id: PROGRAM_ID, name: "program_id".into(), ..Default::default() });
+    for m in 0..modules {
+        let id = m as i64 + 1;
+        let name = format!("jit_synthetic_{m}");
+        let proto = hlo_proto(&name, size).encode_to_vec();
+        metadata.event_metadata.insert(
+            id,
+            XEventMetadata {
+                id,
+                name: format!("{name}({m})"),
+                stats: vec![
+                    XStat { metadata_id: HLO_PROTO, value: Some(x_stat::Value::BytesValue(proto.into())) },
+                    XStat { metadata_id: PROGRAM_ID, value: Some(x_stat::Value::Uint64Value(m as u64)) },
+                ],
+                ..Default::default()
+            },
+        );
+    }
+    let mut host = XPlane { id: 2, name: "/host:CPU".into(), ..Default::default() };
+    host.event_metadata.insert(1, XEventMetadata { id: 1, name: "ExecuteProgram".into(), ..Default::default() });
+    host.lines.push(XLine {
+        id: 1,
+        name: "python".into(),
+        timestamp_ns: 1_000_000,
+        events: (0..host_events)
+            .map(|i| XEvent {
+                metadata_id: 1,
+                duration_ps: 1000,
+                data: Some(x_event::Data::OffsetPs(i as i64 * 2000)),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    });
+    XSpace { planes: vec![metadata, host], hostnames: vec!["synthetic".into()], ..Default::default() }.encode_to_vec()
+}

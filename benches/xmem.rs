@@ -1,0 +1,70 @@
+//! Benchmarks: `cargo bench`. The synthetic cases double one dimension at a
+//! time, so each pair of rows shows how the cost grows (it should double,
+//! not quadruple); BENCHMARKS.md records a run.
+
+#[path = "support/synthetic.rs"]
+mod synthetic;
+
+use std::path::Path;
+
+use bytes::Bytes;
+use divan::Bencher;
+use prost::Message;
+use synthetic::ModuleSize;
+use xmem::analysis;
+use xmem::ingest::{self, hlo, ReadOptions};
+
+fn main() {
+    divan::main();
+}
+
+/// Buffers live at the peak (and as many transient ones): 2× per row.
+const LIVE_AT_PEAK: &[usize] = &[25_000, 50_000, 100_000, 200_000];
+/// Modules in one xplane: 2× per row.
+const MODULES: &[usize] = &[50, 100, 200, 400];
+/// Host events a report skips: 2× per row.
+const HOST_EVENTS: &[usize] = &[250_000, 500_000, 1_000_000, 2_000_000];
+
+#[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]
+fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
+    let size = ModuleSize { live_at_peak, transient: live_at_peak * 2 };
+    let bytes = Bytes::from(synthetic::hlo_proto("jit_synthetic", size).encode_to_vec());
+    let module = hlo::decode(Path::new("synthetic.hlo.pb"), bytes, 0, None).unwrap();
+    bencher.bench(|| analysis::analyze_module(&module));
+}
+
+#[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]
+fn hlo_decode(bencher: Bencher, live_at_peak: usize) {
+    let size = ModuleSize { live_at_peak, transient: live_at_peak * 2 };
+    let bytes = Bytes::from(synthetic::hlo_proto("jit_synthetic", size).encode_to_vec());
+    bencher.bench(|| hlo::decode(Path::new("synthetic.hlo.pb"), bytes.clone(), 0, None).unwrap());
+}
+
+fn report_on_file(bencher: Bencher, bytes: Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("synthetic.xplane.pb");
+    std::fs::write(&path, bytes).unwrap();
+    bencher.bench(|| {
+        let capture = ingest::load(&path, &ReadOptions::default()).unwrap();
+        analysis::analyze(std::slice::from_ref(&capture))
+    });
+}
+
+#[divan::bench(args = MODULES, sample_count = 5)]
+fn report_modules(bencher: Bencher, modules: usize) {
+    report_on_file(bencher, synthetic::xspace(modules, ModuleSize { live_at_peak: 500, transient: 500 }, 0));
+}
+
+#[divan::bench(args = HOST_EVENTS, sample_count = 5)]
+fn report_skipping_host_events(bencher: Bencher, host_events: usize) {
+    report_on_file(bencher, synthetic::xspace(1, ModuleSize { live_at_peak: 100, transient: 100 }, host_events));
+}
+
+#[divan::bench(sample_count = 10)]
+fn report_fixture_mlp_train(bencher: Bencher) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles/mlp_train/profile");
+    bencher.bench(|| {
+        let capture = ingest::load(&path, &ReadOptions::default()).unwrap();
+        analysis::analyze(std::slice::from_ref(&capture))
+    });
+}
