@@ -4,6 +4,8 @@
 
 use std::io::{self, Write};
 
+use comfy_table::{ColumnConstraint, Width};
+
 use super::text::{align_right, bytes, heading, table, Detail, Flavor};
 use crate::diff::{Change, Diff, Limit, MemorySpaceDiff, PeakDiff, Verdict, Violation};
 use crate::units::{human_bytes, human_delta, Growth};
@@ -93,6 +95,10 @@ fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, t
         ]);
     }
     align_right(&mut t, &[1, 2, 3]);
+    if let Some(shape) = t.column_mut(5) {
+        // Room for `f32[1024,1024]{1,0} →` and its padding on one line.
+        shape.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(23)));
+    }
     writeln!(out, "{t}\n")?;
     if space.buffers.len() > top {
         writeln!(out, "{} more changed buffers: --top N shows more, --format json all.\n", space.buffers.len() - top)?;
