@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use predicates::prelude::*;
+use prost::Message;
 use serde_json::Value;
+use xmem::ingest::proto::xla::{HloModuleProto, HloProto};
 
 const BASE: &str = "fixtures/profiles/pair_base/profile";
 const NEW: &str = "fixtures/profiles/pair_new/profile";
@@ -217,17 +219,25 @@ fn bad_input_exits_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let garbage = dir.path().join("module.after_optimizations.hlo.pb");
     std::fs::write(&garbage, b"\xff\xff\xff\xff not a proto").unwrap();
-    let cases: Vec<Vec<String>> = vec![
-        vec![BASE.into(), "fixtures/profiles/no_such_run".into()],
-        vec![BASE_DUMP.into(), garbage.display().to_string()],
-        vec![BASE.into(), NEW.into(), "--memory-space".into(), "nowhere".into()],
-        vec![BASE.into(), NEW.into(), "--module".into(), "no_such_module".into()],
+    // Saved before optimization: a module, but no buffer assignment to compare.
+    let unoptimized = dir.path().join("module_0040.jit_wide_mlp_step.before_optimizations.hlo.pb");
+    let module = HloModuleProto { name: MAIN_MODULE.into(), id: 40, ..Default::default() };
+    std::fs::write(&unoptimized, HloProto { hlo_module: Some(module), buffer_assignment: None }.encode_to_vec())
+        .unwrap();
+    let (garbage, unoptimized) = (garbage.display().to_string(), unoptimized.display().to_string());
+    let cases: [(&[&str], &str); 5] = [
+        (&[BASE, "fixtures/profiles/no_such_run"], "fixtures/profiles/no_such_run: No such file"),
+        (&[BASE_DUMP, &garbage], &garbage),
+        (&[&unoptimized, NEW_DUMP], "--xla_dump_hlo_as_proto"),
+        (&[BASE, NEW, "--memory-space", "nowhere"], "unknown memory space 'nowhere'"),
+        (&[BASE, NEW, "--module", "no_such_module"], "no module matches"),
     ];
-    for case in cases {
-        let output = xmem().arg("diff").args(&case).output().unwrap();
-        assert_eq!(output.status.code(), Some(2), "{case:?}");
+    for (args, reason) in cases {
+        let output = xmem().arg("diff").args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.starts_with("xmem: ") && stderr.lines().count() == 1, "{case:?}: {stderr}");
+        assert!(stderr.starts_with("xmem: ") && stderr.lines().count() == 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(reason), "{args:?}: {stderr}");
     }
     // A limit that does not parse is a usage error, reported by clap.
     xmem()

@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use super::args::{DiffArgs, Format};
+use super::args::{DiffArgs, Format, InputOptions};
 use super::{output, Outcome};
 use crate::analysis::{self, select, Report};
 use crate::diff::{self, Limit, Verdict};
@@ -12,9 +12,8 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     if args.format == Format::Html {
         anyhow::bail!("diff: --format html is not available; use text, markdown or json");
     }
-    let mut base = analysis::analyze(&[output::load(&args.base, &args.input)?]);
-    let mut new = analysis::analyze(&[output::load(&args.new, &args.input)?]);
-    ensure_comparable(&args.base, &base, &args.new, &new)?;
+    let mut base = usable_report(&args.base, &args.input)?;
+    let mut new = usable_report(&args.new, &args.input)?;
     filter.apply(&mut base);
     filter.apply(&mut new);
     if filter.is_set() && base.modules.is_empty() && new.modules.is_empty() {
@@ -46,23 +45,12 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Two inputs compare only when both hold compiled XLA modules: an empty side
-/// would turn every module into "new" or "gone" and hide a wrong path.
-fn ensure_comparable(base_path: &Path, base: &Report, new_path: &Path, new: &Report) -> anyhow::Result<()> {
-    match (base.modules.is_empty(), new.modules.is_empty()) {
-        (false, false) => Ok(()),
-        (true, true) => anyhow::bail!(
-            "{} and {}: neither holds a compiled XLA module, nothing to compare",
-            base_path.display(),
-            new_path.display()
-        ),
-        (base_empty, _) => {
-            let (empty, full) = if base_empty { (base_path, new_path) } else { (new_path, base_path) };
-            anyhow::bail!(
-                "{}: holds no compiled XLA module while {} does; diff compares two inputs of the same kind",
-                empty.display(),
-                full.display()
-            )
-        }
+/// An input with nothing to analyse is an error rather than a side whose every
+/// module is "gone" or "new": that would hide a wrong path behind a verdict.
+fn usable_report(path: &Path, input: &InputOptions) -> anyhow::Result<Report> {
+    let report = analysis::analyze(&[output::load(path, input)?]);
+    match report.nothing_usable() {
+        Some(reason) => anyhow::bail!("{}: {reason}", path.display()),
+        None => Ok(report),
     }
 }
