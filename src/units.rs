@@ -67,7 +67,11 @@ impl FromStr for Growth {
 impl fmt::Display for Growth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Growth::Ratio(r) => write!(f, "{}%", r * 100.0),
+            Growth::Ratio(r) => {
+                // `106.8%` parses to 1.068, which prints back as 106.80000000000001.
+                let percent = format!("{:.4}", r * 100.0);
+                write!(f, "{}%", percent.trim_end_matches('0').trim_end_matches('.'))
+            }
             Growth::Bytes(b) => f.write_str(&human_bytes(*b)),
         }
     }
@@ -94,6 +98,14 @@ mod tests {
         assert_eq!("5%".parse::<Growth>(), Ok(Growth::Ratio(0.05)));
         assert_eq!("64MiB".parse::<Growth>(), Ok(Growth::Bytes(64 << 20)));
         assert!("-3%".parse::<Growth>().is_err());
+    }
+
+    #[test]
+    fn growth_prints_as_typed() {
+        for typed in ["106.8%", "5%", "0%", "100%", "0.25%"] {
+            assert_eq!(typed.parse::<Growth>().map(|g| g.to_string()), Ok(typed.to_string()));
+        }
+        assert_eq!(Growth::Bytes(64 << 20).to_string(), "64.0 MiB");
     }
 
     #[test]

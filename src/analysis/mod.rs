@@ -40,6 +40,8 @@ pub struct ModuleReport {
     pub name: String,
     pub program_id: Option<u64>,
     pub entry_computation: String,
+    /// Parameter and result shapes of the entry computation.
+    pub entry_signature: String,
     /// Why the module could not be analysed (no buffer assignment), if so.
     pub problem: Option<String>,
     pub memory_spaces: Vec<MemorySpaceReport>,
@@ -221,6 +223,7 @@ pub fn analyze_module(module: &Module) -> ModuleReport {
         name: module.name.clone(),
         program_id: module.program_id,
         entry_computation: module.entry_computation.clone(),
+        entry_signature: module.entry_signature.clone(),
         problem,
         memory_spaces,
     }

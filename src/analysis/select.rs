@@ -45,6 +45,30 @@ pub fn parse_memory_space(text: &str) -> Result<i64, String> {
     })
 }
 
+/// `--module` and `--memory-space` as given together on one command line.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub module: Option<ModuleFilter>,
+    pub memory_space: Option<i64>,
+}
+
+impl Filter {
+    pub fn parse(module: Option<&str>, memory_space: Option<&str>) -> Result<Self, String> {
+        Ok(Filter {
+            module: module.map(ModuleFilter::parse).transpose()?,
+            memory_space: memory_space.map(parse_memory_space).transpose()?,
+        })
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.module.is_some() || self.memory_space.is_some()
+    }
+
+    pub fn apply(&self, report: &mut Report) {
+        narrow(report, self.module.as_ref(), self.memory_space);
+    }
+}
+
 /// Keeps the modules and memory spaces that match; `None` keeps everything.
 pub fn narrow(report: &mut Report, module: Option<&ModuleFilter>, memory_space: Option<i64>) {
     if let Some(filter) = module {

@@ -2,6 +2,7 @@
 //! command. Errors become one line on stderr and exit code 2.
 
 pub mod args;
+mod diff;
 mod list;
 mod output;
 mod report;
@@ -54,11 +55,12 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Report(args) => report::run(args),
         Command::List(args) => list::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "xmem", &mut std::io::stdout());
             Ok(Outcome::Success)
         }
-        Command::Plot(_) | Command::Diff(_) | Command::Oom(_) => {
+        Command::Plot(_) | Command::Oom(_) => {
             anyhow::bail!("this command is not built yet")
         }
     }

@@ -6,14 +6,7 @@ use crate::analysis::{self, select};
 use crate::render::{json, text};
 
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
-    let module_filter =
-        args.selection.module.as_deref().map(select::ModuleFilter::parse).transpose().map_err(anyhow::Error::msg)?;
-    let memory_space = args
-        .selection
-        .memory_space
-        .as_deref()
-        .map(select::parse_memory_space)
-        .transpose()
+    let filter = select::Filter::parse(args.selection.module.as_deref(), args.selection.memory_space.as_deref())
         .map_err(anyhow::Error::msg)?;
     let captures =
         args.inputs.iter().map(|path| output::load(path, &args.input)).collect::<anyhow::Result<Vec<_>>>()?;
@@ -21,11 +14,11 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     if let Some(reason) = report.nothing_usable() {
         anyhow::bail!("{}: {reason}", report.inputs.join(", "));
     }
-    select::narrow(&mut report, module_filter.as_ref(), memory_space);
-    if report.modules.is_empty() && (module_filter.is_some() || memory_space.is_some()) {
+    filter.apply(&mut report);
+    if report.modules.is_empty() && filter.is_set() {
         anyhow::bail!("no module matches the given --module / --memory-space");
     }
-    let detail = text::Detail { top: args.selection.top, all: args.selection.all || module_filter.is_some() };
+    let detail = text::Detail { top: args.selection.top, all: args.selection.all || filter.module.is_some() };
     let mut out = output::open(args.output.as_deref())?;
     let written = match args.format {
         Format::Text => text::write_report(&mut out, text::Flavor::Text, &report, detail),

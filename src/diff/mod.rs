@@ -1,1 +1,184 @@
-//! Comparing two analyses (see issue: `xmem diff`).
+//! Comparing two analyses: what grew, what shrank, what appeared and what went
+//! away between a baseline and a new run, and whether any CI limit was crossed.
+//!
+//! Pure functions from two [`Report`]s to a [`Diff`], serialised as
+//! `xmem.diff/1`. Each kind of analysis has its own comparison beside
+//! [`programs`] (compiled XLA modules); [`limits`] judges the result.
+
+pub mod limits;
+pub mod programs;
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+
+use serde::Serialize;
+
+use crate::analysis::Report;
+pub use limits::{Limit, Verdict, Violation};
+pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, PeakDiff};
+
+pub const DIFF_SCHEMA: &str = "xmem.diff/1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Diff {
+    pub schema: &'static str,
+    pub base_inputs: Vec<String>,
+    pub new_inputs: Vec<String>,
+    pub verdict: Verdict,
+    pub limits: Vec<Limit>,
+    /// Every limit crossed, one entry per limit and memory space.
+    pub violations: Vec<Violation>,
+    /// One entry per module and memory space, matched or not, largest absolute
+    /// change of the peak first.
+    pub modules: Vec<MemorySpaceDiff>,
+    /// What the inputs could not tell (a module without buffer assignment), by side.
+    pub warnings: Vec<String>,
+}
+
+/// How one item (a memory space's peak, a buffer) differs between the runs.
+/// Ordered as a table lists changes of equal size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    Grown,
+    Shrunk,
+    Unchanged,
+    /// Only in the new run.
+    New,
+    /// Only in the baseline.
+    Gone,
+}
+
+impl Change {
+    fn of(base: Option<i64>, new: Option<i64>) -> Change {
+        match (base, new) {
+            (Some(base), Some(new)) => match new.cmp(&base) {
+                Ordering::Greater => Change::Grown,
+                Ordering::Less => Change::Shrunk,
+                Ordering::Equal => Change::Unchanged,
+            },
+            (None, _) => Change::New,
+            (Some(_), None) => Change::Gone,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Change::Grown => "grown",
+            Change::Shrunk => "shrunk",
+            Change::Unchanged => "unchanged",
+            Change::New => "new",
+            Change::Gone => "gone",
+        }
+    }
+}
+
+/// Compares `new` against `base` and judges the result against `limits`.
+pub fn compare(base: &Report, new: &Report, limits: &[Limit]) -> Diff {
+    let modules = programs::compare(&base.modules, &new.modules);
+    let violations = limits::check(limits, &modules);
+    let warnings = side_warnings("base", base).chain(side_warnings("new", new)).collect();
+    Diff {
+        schema: DIFF_SCHEMA,
+        base_inputs: base.inputs.clone(),
+        new_inputs: new.inputs.clone(),
+        verdict: if violations.is_empty() { Verdict::Pass } else { Verdict::Fail },
+        limits: limits.to_vec(),
+        violations,
+        modules,
+        warnings,
+    }
+}
+
+fn side_warnings<'a>(side: &'a str, report: &'a Report) -> impl Iterator<Item = String> + 'a {
+    let problems =
+        report.modules.iter().filter_map(|m| m.problem.as_ref().map(|p| format!("{}: {}", m.display_name(), p)));
+    report.warnings.iter().cloned().chain(problems).map(move |w| format!("{side}: {w}"))
+}
+
+/// Items paired between the two runs, and what is left on either side.
+#[derive(Debug)]
+struct Paired<T> {
+    pairs: Vec<(T, T)>,
+    base_only: Vec<T>,
+    new_only: Vec<T>,
+}
+
+impl<T: Copy> Paired<T> {
+    /// Pairs items with equal keys, first with first; an item without a key stays unpaired.
+    fn by<K: Eq + Hash>(base: Vec<T>, new: Vec<T>, key: impl Fn(&T) -> Option<K>) -> Self {
+        let mut waiting: HashMap<K, VecDeque<usize>> = HashMap::new();
+        for (i, item) in new.iter().enumerate() {
+            if let Some(k) = key(item) {
+                waiting.entry(k).or_default().push_back(i);
+            }
+        }
+        let mut taken = vec![false; new.len()];
+        let mut pairs = Vec::new();
+        let mut base_only = Vec::new();
+        for item in base {
+            match key(&item).and_then(|k| waiting.get_mut(&k)).and_then(VecDeque::pop_front) {
+                Some(i) => {
+                    taken[i] = true;
+                    pairs.push((item, new[i]));
+                }
+                None => base_only.push(item),
+            }
+        }
+        let new_only = new.into_iter().zip(taken).filter(|(_, taken)| !taken).map(|(item, _)| item).collect();
+        Paired { pairs, base_only, new_only }
+    }
+
+    /// Pairs what is left over by a second key, keeping the pairs already made.
+    fn then<K: Eq + Hash>(mut self, key: impl Fn(&T) -> Option<K>) -> Self {
+        let rest = Paired::by(self.base_only, self.new_only, key);
+        self.pairs.extend(rest.pairs);
+        Paired { pairs: self.pairs, base_only: rest.base_only, new_only: rest.new_only }
+    }
+
+    /// Every item once: pairs, then the baseline's leftovers, then the new run's.
+    fn sides(self) -> impl Iterator<Item = (Option<T>, Option<T>)> {
+        self.pairs
+            .into_iter()
+            .map(|(b, n)| (Some(b), Some(n)))
+            .chain(self.base_only.into_iter().map(|b| (Some(b), None)))
+            .chain(self.new_only.into_iter().map(|n| (None, Some(n))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_equal_keys_in_order_and_keeps_leftovers() {
+        let paired = Paired::by(vec![1, 2, 2, 3], vec![2, 4, 2, 1], |x: &i32| Some(*x));
+        assert_eq!(paired.pairs, vec![(1, 1), (2, 2), (2, 2)]);
+        assert_eq!(paired.base_only, vec![3]);
+        assert_eq!(paired.new_only, vec![4]);
+    }
+
+    #[test]
+    fn a_second_key_pairs_only_the_leftovers() {
+        let paired = Paired::by(vec![10, 12], vec![11, 10], |x: &i32| Some(*x)).then(|x: &i32| Some(x / 10));
+        assert_eq!(paired.pairs, vec![(10, 10), (12, 11)]);
+        assert!(paired.base_only.is_empty() && paired.new_only.is_empty());
+    }
+
+    #[test]
+    fn items_without_a_key_stay_unpaired() {
+        let paired = Paired::by(vec![0, 5], vec![0, 5], |x: &i32| (*x != 0).then_some(*x));
+        assert_eq!(paired.pairs, vec![(5, 5)]);
+        assert_eq!((paired.base_only, paired.new_only), (vec![0], vec![0]));
+    }
+
+    #[test]
+    fn change_follows_the_sign_of_the_delta() {
+        assert_eq!(Change::of(Some(1), Some(2)), Change::Grown);
+        assert_eq!(Change::of(Some(2), Some(1)), Change::Shrunk);
+        assert_eq!(Change::of(Some(2), Some(2)), Change::Unchanged);
+        assert_eq!(Change::of(None, Some(0)), Change::New);
+        assert_eq!(Change::of(Some(0), None), Change::Gone);
+    }
+}

@@ -8,7 +8,9 @@ use std::path::Path;
 use bytes::Bytes;
 use prost::Message;
 
-use super::proto::xla::{BufferAssignmentProto, HloInstructionProto, ShapeProto, StackFrameIndexProto};
+use super::proto::xla::{
+    BufferAssignmentProto, HloInstructionProto, ProgramShapeProto, ShapeProto, StackFrameIndexProto,
+};
 use super::wire::{offset_within, Fields, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
@@ -77,6 +79,7 @@ fn decode_module_parts(
     let text = |b: &Bytes| String::from_utf8_lossy(b).into_owned();
     let mut name = String::new();
     let mut entry_computation = String::new();
+    let mut entry_signature = String::new();
     let mut module_id = None;
     let mut stack_frames = None;
     let mut layout_memory_spaces = Vec::new();
@@ -88,6 +91,10 @@ fn decode_module_parts(
             (2, Some(b)) => entry_computation = text(b),
             (5, None) => module_id = field.as_u64(),
             (4, Some(program_shape)) => {
+                let decoded = ProgramShapeProto::decode(program_shape.clone()).map_err(|e| {
+                    Error::malformed(path, Some(field.offset), format!("HloModuleProto host_program_shape: {e}"))
+                })?;
+                entry_signature = signature(&decoded);
                 for shape in fields(program_shape) {
                     let shape = shape.map_err(|e| wire_error(path, e))?;
                     if let (1 | 2, Some(shape)) = (shape.number, shape.as_bytes()) {
@@ -136,6 +143,7 @@ fn decode_module_parts(
         name,
         program_id: program_id.or(module_id),
         entry_computation,
+        entry_signature,
         layout_memory_spaces,
         buffer_assignment,
     })
@@ -176,6 +184,14 @@ fn layout_spaces(
         }
     }
     Ok(())
+}
+
+/// `(f32[8]{0}, s32[]) -> f32[8]{0}`: only the entry parameters and result,
+/// a handful of shapes however large the module.
+fn signature(shape: &ProgramShapeProto) -> String {
+    let parameters: Vec<String> = shape.parameters.iter().map(xla_shape::human_string_with_layout).collect();
+    let result = shape.result.as_ref().map(xla_shape::human_string_with_layout).unwrap_or_default();
+    format!("({}) -> {result}", parameters.join(", "))
 }
 
 fn convert_assignment(

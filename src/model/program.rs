@@ -8,6 +8,9 @@ pub struct Module {
     /// XLA's unique id for the program; XProf shows modules as `name(id)`.
     pub program_id: Option<u64>,
     pub entry_computation: String,
+    /// The entry computation's parameter and result shapes, `(f32[8]{0}, s32[]) -> f32[8]{0}`:
+    /// what tells apart several compilations of one function (`jit__normal` for each shape).
+    pub entry_signature: String,
     /// Memory spaces named in layouts (`S(n)`) of instruction or entry shapes,
     /// so a memory space with no buffer of its own colour is still listed.
     pub layout_memory_spaces: Vec<i64>,

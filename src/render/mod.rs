@@ -1,5 +1,6 @@
 //! Printers: they format what analysis produced and compute nothing.
 
+pub mod diff;
 pub mod json;
 pub mod list;
 pub mod text;

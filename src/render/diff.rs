@@ -1,0 +1,195 @@
+//! `xmem diff` for a terminal, or as GitHub Markdown for `$GITHUB_STEP_SUMMARY`
+//! and pull-request comments: the peaks that changed, the buffers behind the
+//! change, then the verdict.
+
+use std::io::{self, Write};
+
+use comfy_table::{ColumnConstraint, Width};
+
+use super::text::{align_right, bytes, heading, table, Detail, Flavor};
+use crate::diff::{Change, Diff, Limit, MemorySpaceDiff, PeakDiff, Verdict, Violation};
+use crate::units::{human_bytes, human_delta, Growth};
+
+pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -> io::Result<()> {
+    heading(out, flavor, 1, &format!("xmem diff: {} → {}", diff.base_inputs.join(", "), diff.new_inputs.join(", ")))?;
+    for warning in &diff.warnings {
+        writeln!(out, "warning: {warning}")?;
+    }
+    write_peaks(out, flavor, diff)?;
+    let detailed: Vec<&MemorySpaceDiff> = diff.modules.iter().filter(|s| !s.buffers.is_empty()).collect();
+    for space in detailed.iter().take(if detail.all { usize::MAX } else { 1 }) {
+        write_buffers(out, flavor, space, detail.top)?;
+    }
+    if !detail.all && detailed.len() > 1 {
+        writeln!(out, "Only the largest change is shown in detail; use --module NAME or --all for the others.\n")?;
+    }
+    write_verdict(out, flavor, diff)
+}
+
+fn write_peaks(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
+    let changed: Vec<&PeakDiff> =
+        diff.modules.iter().map(|s| &s.peak).filter(|p| p.change != Change::Unchanged).collect();
+    let unchanged = diff.modules.len() - changed.len();
+    if changed.is_empty() {
+        return writeln!(out, "No peak changed: {unchanged} memory spaces have the same peak in both runs.\n");
+    }
+    let mut t = table(flavor, &["Module", "Id", "Space", "Base peak", "New peak", "Delta", "Change"]);
+    for peak in &changed {
+        t.add_row(vec![
+            peak.name.clone(),
+            both_sides(peak.base_program_id, peak.new_program_id, " → "),
+            space_name(peak),
+            peak.base_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()),
+            peak.new_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()),
+            human_delta(peak.delta_bytes),
+            relative_change(peak),
+        ]);
+    }
+    align_right(&mut t, &[1, 3, 4, 5, 6]);
+    writeln!(out, "{t}\n")?;
+    if unchanged > 0 {
+        writeln!(out, "{unchanged} more memory spaces have the same peak in both runs.\n")?;
+    }
+    Ok(())
+}
+
+fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, top: usize) -> io::Result<()> {
+    let peak = &space.peak;
+    heading(
+        out,
+        flavor,
+        2,
+        &format!(
+            "{} · {}: {} → {} ({}, {})",
+            module_name(peak),
+            space_name(peak),
+            peak.base_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
+            peak.new_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
+            human_delta(peak.delta_bytes),
+            relative_change(peak)
+        ),
+    )?;
+    let shown = if space.buffers.len() > top { format!(" (top {top})") } else { String::new() };
+    writeln!(
+        out,
+        "Buffers at the peak that changed: {}, largest change first{shown}; {} unchanged.",
+        space.buffers.len(),
+        space.unchanged_buffers
+    )?;
+    if flavor == Flavor::Markdown {
+        writeln!(out)?;
+    }
+    // A terminal cell has room for one shape per line; a Markdown cell has one line.
+    let arrow = if flavor == Flavor::Text { " →\n" } else { " → " };
+    let mut t = table(flavor, &["Change", "Delta", "Base", "New", "Instruction", "Shape", "Op name"]);
+    for buffer in space.buffers.iter().take(top) {
+        let (base, new) = (buffer.base.as_ref(), buffer.new.as_ref());
+        t.add_row(vec![
+            buffer.change.label().to_string(),
+            human_delta(buffer.delta_bytes),
+            buffer.base_bytes.map(bytes).unwrap_or_default(),
+            buffer.new_bytes.map(bytes).unwrap_or_default(),
+            both_sides(base.map(|b| &b.instruction), new.map(|n| &n.instruction), arrow),
+            both_sides(base.map(|b| &b.shape), new.map(|n| &n.shape), arrow),
+            both_sides(base.map(|b| &b.op_name), new.map(|n| &n.op_name), arrow),
+        ]);
+    }
+    align_right(&mut t, &[1, 2, 3]);
+    if let Some(shape) = t.column_mut(5) {
+        // Room for `f32[1024,1024]{1,0} →` and its padding on one line.
+        shape.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(23)));
+    }
+    writeln!(out, "{t}\n")?;
+    if space.buffers.len() > top {
+        writeln!(out, "{} more changed buffers: --top N shows more, --format json all.\n", space.buffers.len() - top)?;
+    }
+    Ok(())
+}
+
+fn write_verdict(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
+    match flavor {
+        Flavor::Text => writeln!(out, "Verdict: {}", verdict(diff))?,
+        Flavor::Markdown => writeln!(out, "**Verdict: {}**\n", verdict(diff))?,
+    }
+    let bullet = if flavor == Flavor::Text { "  - " } else { "- " };
+    for violation in &diff.violations {
+        writeln!(out, "{bullet}{}", violation_text(violation))?;
+    }
+    Ok(())
+}
+
+/// `PASS (no limit set)`, `FAIL, 3 limits crossed (--fail-if-peak-grows 5%)`.
+pub fn verdict(diff: &Diff) -> String {
+    let limits: Vec<String> = diff.limits.iter().map(|&l| limit_flag(l)).collect();
+    let limits = if limits.is_empty() { "no limit set".to_string() } else { limits.join(", ") };
+    match diff.verdict {
+        Verdict::Pass => format!("PASS ({limits})"),
+        Verdict::Fail => format!("FAIL, {} crossed ({limits})", plural(diff.violations.len(), "limit")),
+    }
+}
+
+/// One line saying which memory space crossed which limit, and by how much.
+pub fn violation_text(violation: &Violation) -> String {
+    let peak = &violation.peak;
+    let new_peak = peak.new_peak_bytes.map(bytes).unwrap_or_default();
+    let what = match (violation.limit, peak.base_peak_bytes) {
+        (Limit::PeakOver { .. }, _) => format!("peak {new_peak}"),
+        (_, Some(base)) => {
+            format!(
+                "peak grew {} → {new_peak} ({}, {})",
+                bytes(base),
+                human_delta(peak.delta_bytes),
+                relative_change(peak)
+            )
+        }
+        (_, None) => format!("peak {new_peak} with no baseline (new in this run)"),
+    };
+    format!("{} · {}: {what} crosses {}", module_name(peak), space_name(peak), limit_flag(violation.limit))
+}
+
+fn limit_flag(limit: Limit) -> String {
+    match limit {
+        Limit::PeakGrowthRatio { ratio } => format!("--fail-if-peak-grows {}", Growth::Ratio(ratio)),
+        Limit::PeakGrowthBytes { bytes } => format!("--fail-if-peak-grows {}", human_bytes(bytes)),
+        Limit::PeakOver { bytes } => format!("--fail-if-over {}", human_bytes(bytes)),
+    }
+}
+
+/// `jit_step(22)`, or `jit_step(22 → 31)` when the program id changed.
+fn module_name(peak: &PeakDiff) -> String {
+    match both_sides(peak.base_program_id, peak.new_program_id, " → ") {
+        ids if ids.is_empty() => peak.name.clone(),
+        ids => format!("{}({ids})", peak.name),
+    }
+}
+
+fn space_name(peak: &PeakDiff) -> String {
+    match peak.trace_index {
+        Some(trace) if trace > 0 => format!("{} (trace {trace})", peak.memory_space),
+        _ => peak.memory_space.clone(),
+    }
+}
+
+fn relative_change(peak: &PeakDiff) -> String {
+    match (peak.change, peak.delta_ratio) {
+        (Change::New | Change::Gone, _) => peak.change.label().to_string(),
+        (_, Some(ratio)) => format!("{:+.1}%", ratio * 100.0),
+        (_, None) => "from 0 B".to_string(),
+    }
+}
+
+/// A value the two runs share once, `base → new` when they differ.
+fn both_sides<T: ToString + PartialEq>(base: Option<T>, new: Option<T>, arrow: &str) -> String {
+    match (base, new) {
+        (Some(base), Some(new)) if base != new => format!("{}{arrow}{}", base.to_string(), new.to_string()),
+        (base, new) => new.or(base).map(|v| v.to_string()).unwrap_or_default(),
+    }
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

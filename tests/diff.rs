@@ -1,0 +1,248 @@
+//! `xmem diff` run as a user runs it, on the real regression pair in
+//! `fixtures/profiles/pair_base` and `pair_new` (a wide-MLP step at width 1024
+//! and 1536). Expected peaks come from XProf 2.24.2's own oracle files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use prost::Message;
+use serde_json::Value;
+use xmem::ingest::proto::xla::{HloModuleProto, HloProto};
+
+const BASE: &str = "fixtures/profiles/pair_base/profile";
+const NEW: &str = "fixtures/profiles/pair_new/profile";
+const BASE_DUMP: &str =
+    "fixtures/profiles/pair_base/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb";
+const NEW_DUMP: &str =
+    "fixtures/profiles/pair_new/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb";
+const MAIN_MODULE: &str = "jit_wide_mlp_step";
+
+fn xmem() -> Command {
+    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("xmem");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+/// XProf's peak of every module's memory space 0, in bytes, keyed by (name, program id).
+fn oracle_peaks(workload: &str) -> BTreeMap<(String, u64), i64> {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles").join(workload).join("oracle/memory_viewer");
+    let mut peaks = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path: PathBuf = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(module) = file.strip_suffix(".memory_space_0.json") else { continue };
+        let (name, id) = module.strip_suffix(')').and_then(|m| m.rsplit_once('(')).unwrap();
+        let oracle: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mib = oracle["peakHeapMib"].as_f64().unwrap();
+        peaks.insert((name.to_string(), id.parse().unwrap()), (mib * (1 << 20) as f64).round() as i64);
+    }
+    peaks
+}
+
+fn diff_json(args: &[&str]) -> Value {
+    let output = xmem().arg("diff").args(args).args(["--format", "json"]).output().unwrap();
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The growth of the main module's peak, from the oracles: (bytes, ratio).
+fn main_module_growth() -> (i64, f64) {
+    let (base, new) = (oracle_peaks("pair_base"), oracle_peaks("pair_new"));
+    let key = (MAIN_MODULE.to_string(), 40);
+    let delta = new[&key] - base[&key];
+    (delta, delta as f64 / base[&key] as f64)
+}
+
+#[test]
+fn deltas_are_the_difference_of_the_oracle_peaks() {
+    let (base, new) = (oracle_peaks("pair_base"), oracle_peaks("pair_new"));
+    assert_eq!(base.len(), 21);
+    let diff = diff_json(&[BASE, NEW]);
+    assert_eq!(diff["schema"], "xmem.diff/1");
+    let modules = diff["modules"].as_array().unwrap();
+    assert_eq!(modules.len(), base.len());
+    for module in modules {
+        let name = module["name"].as_str().unwrap().to_string();
+        let id = module["base_program_id"].as_u64().unwrap();
+        assert_eq!(module["new_program_id"].as_u64(), Some(id), "{name}: paired with another compilation");
+        let key = (name, id);
+        assert_eq!(module["base_peak_bytes"].as_i64(), Some(base[&key]), "{key:?}");
+        assert_eq!(module["new_peak_bytes"].as_i64(), Some(new[&key]), "{key:?}");
+        assert_eq!(module["delta_bytes"].as_i64(), Some(new[&key] - base[&key]), "{key:?}");
+    }
+    // Largest change first: the main module grew most.
+    assert_eq!(modules[0]["name"], MAIN_MODULE);
+    // serde_json reads floats to within one unit in the last place.
+    let ratio = modules[0]["delta_ratio"].as_f64().unwrap();
+    assert!((ratio - main_module_growth().1).abs() < 1e-12, "{ratio}");
+}
+
+#[test]
+fn changed_buffers_add_up_to_the_change_of_the_peak() {
+    // Every buffer live at either peak is listed unless unchanged, so the
+    // deltas of the listed ones sum to the change of the peak.
+    let diff = diff_json(&[BASE_DUMP, NEW_DUMP]);
+    let module = &diff["modules"][0];
+    let buffers = module["buffers"].as_array().unwrap();
+    let sum: i64 = buffers.iter().map(|b| b["delta_bytes"].as_i64().unwrap()).sum();
+    assert_eq!(sum, main_module_growth().0);
+    let deltas: Vec<u64> = buffers.iter().map(|b| b["delta_bytes"].as_i64().unwrap().unsigned_abs()).collect();
+    assert!(deltas.windows(2).all(|w| w[0] >= w[1]), "largest absolute delta first: {deltas:?}");
+    let dot = buffers.iter().find(|b| b["instruction"] == "dot.1").unwrap();
+    assert_eq!(dot["base"]["shape"], "f32[1024,1024]{1,0}");
+    assert_eq!(dot["new"]["shape"], "f32[1536,1536]{1,0}");
+    assert_eq!(dot["new"]["op_name"], "jit(wide_mlp_step)/transpose(jvp())/transpose");
+    assert_eq!(dot["delta_bytes"].as_i64(), Some((1536 * 1536 - 1024 * 1024) * 4));
+}
+
+#[test]
+fn dump_files_diff_like_the_profiles() {
+    let diff = diff_json(&[BASE_DUMP, NEW_DUMP]);
+    let modules = diff["modules"].as_array().unwrap();
+    assert_eq!(modules.len(), 1);
+    assert_eq!(modules[0]["delta_bytes"].as_i64(), Some(main_module_growth().0));
+    assert_eq!(modules[0]["change"], "grown");
+}
+
+#[test]
+fn a_size_limit_just_under_the_growth_fails_and_one_at_it_passes() {
+    // Without --module the limit covers every module; the main one grew most.
+    let (growth, _) = main_module_growth();
+    xmem()
+        .args(["diff", BASE, NEW, "--fail-if-peak-grows", &(growth - 1).to_string()])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("Verdict: FAIL, 1 limit crossed"))
+        .stderr(predicate::str::contains("xmem: FAIL, 1 limit crossed"));
+    xmem()
+        .args(["diff", BASE, NEW, "--fail-if-peak-grows", &growth.to_string()])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Verdict: PASS"));
+}
+
+#[test]
+fn a_percentage_limit_just_under_the_growth_fails_and_just_over_passes() {
+    let (_, ratio) = main_module_growth();
+    let percent = ratio * 100.0;
+    let under = format!("{:.3}%", (percent * 1000.0).floor() / 1000.0);
+    let over = format!("{:.3}%", (percent * 1000.0).ceil() / 1000.0);
+    for (limit, code) in [(under, 1), (over, 0)] {
+        xmem().args(["diff", BASE, NEW, "--module", MAIN_MODULE, "--fail-if-peak-grows", &limit]).assert().code(code);
+    }
+}
+
+#[test]
+fn a_percentage_limit_covers_every_matched_peak() {
+    let (base, new) = (oracle_peaks("pair_base"), oracle_peaks("pair_new"));
+    let largest = base.iter().map(|(key, &b)| (new[key] - b) as f64 / b as f64).fold(0.0, f64::max) * 100.0;
+    assert!(largest > main_module_growth().1 * 100.0, "a smaller module grew faster than the main one");
+    let under = format!("{:.3}%", (largest * 1000.0).floor() / 1000.0);
+    let over = format!("{:.3}%", (largest * 1000.0).ceil() / 1000.0);
+    xmem().args(["diff", BASE, NEW, "--fail-if-peak-grows", &under]).assert().code(1);
+    xmem().args(["diff", BASE, NEW, "--fail-if-peak-grows", &over]).assert().code(0);
+}
+
+#[test]
+fn a_ceiling_just_under_the_new_peak_fails_and_one_at_it_passes() {
+    let largest = *oracle_peaks("pair_new").values().max().unwrap();
+    xmem()
+        .args(["diff", BASE, NEW, "--fail-if-over", &(largest - 1).to_string()])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!("{MAIN_MODULE}(40) · hbm: peak 86.4 MiB crosses --fail-if-over")));
+    xmem().args(["diff", BASE, NEW, "--fail-if-over", &largest.to_string()]).assert().code(0);
+}
+
+#[test]
+fn an_input_against_itself_has_zero_deltas_and_passes() {
+    let args = [BASE, BASE, "--fail-if-peak-grows", "0%", "--fail-if-over", "1GiB"];
+    let diff = diff_json(&args);
+    assert_eq!(diff["verdict"], "pass");
+    assert_eq!(diff["violations"].as_array().map(Vec::len), Some(0));
+    let modules = diff["modules"].as_array().unwrap();
+    assert_eq!(modules.len(), 21);
+    for module in modules {
+        assert_eq!(module["delta_bytes"].as_i64(), Some(0));
+        assert_eq!(module["change"], "unchanged");
+        assert_eq!(module["buffers"].as_array().map(Vec::len), Some(0));
+    }
+    xmem()
+        .arg("diff")
+        .args(args)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("No peak changed: 21 memory spaces"))
+        .stdout(predicate::str::ends_with("Verdict: PASS (--fail-if-peak-grows 0%, --fail-if-over 1.0 GiB)\n"));
+}
+
+#[test]
+fn a_module_without_baseline_crosses_a_percentage_limit() {
+    // The dump holds only the main module; the profile holds it and 20 more.
+    let diff = diff_json(&[BASE_DUMP, BASE, "--fail-if-peak-grows", "1000%"]);
+    let modules = diff["modules"].as_array().unwrap();
+    let new: Vec<&Value> = modules.iter().filter(|m| m["change"] == "new").collect();
+    assert_eq!(new.len(), 20);
+    assert!(new.iter().all(|m| m["base_peak_bytes"].is_null() && m["delta_ratio"].is_null()));
+    assert_eq!(diff["verdict"], "fail");
+    assert_eq!(diff["violations"].as_array().map(Vec::len), Some(20));
+    // A size limit compares the whole new peak; none of the new modules is above 1 GiB.
+    xmem().args(["diff", BASE_DUMP, BASE, "--fail-if-peak-grows", "1GiB"]).assert().code(0);
+    // Modules that went away cross no growth limit.
+    let gone = diff_json(&[BASE, BASE_DUMP, "--fail-if-peak-grows", "0%"]);
+    assert_eq!(gone["verdict"], "pass");
+    assert_eq!(gone["modules"].as_array().unwrap().iter().filter(|m| m["change"] == "gone").count(), 20);
+}
+
+#[test]
+fn markdown_for_a_pull_request() {
+    let output = xmem()
+        .args(["diff", BASE, NEW, "--format", "markdown", "--top", "5", "--fail-if-peak-grows", "5%"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+}
+
+#[test]
+fn text_for_a_terminal() {
+    let output = xmem().args(["diff", BASE_DUMP, NEW_DUMP, "--top", "6", "--fail-if-over", "64MiB"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("module.after_optimizations.hlo.pb");
+    std::fs::write(&garbage, b"\xff\xff\xff\xff not a proto").unwrap();
+    // Saved before optimization: a module, but no buffer assignment to compare.
+    let unoptimized = dir.path().join("module_0040.jit_wide_mlp_step.before_optimizations.hlo.pb");
+    let module = HloModuleProto { name: MAIN_MODULE.into(), id: 40, ..Default::default() };
+    std::fs::write(&unoptimized, HloProto { hlo_module: Some(module), buffer_assignment: None }.encode_to_vec())
+        .unwrap();
+    let (garbage, unoptimized) = (garbage.display().to_string(), unoptimized.display().to_string());
+    let cases: [(&[&str], &str); 5] = [
+        (&[BASE, "fixtures/profiles/no_such_run"], "fixtures/profiles/no_such_run: No such file"),
+        (&[BASE_DUMP, &garbage], &garbage),
+        (&[&unoptimized, NEW_DUMP], "--xla_dump_hlo_as_proto"),
+        (&[BASE, NEW, "--memory-space", "nowhere"], "unknown memory space 'nowhere'"),
+        (&[BASE, NEW, "--module", "no_such_module"], "no module matches"),
+    ];
+    for (args, reason) in cases {
+        let output = xmem().arg("diff").args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.starts_with("xmem: ") && stderr.lines().count() == 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(reason), "{args:?}: {stderr}");
+    }
+    // A limit that does not parse is a usage error, reported by clap.
+    xmem()
+        .args(["diff", BASE, NEW, "--fail-if-peak-grows", "lots"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("'lots' is not a size"));
+}
