@@ -8,7 +8,9 @@ use xmem::ingest::proto::xla::{
     BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloComputationProto, HloInstructionProto,
     HloModuleProto, HloProto, LayoutProto, LogicalBufferProto, OpMetadata, ShapeProto,
 };
-use xmem::ingest::proto::xplane::{x_event, x_stat, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata};
+use xmem::ingest::proto::xplane::{
+    x_event, x_stat, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
+};
 
 /// The size of one synthetic module.
 #[derive(Debug, Clone, Copy)]
@@ -75,7 +77,12 @@ pub fn hlo_proto(name: &str, size: ModuleSize) -> HloProto {
         let alloc = Event { kind: 0, buffer_id: id, instruction_name: format!("fusion.{id}"), ..Default::default() };
         events.push(alloc);
         if i >= size.live_at_peak {
-            events.push(Event { kind: 1, buffer_id: id, instruction_name: format!("fusion.{id}"), ..Default::default() });
+            events.push(Event {
+                kind: 1,
+                buffer_id: id,
+                instruction_name: format!("fusion.{id}"),
+                ..Default::default()
+            });
         }
     }
     for i in 0..size.live_at_peak {
@@ -118,8 +125,12 @@ pub fn xspace(modules: usize, size: ModuleSize, host_events: usize) -> Vec<u8> {
     const HLO_PROTO: i64 = 1;
     const PROGRAM_ID: i64 = 2;
     let mut metadata = XPlane { id: 1, name: "/host:metadata".into(), ..Default::default() };
-    metadata.stat_metadata.insert(HLO_PROTO, XStatMetadata { id: HLO_PROTO, name: "Hlo Proto".into(), ..Default::default() });
-    metadata.stat_metadata.insert(PROGRAM_ID, XStatMetadata { id: PROGRAM_ID, name: "program_id".into(), ..Default::default() });
+    metadata
+        .stat_metadata
+        .insert(HLO_PROTO, XStatMetadata { id: HLO_PROTO, name: "Hlo Proto".into(), ..Default::default() });
+    metadata
+        .stat_metadata
+        .insert(PROGRAM_ID, XStatMetadata { id: PROGRAM_ID, name: "program_id".into(), ..Default::default() });
     for m in 0..modules {
         let id = m as i64 + 1;
         let name = format!("jit_synthetic_{m}");

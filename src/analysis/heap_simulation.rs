@@ -6,7 +6,8 @@
 //! at the peak is found without copying it at every new maximum (XProf's copy
 //! is quadratic on monotonically growing traces).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::{BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus};
 use crate::model::{Allocation, BufferAssignment, HeapEventKind, HeapTrace, LogicalBuffer};
@@ -153,6 +154,18 @@ struct BufferState {
     span: Option<(usize, usize)>,
 }
 
+/// One entry of XProf's live list: a buffer that became live.
+struct Push {
+    /// The buffer XProf shows for the one whose size counts: the sharer, when a share revives a
+    /// freed buffer.
+    shown: usize,
+    event: usize,
+    /// The event that took it off the live list, if any.
+    removed_at: Option<usize>,
+    /// The previous push of the same slot still on the list.
+    previous_open: Option<usize>,
+}
+
 struct Simulation {
     heap: Vec<i64>,
     unpadded_heap: Vec<i64>,
@@ -160,15 +173,13 @@ struct Simulation {
     peak: i64,
     peak_unpadded: i64,
     peak_position: usize,
-    /// Buffers in the order they became live: the slot whose size counts, the
-    /// slot XProf shows for it (the sharer, when a share revives a freed
-    /// buffer), and the event index.
-    pushes: Vec<(usize, usize, usize)>,
-    /// Event indices at which each slot was removed from the live list.
-    removals: HashMap<usize, Vec<usize>>,
+    pushes: Vec<Push>,
+    /// Per slot, its latest push still on the live list (XProf removes every
+    /// entry of a buffer at once, so each slot's open pushes form a chain).
+    open_push: Vec<Option<usize>>,
     states: Vec<BufferState>,
-    seen_buffers: HashSet<usize>,
-    seen_allocations: HashSet<usize>,
+    seen_buffers: Vec<bool>,
+    seen_allocations: Vec<bool>,
     error: Option<String>,
 }
 
@@ -186,7 +197,8 @@ impl Simulation {
 
     fn increase(&mut self, index: &Index, slot: usize, shown: usize, event: usize, start_span: Option<usize>) {
         let buffer = &index.assignment.logical_buffers[slot];
-        self.pushes.push((slot, shown, event));
+        self.pushes.push(Push { shown, event, removed_at: None, previous_open: self.open_push[slot] });
+        self.open_push[slot] = Some(self.pushes.len() - 1);
         let heap = self.heap_now().saturating_add(buffer.size);
         let unpadded = self.unpadded_now().saturating_add(buffer.unpadded_size);
         self.set_now(heap, unpadded);
@@ -202,7 +214,11 @@ impl Simulation {
 
     fn decrease(&mut self, index: &Index, slot: usize, event: usize) -> Result<(), String> {
         let buffer = &index.assignment.logical_buffers[slot];
-        self.removals.entry(slot).or_default().push(event);
+        let mut open = self.open_push[slot].take();
+        while let Some(push) = open.and_then(|p| self.pushes.get_mut(p)) {
+            push.removed_at = Some(event);
+            open = push.previous_open.take();
+        }
         let heap = self.heap_now() - buffer.size;
         if heap < 0 {
             return Err(format!(
@@ -233,21 +249,16 @@ impl Simulation {
     }
 
     /// Live list at the peak in XProf's order: pushed at or before the peak
-    /// event and not removed between its push and the peak.
+    /// event and not removed by then. Found once at the end instead of
+    /// copying the list at every new maximum, which is quadratic.
     fn live_at_peak(&self) -> Vec<usize> {
         if self.peak == 0 {
             return Vec::new();
         }
         self.pushes
             .iter()
-            .filter(|&&(slot, _, pushed)| {
-                pushed <= self.peak_position
-                    && !self.removals.get(&slot).is_some_and(|removed| {
-                        let first_after = removed.partition_point(|&r| r < pushed);
-                        removed.get(first_after).is_some_and(|&r| r <= self.peak_position)
-                    })
-            })
-            .map(|&(_, shown, _)| shown)
+            .filter(|p| p.event <= self.peak_position && p.removed_at.is_none_or(|r| r > self.peak_position))
+            .map(|p| p.shown)
             .collect()
     }
 }
@@ -262,10 +273,10 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
         peak_unpadded: 0,
         peak_position: 0,
         pushes: Vec::new(),
-        removals: HashMap::new(),
+        open_push: vec![None; index.assignment.logical_buffers.len()],
         states: (0..index.assignment.logical_buffers.len()).map(|_| BufferState::default()).collect(),
-        seen_buffers: HashSet::new(),
-        seen_allocations: HashSet::new(),
+        seen_buffers: vec![false; index.assignment.logical_buffers.len()],
+        seen_allocations: vec![false; index.assignment.allocations.len()],
         error: None,
     };
     // heap[i] is the heap before event i; the last element is the running value.
@@ -277,8 +288,10 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
         sim.unpadded_heap.push(unpadded);
         sim.instruction_at.push(event.instruction);
         let Some((slot, buffer)) = index.buffer(event.buffer_id) else { continue };
-        sim.seen_buffers.insert(slot);
-        sim.seen_allocations.insert(buffer.allocation);
+        sim.seen_buffers[slot] = true;
+        if let Some(seen) = sim.seen_allocations.get_mut(buffer.allocation) {
+            *seen = true;
+        }
         let outcome = match event.kind {
             HeapEventKind::Alloc => {
                 let root = sim.root(slot);
@@ -394,18 +407,17 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             if let Some(error) = &sim.error {
                 notes.push(format!("heap simulation stopped: {error}; figures cover the events before it"));
             }
-            if sim.seen_allocations.len() > 1 {
+            let allocations_touched = sim.seen_allocations.iter().filter(|&&seen| seen).count();
+            if allocations_touched > 1 {
                 notes.push(format!(
-                    "heap trace {trace_number} spans {} buffer allocations; XProf refuses such a trace, xmem simulates it",
-                    sim.seen_allocations.len()
+                    "heap trace {trace_number} spans {allocations_touched} buffer allocations; XProf refuses such a trace, xmem simulates it"
                 ));
             }
             for slot in sim.live_at_peak() {
                 at_peak.push(buffer_at_peak(index, slot));
             }
-            let mut sorted_spans: Vec<usize> = sim.seen_buffers.iter().copied().collect();
-            sorted_spans.sort_unstable();
-            for slot in sorted_spans {
+            let seen = sim.seen_buffers.iter().enumerate().filter(|(_, &seen)| seen).map(|(slot, _)| slot);
+            for slot in seen {
                 if let Some((start, end)) = sim.states[slot].span {
                     let buffer = &assignment.logical_buffers[slot];
                     lifetimes.push(Lifetime {
@@ -424,11 +436,12 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 sim.instruction_at.get(peak_position).and_then(|&i| trace.instruction_names.get(i as usize)).cloned();
             heap_bytes = sim.heap.iter().map(|h| h + baseline).collect();
             unpadded_heap_bytes = sim.unpadded_heap.iter().map(|h| h + baseline).collect();
-            instructions = sim
-                .instruction_at
-                .iter()
-                .map(|&i| trace.instruction_names.get(i as usize).cloned().unwrap_or_default())
-                .collect();
+            // One shared string per distinct name: a million events must not
+            // mean a million string copies.
+            let names: Vec<Arc<str>> = trace.instruction_names.iter().map(|n| Arc::from(n.as_str())).collect();
+            let no_name: Arc<str> = Arc::from("");
+            instructions =
+                sim.instruction_at.iter().map(|&i| names.get(i as usize).unwrap_or(&no_name).clone()).collect();
             if sim.error.is_some() {
                 TraceStatus::Broken
             } else {

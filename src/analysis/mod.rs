@@ -5,6 +5,8 @@
 pub mod heap_simulation;
 pub mod select;
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -134,7 +136,7 @@ pub struct MemorySpaceReport {
     pub heap_bytes: Vec<i64>,
     pub unpadded_heap_bytes: Vec<i64>,
     /// The instruction of each event, aligned with `heap_bytes`.
-    pub instructions: Vec<String>,
+    pub instructions: Vec<Arc<str>>,
     /// Always-live buffers first, then temporaries in program order.
     pub at_peak: Vec<BufferAtPeak>,
     /// Every simulated buffer's span in program order and place in its allocation.

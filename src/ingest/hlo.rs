@@ -9,7 +9,7 @@ use bytes::Bytes;
 use prost::Message;
 
 use super::proto::xla::{
-    BufferAssignmentProto, HloInstructionProto, ProgramShapeProto, ShapeProto, StackFrameIndexProto,
+    BufferAssignmentWithoutTraces, HloInstructionProto, ProgramShapeProto, ShapeProto, StackFrameIndexProto,
 };
 use super::wire::{offset_within, Fields, WireError};
 use super::xla_shape;
@@ -38,13 +38,7 @@ pub fn decode(path: &Path, bytes: Bytes, base: u64, program_id: Option<u64>) -> 
         }
     }
     let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
-    let assignment = assignment
-        .map(|b| {
-            let at = base + offset_within(&bytes, &b);
-            BufferAssignmentProto::decode(b)
-                .map_err(|e| Error::malformed(path, Some(at), format!("HloProto buffer_assignment: {e}")))
-        })
-        .transpose()?;
+    let assignment = assignment.map(|b| decode_assignment(path, &bytes, base, b)).transpose()?;
     decode_module_parts(path, &bytes, base, module, assignment, program_id)
 }
 
@@ -52,6 +46,67 @@ pub fn decode(path: &Path, bytes: Bytes, base: u64, program_id: Option<u64>) -> 
 /// xmem can name but not analyse.
 pub fn decode_module(path: &Path, bytes: Bytes) -> Result<Module> {
     decode_module_parts(path, &bytes, 0, bytes.clone(), None, None)
+}
+
+/// The buffer assignment: buffers and allocations decoded, heap traces walked.
+struct RawAssignment {
+    proto: BufferAssignmentWithoutTraces,
+    heap_traces: Vec<HeapTrace>,
+}
+
+fn decode_assignment(path: &Path, whole: &Bytes, base: u64, bytes: Bytes) -> Result<RawAssignment> {
+    let at = base + offset_within(whole, &bytes);
+    let proto = BufferAssignmentWithoutTraces::decode(bytes.clone())
+        .map_err(|e| Error::malformed(path, Some(at), format!("HloProto buffer_assignment: {e}")))?;
+    let fields = |part: &Bytes| Fields::new(part.clone(), base + offset_within(whole, part));
+    let mut heap_traces = Vec::new();
+    for field in fields(&bytes) {
+        let field = field.map_err(|e| wire_error(path, e))?;
+        if let (4, Some(trace)) = (field.number, field.as_bytes()) {
+            heap_traces.push(walk_heap_trace(path, &fields, trace)?);
+        }
+    }
+    Ok(RawAssignment { proto, heap_traces })
+}
+
+/// `HeapSimulatorTrace.events` = 1, each `{kind = 1, buffer_id = 2,
+/// instruction_name = 4, share_with_canonical_id = 5}`; instruction names are
+/// interned as they are read.
+fn walk_heap_trace(path: &Path, fields: &impl Fn(&Bytes) -> Fields, trace: &Bytes) -> Result<HeapTrace> {
+    let mut names: HashMap<Bytes, u32> = HashMap::new();
+    let mut out = HeapTrace::default();
+    for field in fields(trace) {
+        let field = field.map_err(|e| wire_error(path, e))?;
+        let (1, Some(event)) = (field.number, field.as_bytes()) else { continue };
+        let (mut kind, mut buffer_id, mut share_with_canonical_id, mut name) = (0, 0, 0, Bytes::new());
+        for part in fields(event) {
+            let part = part.map_err(|e| wire_error(path, e))?;
+            match (part.number, part.as_u64(), part.as_bytes()) {
+                (1, Some(v), _) => kind = v,
+                (2, Some(v), _) => buffer_id = v as i64,
+                (5, Some(v), _) => share_with_canonical_id = v as i64,
+                (4, _, Some(b)) => name = b.clone(),
+                _ => {}
+            }
+        }
+        let next = out.instruction_names.len() as u32;
+        let instruction = *names.entry(name).or_insert_with_key(|name| {
+            out.instruction_names.push(String::from_utf8_lossy(name).into_owned());
+            next
+        });
+        out.events.push(HeapEvent {
+            kind: match kind {
+                0 => HeapEventKind::Alloc,
+                1 => HeapEventKind::Free,
+                2 => HeapEventKind::ShareWith,
+                other => HeapEventKind::Unknown(i32::try_from(other).unwrap_or(i32::MAX)),
+            },
+            buffer_id,
+            share_with_canonical_id,
+            instruction,
+        });
+    }
+    Ok(out)
 }
 
 fn wire_error(path: &Path, e: WireError) -> Error {
@@ -67,12 +122,12 @@ fn decode_module_parts(
     whole: &Bytes,
     base: u64,
     module: Bytes,
-    assignment: Option<BufferAssignmentProto>,
+    assignment: Option<RawAssignment>,
     program_id: Option<u64>,
 ) -> Result<Module> {
     let wanted: HashSet<i64> = assignment
         .iter()
-        .flat_map(|a| a.logical_buffers.iter())
+        .flat_map(|a| a.proto.logical_buffers.iter())
         .filter_map(|b| b.defined_at.as_ref().map(|d| d.instruction_id))
         .collect();
     let fields = |part: &Bytes| Fields::new(part.clone(), base + offset_within(whole, part));
@@ -195,10 +250,11 @@ fn signature(shape: &ProgramShapeProto) -> String {
 }
 
 fn convert_assignment(
-    assignment: BufferAssignmentProto,
+    assignment: RawAssignment,
     instructions: &HashMap<i64, HloInstructionProto>,
     stack_frames: Option<&StackFrameIndexProto>,
 ) -> BufferAssignment {
+    let RawAssignment { proto: assignment, heap_traces } = assignment;
     let logical_protos: HashMap<i64, _> = assignment.logical_buffers.iter().map(|b| (b.id, b)).collect();
     let mut out = BufferAssignment::default();
     let mut instruction_index: HashMap<i64, usize> = HashMap::new();
@@ -249,29 +305,7 @@ fn convert_assignment(
         }
     }
 
-    for trace in assignment.heap_simulator_traces {
-        let mut names: HashMap<String, u32> = HashMap::new();
-        let mut converted = HeapTrace { events: Vec::with_capacity(trace.events.len()), instruction_names: Vec::new() };
-        for event in trace.events {
-            let next = converted.instruction_names.len() as u32;
-            let instruction = *names.entry(event.instruction_name).or_insert_with_key(|name| {
-                converted.instruction_names.push(name.clone());
-                next
-            });
-            converted.events.push(HeapEvent {
-                kind: match event.kind {
-                    0 => HeapEventKind::Alloc,
-                    1 => HeapEventKind::Free,
-                    2 => HeapEventKind::ShareWith,
-                    other => HeapEventKind::Unknown(other),
-                },
-                buffer_id: event.buffer_id,
-                share_with_canonical_id: event.share_with_canonical_id,
-                instruction,
-            });
-        }
-        out.heap_traces.push(converted);
-    }
+    out.heap_traces = heap_traces;
     out
 }
 
