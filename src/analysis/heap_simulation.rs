@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus};
+use super::{sum_bytes, BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus};
 use crate::model::{Allocation, BufferAssignment, HeapEventKind, HeapTrace, LogicalBuffer};
 
 /// XProf folds buffers smaller than this into one "small" entry.
@@ -219,14 +219,14 @@ impl Simulation {
             push.removed_at = Some(event);
             open = push.previous_open.take();
         }
-        let heap = self.heap_now() - buffer.size;
+        let heap = self.heap_now().saturating_sub(buffer.size);
         if heap < 0 {
             return Err(format!(
                 "heap size becomes negative ({heap} bytes) at event {event}, freeing buffer {}",
                 buffer.id
             ));
         }
-        let unpadded = self.unpadded_now() - buffer.unpadded_size;
+        let unpadded = self.unpadded_now().saturating_sub(buffer.unpadded_size);
         self.set_now(heap, unpadded);
         if let Some(span) = &mut self.states[slot].span {
             span.1 = event;
@@ -381,19 +381,19 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             }
         }
         if let Some((slot, _)) = best {
-            baseline += allocation.size;
+            baseline = baseline.saturating_add(allocation.size);
             match category(allocation) {
-                Category::Parameter => breakdown.parameters += allocation.size,
-                Category::Output => breakdown.outputs += allocation.size,
-                _ => breakdown.constants += allocation.size,
+                Category::Parameter => breakdown.parameters = breakdown.parameters.saturating_add(allocation.size),
+                Category::Output => breakdown.outputs = breakdown.outputs.saturating_add(allocation.size),
+                _ => breakdown.constants = breakdown.constants.saturating_add(allocation.size),
             }
             at_peak.push(buffer_at_peak(index, slot));
         }
     }
-    breakdown.thread_local = allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size).sum();
+    breakdown.thread_local = sum_bytes(allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size));
 
-    let total_allocation_bytes: i64 = allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size).sum();
-    let indefinite_bytes: i64 = allocations.iter().filter(|a| is_indefinite(a)).map(|a| a.size).sum();
+    let total_allocation_bytes: i64 = sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size));
+    let indefinite_bytes: i64 = sum_bytes(allocations.iter().filter(|a| is_indefinite(a)).map(|a| a.size));
     let temporary_allocations = allocations.iter().any(|a| !is_indefinite(a) && !a.is_thread_local && a.size > 0);
 
     let mut heap_bytes = Vec::new();
@@ -434,8 +434,8 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             peak_position = sim.peak_position;
             peak_instruction =
                 sim.instruction_at.get(peak_position).and_then(|&i| trace.instruction_names.get(i as usize)).cloned();
-            heap_bytes = sim.heap.iter().map(|h| h + baseline).collect();
-            unpadded_heap_bytes = sim.unpadded_heap.iter().map(|h| h + baseline).collect();
+            heap_bytes = sim.heap.iter().map(|h| h.saturating_add(baseline)).collect();
+            unpadded_heap_bytes = sim.unpadded_heap.iter().map(|h| h.saturating_add(baseline)).collect();
             // One shared string per distinct name: a million events must not
             // mean a million string copies.
             let names: Vec<Arc<str>> = trace.instruction_names.iter().map(|n| Arc::from(n.as_str())).collect();
@@ -461,10 +461,10 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     };
     breakdown.temporaries = peak;
 
-    let peak_bytes = peak + baseline;
-    let fragmentation_denominator = total_allocation_bytes - indefinite_bytes;
+    let peak_bytes = peak.saturating_add(baseline);
+    let fragmentation_denominator = total_allocation_bytes.saturating_sub(indefinite_bytes);
     let fragmentation = if fragmentation_denominator > 0 {
-        (total_allocation_bytes - peak_bytes) as f64 / fragmentation_denominator as f64
+        total_allocation_bytes.saturating_sub(peak_bytes) as f64 / fragmentation_denominator as f64
     } else {
         0.0
     };
@@ -474,14 +474,16 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         trace_index,
         heap_simulation: status,
         peak_bytes,
-        peak_unpadded_bytes: peak_unpadded + baseline,
+        peak_unpadded_bytes: peak_unpadded.saturating_add(baseline),
         peak_position,
         peak_instruction,
         indefinite_bytes,
         total_allocation_bytes,
-        entry_parameters_bytes: allocations.iter().filter(|a| a.is_entry_computation_parameter).map(|a| a.size).sum(),
-        maybe_live_out_bytes: allocations.iter().filter(|a| a.maybe_live_out).map(|a| a.size).sum(),
-        non_reusable_bytes: allocations.iter().filter(|a| a.is_thread_local || a.is_tuple).map(|a| a.size).sum(),
+        entry_parameters_bytes: sum_bytes(
+            allocations.iter().filter(|a| a.is_entry_computation_parameter).map(|a| a.size),
+        ),
+        maybe_live_out_bytes: sum_bytes(allocations.iter().filter(|a| a.maybe_live_out).map(|a| a.size)),
+        non_reusable_bytes: sum_bytes(allocations.iter().filter(|a| a.is_thread_local || a.is_tuple).map(|a| a.size)),
         fragmentation,
         breakdown,
         heap_bytes,
@@ -490,5 +492,108 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         at_peak,
         lifetimes,
         notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{HeapEvent, Instruction};
+
+    fn buffer(id: i64, size: i64, allocation: usize) -> LogicalBuffer {
+        LogicalBuffer {
+            id,
+            size,
+            unpadded_size: size,
+            color: 0,
+            instruction: 0,
+            shape_index: Vec::new(),
+            shape: "f32[4]{0}".into(),
+            allocation,
+            offset: 0,
+        }
+    }
+
+    fn event(kind: HeapEventKind, buffer_id: i64, share_with_canonical_id: i64) -> HeapEvent {
+        HeapEvent { kind, buffer_id, share_with_canonical_id, instruction: 0 }
+    }
+
+    /// One temporary allocation holding `sizes.len()` buffers, replayed by `events`.
+    fn assignment(sizes: &[i64], events: Vec<HeapEvent>) -> BufferAssignment {
+        BufferAssignment {
+            instructions: vec![Instruction { name: "fusion".into(), ..Default::default() }],
+            logical_buffers: sizes.iter().enumerate().map(|(i, &s)| buffer(i as i64, s, 0)).collect(),
+            allocations: vec![Allocation {
+                index: 0,
+                size: sizes.iter().copied().fold(0, i64::saturating_add),
+                assigned: (0..sizes.len() as i64).collect(),
+                ..Default::default()
+            }],
+            heap_traces: vec![HeapTrace { events, instruction_names: vec!["fusion".into()] }],
+        }
+    }
+
+    use HeapEventKind::{Alloc, Free, ShareWith, Unknown};
+
+    #[test]
+    fn peak_is_the_first_maximum_and_its_live_set() {
+        let events = vec![
+            event(Alloc, 0, 0),
+            event(Alloc, 1, 0),
+            event(Free, 1, 0),
+            event(Alloc, 2, 0),
+            event(Free, 0, 0),
+            event(Free, 2, 0),
+        ];
+        let space = &analyze_color(&assignment(&[100, 50, 50], events), 0)[0];
+        assert_eq!(space.peak_bytes, 150);
+        assert_eq!(space.peak_position, 1);
+        assert_eq!(space.heap_bytes, [0, 100, 150, 100, 150, 50, 0]);
+        let live: Vec<i64> = space.at_peak.iter().map(|b| b.logical_buffer_id).collect();
+        assert_eq!(live, [0, 1]);
+    }
+
+    #[test]
+    fn sharing_a_freed_buffer_revives_it_and_shows_the_sharer() {
+        let events = vec![event(Alloc, 0, 0), event(Free, 0, 0), event(ShareWith, 1, 0), event(Free, 1, 0)];
+        let space = &analyze_color(&assignment(&[64, 64], events), 0)[0];
+        assert_eq!(space.heap_bytes, [0, 64, 0, 64, 0]);
+        assert_eq!(space.peak_position, 0);
+        assert_eq!(space.at_peak.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>(), [0]);
+    }
+
+    #[test]
+    fn a_free_without_alloc_stops_with_the_event_index() {
+        let events = vec![event(Alloc, 0, 0), event(Free, 1, 0), event(Alloc, 1, 0)];
+        let space = &analyze_color(&assignment(&[10, 20], events), 0)[0];
+        assert_eq!(space.heap_simulation, TraceStatus::Broken);
+        assert!(space.notes.iter().any(|n| n.contains("buffer 1") && n.contains("event 1")), "{:?}", space.notes);
+        assert_eq!(space.peak_bytes, 10);
+    }
+
+    #[test]
+    fn unknown_kinds_and_dangling_ids_are_reported_not_fatal() {
+        let events = vec![event(Alloc, 0, 0), event(Alloc, 99, 0), event(ShareWith, 0, 77), event(Unknown(7), 0, 0)];
+        let space = &analyze_color(&assignment(&[8], events), 0)[0];
+        assert_eq!(space.heap_simulation, TraceStatus::Broken);
+        assert!(space.notes.iter().any(|n| n.contains("unknown heap event kind 7 at event 3")), "{:?}", space.notes);
+        assert_eq!(space.peak_bytes, 8);
+    }
+
+    #[test]
+    fn absurd_sizes_saturate_instead_of_overflowing() {
+        let events = vec![event(Alloc, 0, 0), event(Alloc, 1, 0), event(Free, 0, 0), event(Free, 1, 0)];
+        let space = &analyze_color(&assignment(&[i64::MAX, i64::MAX], events), 0)[0];
+        assert_eq!(space.peak_bytes, i64::MAX);
+        let negative = vec![event(Alloc, 0, 0), event(Free, 0, 0)];
+        let space = &analyze_color(&assignment(&[i64::MIN], negative), 0)[0];
+        assert!(space.peak_bytes >= 0);
+    }
+
+    #[test]
+    fn share_cycles_terminate() {
+        let events = vec![event(Alloc, 0, 0), event(ShareWith, 1, 0), event(ShareWith, 0, 1), event(Free, 0, 0)];
+        let space = &analyze_color(&assignment(&[16, 16], events), 0)[0];
+        assert_eq!(space.heap_bytes.len(), 5);
     }
 }

@@ -12,6 +12,12 @@ use serde::Serialize;
 
 use crate::model::{Capture, Module};
 
+/// Adds byte counts without overflowing: sizes come from files, and a
+/// corrupt one must not wrap a total around or panic.
+pub fn sum_bytes(sizes: impl Iterator<Item = i64>) -> i64 {
+    sizes.fold(0, i64::saturating_add)
+}
+
 pub const REPORT_SCHEMA: &str = "xmem.report/1";
 
 #[derive(Debug, Clone, Serialize)]
@@ -146,11 +152,11 @@ pub struct MemorySpaceReport {
 
 impl MemorySpaceReport {
     pub fn padding_bytes(&self) -> i64 {
-        self.peak_bytes - self.peak_unpadded_bytes
+        self.peak_bytes.saturating_sub(self.peak_unpadded_bytes)
     }
 
     pub fn always_live_bytes(&self) -> i64 {
-        self.breakdown.parameters + self.breakdown.outputs + self.breakdown.constants
+        sum_bytes([self.breakdown.parameters, self.breakdown.outputs, self.breakdown.constants].into_iter())
     }
 
     /// The buffers at the peak as a table shows them: the `top` largest of at
@@ -163,9 +169,9 @@ impl MemorySpaceReport {
         let rest = large.get(top..).unwrap_or_default();
         BufferTable {
             rest_count: rest.len(),
-            rest_bytes: rest.iter().map(|b| b.size_bytes).sum(),
+            rest_bytes: sum_bytes(rest.iter().map(|b| b.size_bytes)),
             small_count: small.len(),
-            small_bytes: small.iter().map(|b| b.size_bytes).sum(),
+            small_bytes: sum_bytes(small.iter().map(|b| b.size_bytes)),
             rows: large.into_iter().take(top).collect(),
         }
     }
