@@ -87,3 +87,84 @@ fn mutated_gzip_never_panics() {
     let gz = encoder.finish().unwrap();
     assert_never_panics(&["report", "--format", "json", "-o", "/dev/null"], "vm.xplane.pb.gz", &gz, 3);
 }
+
+fn run(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    cargo_bin_cmd!("xmem").args(args).output().unwrap()
+}
+
+#[test]
+fn gzip_bomb_stops_at_the_ceiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.xplane.pb.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut encoder, &vec![0u8; 64 << 20]).unwrap();
+    std::fs::write(&bomb, encoder.finish().unwrap()).unwrap();
+    let output = run(&["report".as_ref(), bomb.as_os_str(), "--max-input-size".as_ref(), "1MiB".as_ref()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bomb.xplane.pb.gz") && stderr.contains("exceeds the limit of 1048576 bytes"), "{stderr}");
+}
+
+#[test]
+fn one_corrupt_host_is_skipped_with_a_warning_unless_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let good =
+        std::fs::read(fixture("profiles/pair_base/profile/plugins/profile/2026_11_22_07_55_28/vm.xplane.pb")).unwrap();
+    std::fs::write(dir.path().join("host0.xplane.pb"), &good).unwrap();
+    std::fs::write(dir.path().join("host1.xplane.pb"), &good[..good.len() / 3]).unwrap();
+    let output = run(&["report".as_ref(), dir.path().as_os_str(), "--format".as_ref(), "json".as_ref()]);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("warning") && stderr.contains("host1.xplane.pb"), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["modules"][0]["name"], "jit_wide_mlp_step");
+    let strict = run(&["report".as_ref(), dir.path().as_os_str(), "--strict".as_ref()]);
+    assert_eq!(strict.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&strict.stderr).contains("host1.xplane.pb"));
+}
+
+#[test]
+fn huge_declared_lengths_and_deep_nesting_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    // Field 1, length-delimited, declaring 2^62 bytes.
+    let huge = dir.path().join("huge.xplane.pb");
+    std::fs::write(&huge, [0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 0x08]).unwrap();
+    let output = run(&["report".as_ref(), huge.as_os_str()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("runs past the end"));
+
+    // An HloProto whose first instruction's shape nests tuples 5,000 deep.
+    let mut shape = vec![0x10, 0x0b]; // element_type: F32
+    for _ in 0..5000 {
+        let mut outer = vec![0x10, 0x0d, 0x22]; // element_type: TUPLE, tuple_shapes:
+        outer.extend(varint(shape.len() as u64));
+        outer.extend(shape);
+        shape = outer;
+    }
+    let mut instruction = vec![0x0a, 0x01, b'p', 0x1a];
+    instruction.extend(varint(shape.len() as u64));
+    instruction.extend(shape);
+    let mut computation = vec![0x12];
+    computation.extend(varint(instruction.len() as u64));
+    computation.extend(instruction);
+    let mut module = vec![0x0a, 0x01, b'm', 0x1a];
+    module.extend(varint(computation.len() as u64));
+    module.extend(computation);
+    let mut proto = vec![0x0a];
+    proto.extend(varint(module.len() as u64));
+    proto.extend(module);
+    let deep = dir.path().join("deep.hlo.pb");
+    std::fs::write(&deep, proto).unwrap();
+    let output = run(&["report".as_ref(), deep.as_os_str()]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
+fn varint(mut value: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+    out
+}
