@@ -149,21 +149,26 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
 
 /// Reads everything xmem can use from `path`.
 pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
-    let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !metadata.is_dir() {
-        let contents = source::read(path, options.max_input_size)?;
-        match guess_file(path, &contents.bytes)? {
-            FileKind::XSpace => add_xspace(path, &contents.bytes, &mut HashSet::new(), &mut capture)?,
-            FileKind::HloProto => capture.modules.push(hlo::decode(path, contents.bytes, 0, None)?),
-            FileKind::HloModule => capture.modules.push(hlo::decode_module(path, contents.bytes)?),
-        }
-        return Ok(capture);
+        return load_bytes(path, source::read(path, options.max_input_size)?.bytes);
     }
+    let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     match guess_dir(path, options)? {
         DirKind::LogDir { run } => read_hosts(&run, &sorted_entries(&run, is_xplane_name)?, options, &mut capture)?,
         DirKind::RunDir { hosts } => read_hosts(path, &hosts, options, &mut capture)?,
         DirKind::HloDir { files } => read_hlo_files(path, &files, options, &mut capture)?,
+    }
+    Ok(capture)
+}
+
+/// Reads one file's (already decompressed) bytes; `path` names it in errors.
+pub fn load_bytes(path: &Path, bytes: Bytes) -> Result<Capture> {
+    let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
+    match guess_file(path, &bytes)? {
+        FileKind::XSpace => add_xspace(path, &bytes, &mut HashSet::new(), &mut capture)?,
+        FileKind::HloProto => capture.modules.push(hlo::decode(path, bytes, 0, None)?),
+        FileKind::HloModule => capture.modules.push(hlo::decode_module(path, bytes)?),
     }
     Ok(capture)
 }
