@@ -3,4 +3,5 @@
 pub mod diff;
 pub mod json;
 pub mod list;
+pub mod svg;
 pub mod text;
