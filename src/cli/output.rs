@@ -48,16 +48,18 @@ pub fn finish(result: io::Result<()>, out: &mut dyn Write) -> anyhow::Result<()>
 }
 
 /// Loads and analyses the inputs, keeping the modules and memory spaces that
-/// `--module` and `--memory-space` select.
+/// `--module` and `--memory-space` select; an input with nothing to analyse
+/// is an error that says why.
 pub fn selected_report(paths: &[PathBuf], selection: &Selection, input: &InputOptions) -> anyhow::Result<Report> {
-    let module_filter =
-        selection.module.as_deref().map(select::ModuleFilter::parse).transpose().map_err(anyhow::Error::msg)?;
-    let memory_space =
-        selection.memory_space.as_deref().map(select::parse_memory_space).transpose().map_err(anyhow::Error::msg)?;
+    let filter = select::Filter::parse(selection.module.as_deref(), selection.memory_space.as_deref())
+        .map_err(anyhow::Error::msg)?;
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
     let mut report = analysis::analyze(&captures);
-    select::narrow(&mut report, module_filter.as_ref(), memory_space);
-    if report.modules.is_empty() && (module_filter.is_some() || memory_space.is_some()) {
+    if let Some(reason) = report.nothing_usable() {
+        anyhow::bail!("{}: {reason}", report.inputs.join(", "));
+    }
+    filter.apply(&mut report);
+    if report.modules.is_empty() && filter.is_set() {
         anyhow::bail!("no module matches the given --module / --memory-space");
     }
     Ok(report)
