@@ -155,6 +155,49 @@ pub fn lifetime_boxes(space: &MemorySpaceReport) -> Option<LifetimeBoxes<'_>> {
 mod tests {
     use super::*;
 
+    fn memory_hungry_attention() -> MemorySpaceReport {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles/memory_hungry");
+        let options = crate::ingest::ReadOptions { run: None, max_input_size: 1 << 30 };
+        let capture = crate::ingest::load(&root.join("profile"), &options).unwrap();
+        let report = crate::analysis::analyze(&[capture]);
+        let module = report.modules.into_iter().find(|m| m.name == "jit_naive_attention_grad").unwrap();
+        module.memory_spaces.into_iter().next().unwrap()
+    }
+
+    /// XProf's figures for jit_naive_attention_grad(16): peak bytes, its event
+    /// position, and the always-live bytes under it.
+    fn oracle_peak() -> (i64, u64, i64) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "fixtures/profiles/memory_hungry/oracle/memory_viewer/jit_naive_attention_grad(16).memory_space_0.json",
+        );
+        let oracle: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let bytes = |key: &str| (oracle[key].as_f64().unwrap() * 1_048_576.0).round() as i64;
+        (bytes("peakHeapMib"), oracle["peakHeapSizePosition"].as_u64().unwrap(), bytes("indefiniteBufferAllocationMib"))
+    }
+
+    #[test]
+    fn a_thinned_timeline_still_reaches_xprofs_peak_where_xprof_draws_it() {
+        let space = memory_hungry_attention();
+        let (peak_bytes, peak_position, _) = oracle_peak();
+        let timeline = program_timeline(&space, 6).unwrap();
+        assert!(timeline.x.len() <= 6);
+        assert_eq!(timeline.peak.x, peak_position + 1);
+        assert_eq!(timeline.peak.bytes, peak_bytes);
+        let at_peak = timeline.x.iter().position(|&x| x == timeline.peak.x).expect("the peak point is drawn");
+        assert_eq!(timeline.bands[1].values[at_peak], peak_bytes);
+        assert_eq!(timeline.y_max, peak_bytes);
+    }
+
+    #[test]
+    fn lifetime_boxes_cross_the_peak_line_for_the_temporaries_live_there() {
+        let space = memory_hungry_attention();
+        let (peak_bytes, _, always_live_bytes) = oracle_peak();
+        let boxes = lifetime_boxes(&space).unwrap();
+        let crossing: i64 =
+            boxes.boxes.iter().filter(|b| b.x0 <= boxes.peak.x && boxes.peak.x < b.x1).map(|b| b.y1 - b.y0).sum();
+        assert_eq!(crossing, peak_bytes - always_live_bytes);
+    }
+
     #[test]
     fn short_series_are_drawn_whole() {
         assert_eq!(drawing_indices(&[3, 1, 4, 1, 5], 100), vec![0, 1, 2, 3, 4]);
