@@ -64,8 +64,8 @@ pub fn space_charts(
     Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
 }
 
-/// Colours shared by every chart, from the Okabe–Ito palette (readable by
-/// colour-blind readers).
+/// Colours shared by every chart: the Okabe–Ito palette for marks that carry
+/// meaning (readable by colour-blind readers), greys for frames and sums.
 pub mod palette {
     use plotters::style::RGBColor;
 
