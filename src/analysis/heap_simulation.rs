@@ -334,18 +334,22 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
     sim
 }
 
+/// The defining instruction's name, with `{i,j}` for a tuple element.
+fn buffer_name(buffer: &LogicalBuffer, instruction: &str) -> String {
+    if buffer.shape_index.is_empty() {
+        instruction.to_string()
+    } else {
+        let index: Vec<String> = buffer.shape_index.iter().map(i64::to_string).collect();
+        format!("{instruction}{{{}}}", index.join(","))
+    }
+}
+
 fn buffer_at_peak(index: &Index, slot: usize) -> BufferAtPeak {
     let assignment = index.assignment;
     let buffer = &assignment.logical_buffers[slot];
     let instruction = assignment.instructions.get(buffer.instruction).cloned().unwrap_or_default();
-    let name = if buffer.shape_index.is_empty() {
-        instruction.name
-    } else {
-        let index: Vec<String> = buffer.shape_index.iter().map(i64::to_string).collect();
-        format!("{}{{{}}}", instruction.name, index.join(","))
-    };
     BufferAtPeak {
-        instruction: name,
+        instruction: buffer_name(buffer, &instruction.name),
         logical_buffer_id: buffer.id,
         size_bytes: buffer.size,
         unpadded_bytes: buffer.unpadded_size,
@@ -420,8 +424,10 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             for slot in seen {
                 if let Some((start, end)) = sim.states[slot].span {
                     let buffer = &assignment.logical_buffers[slot];
+                    let instruction = assignment.instructions.get(buffer.instruction).map_or("", |i| i.name.as_str());
                     lifetimes.push(Lifetime {
                         logical_buffer_id: buffer.id,
+                        instruction: buffer_name(buffer, instruction),
                         start,
                         end,
                         offset: buffer.offset,

@@ -2,6 +2,7 @@
 //! types. The structs here are what every renderer prints and what the JSON
 //! renderer serialises as `xmem.report/1`.
 
+pub mod drawing;
 pub mod heap_simulation;
 pub mod select;
 
@@ -206,9 +207,17 @@ pub struct BufferAtPeak {
     pub offset: i64,
 }
 
+impl BufferAtPeak {
+    pub fn padding_bytes(&self) -> i64 {
+        self.size_bytes - self.unpadded_bytes
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Lifetime {
     pub logical_buffer_id: i64,
+    /// The defining instruction, named as in [`BufferAtPeak::instruction`].
+    pub instruction: String,
     /// First and last event index of the span.
     pub start: usize,
     pub end: usize,

@@ -5,6 +5,7 @@ pub mod args;
 mod diff;
 mod list;
 mod output;
+mod plot;
 mod report;
 
 use std::process::ExitCode;
@@ -54,13 +55,14 @@ fn one_line(error: &anyhow::Error) -> String {
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Report(args) => report::run(args),
+        Command::Plot(args) => plot::run(args),
         Command::List(args) => list::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "xmem", &mut std::io::stdout());
             Ok(Outcome::Success)
         }
-        Command::Plot(_) | Command::Oom(_) => {
+        Command::Oom(_) => {
             anyhow::bail!("this command is not built yet")
         }
     }

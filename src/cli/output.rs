@@ -3,11 +3,12 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::args::InputOptions;
+use super::args::{InputOptions, Selection};
+use crate::analysis::{self, select, Report};
 use crate::ingest::{self, ReadOptions};
 use crate::model::Capture;
 
@@ -44,4 +45,22 @@ pub fn finish(result: io::Result<()>, out: &mut dyn Write) -> anyhow::Result<()>
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("writing output"),
     }
+}
+
+/// Loads and analyses the inputs, keeping the modules and memory spaces that
+/// `--module` and `--memory-space` select; an input with nothing to analyse
+/// is an error that says why.
+pub fn selected_report(paths: &[PathBuf], selection: &Selection, input: &InputOptions) -> anyhow::Result<Report> {
+    let filter = select::Filter::parse(selection.module.as_deref(), selection.memory_space.as_deref())
+        .map_err(anyhow::Error::msg)?;
+    let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
+    let mut report = analysis::analyze(&captures);
+    if let Some(reason) = report.nothing_usable() {
+        anyhow::bail!("{}: {reason}", report.inputs.join(", "));
+    }
+    filter.apply(&mut report);
+    if report.modules.is_empty() && filter.is_set() {
+        anyhow::bail!("no module matches the given --module / --memory-space");
+    }
+    Ok(report)
 }

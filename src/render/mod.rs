@@ -1,6 +1,8 @@
 //! Printers: they format what analysis produced and compute nothing.
 
 pub mod diff;
+pub mod html;
 pub mod json;
 pub mod list;
+pub mod svg;
 pub mod text;

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
-use crate::analysis::{MemorySpaceReport, ModuleReport, Report, TraceStatus};
+use crate::analysis::{BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
 use crate::units::human_bytes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,32 +95,53 @@ pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail
     Ok(())
 }
 
-fn write_summary(out: &mut dyn Write, flavor: Flavor, report: &Report) -> io::Result<()> {
-    let mut t = table(flavor, &["Module", "Id", "Space", "Peak", "Unpadded", "Always-live", "Temp at peak"]);
+pub const SUMMARY_HEADER: [&str; 7] = ["Module", "Id", "Space", "Peak", "Unpadded", "Always-live", "Temp at peak"];
+/// The columns of [`SUMMARY_HEADER`] that hold numbers.
+pub const SUMMARY_NUMBERS: [usize; 5] = [1, 3, 4, 5, 6];
+
+/// Said under the summary when a row's peak is marked `*`.
+pub const MISSING_TRACE_FOOTNOTE: &str =
+    "* no heap-simulator trace: the peak counts only always-live buffers (see the module's notes)";
+
+/// One row per module and memory space, as the summary table shows them,
+/// and whether any peak needs [`MISSING_TRACE_FOOTNOTE`].
+pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool) {
+    let mut rows = Vec::new();
+    let mut missing_trace = false;
     for module in &report.modules {
         let id = module.program_id.map(|i| i.to_string()).unwrap_or_default();
         if let Some(problem) = &module.problem {
             let short = problem.split(';').next().unwrap_or(problem);
-            t.add_row(vec![module.name.clone(), id, "-".into(), short.to_string()]);
+            rows.push(vec![module.name.clone(), id, "-".into(), short.to_string()]);
             continue;
         }
         for space in &module.memory_spaces {
-            let marker = if space.heap_simulation == TraceStatus::Missing { " *" } else { "" };
-            t.add_row(vec![
+            let missing = space.heap_simulation == TraceStatus::Missing;
+            missing_trace |= missing;
+            rows.push(vec![
                 module.name.clone(),
                 id.clone(),
                 space.name.clone(),
-                format!("{}{marker}", bytes(space.peak_bytes)),
+                format!("{}{}", bytes(space.peak_bytes), if missing { " *" } else { "" }),
                 bytes(space.peak_unpadded_bytes),
                 bytes(space.always_live_bytes()),
                 bytes(space.breakdown.temporaries),
             ]);
         }
     }
-    align_right(&mut t, &[1, 3, 4, 5, 6]);
+    (rows, missing_trace)
+}
+
+fn write_summary(out: &mut dyn Write, flavor: Flavor, report: &Report) -> io::Result<()> {
+    let mut t = table(flavor, &SUMMARY_HEADER);
+    let (rows, missing_trace) = summary_rows(report);
+    for row in rows {
+        t.add_row(row);
+    }
+    align_right(&mut t, &SUMMARY_NUMBERS);
     writeln!(out, "{t}")?;
-    if report.modules.iter().flat_map(|m| &m.memory_spaces).any(|s| s.heap_simulation == TraceStatus::Missing) {
-        writeln!(out, "* no heap-simulator trace: the peak counts only always-live buffers (see the module's notes)")?;
+    if missing_trace {
+        writeln!(out, "{MISSING_TRACE_FOOTNOTE}")?;
     }
     Ok(())
 }
@@ -134,118 +155,139 @@ fn write_module(out: &mut dyn Write, flavor: Flavor, module: &ModuleReport, deta
         if i > 0 {
             writeln!(out)?;
         }
-        let trace = space
-            .trace_index
-            .filter(|_| space.notes.iter().any(|n| n.starts_with("trace ")))
-            .map(|t| format!(", trace {t}"));
-        heading(
-            out,
-            flavor,
-            2,
-            &format!("{} · {} (color {}{})", module.display_name(), space.name, space.color, trace.unwrap_or_default()),
-        )?;
+        heading(out, flavor, 2, &space_heading(module, space))?;
         write_space(out, flavor, space, detail)?;
     }
     Ok(())
 }
 
-fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, detail: Detail) -> io::Result<()> {
+/// `jit_step(22) · hbm (color 0)`, with the trace when a colour has several.
+pub fn space_heading(module: &ModuleReport, space: &MemorySpaceReport) -> String {
+    let trace = space
+        .trace_index
+        .filter(|_| space.notes.iter().any(|n| n.starts_with("trace ")))
+        .map(|t| format!(", trace {t}"));
+    format!("{} · {} (color {}{})", module.display_name(), space.name, space.color, trace.unwrap_or_default())
+}
+
+/// The figures of a memory space as label and value, in reading order.
+pub fn space_facts(space: &MemorySpaceReport) -> Vec<(&'static str, String)> {
     let at = match &space.peak_instruction {
         Some(instruction) => format!(" at event {} ({instruction})", space.peak_position),
         None => String::new(),
     };
-    fact(out, flavor, "Peak heap", &format!("{} ({} bytes){at}", bytes(space.peak_bytes), space.peak_bytes))?;
-    fact(
-        out,
-        flavor,
-        "Unpadded peak",
-        &format!("{}, padding overhead {}", bytes(space.peak_unpadded_bytes), bytes(space.padding_bytes())),
-    )?;
     let b = &space.breakdown;
-    fact(
-        out,
-        flavor,
-        "Always-live",
-        &format!(
-            "{}: parameters {}, outputs {}, constants {}",
-            bytes(space.always_live_bytes()),
-            bytes(b.parameters),
-            bytes(b.outputs),
-            bytes(b.constants)
+    let mut facts = vec![
+        ("Peak heap", format!("{} ({} bytes){at}", bytes(space.peak_bytes), space.peak_bytes)),
+        (
+            "Unpadded peak",
+            format!("{}, padding overhead {}", bytes(space.peak_unpadded_bytes), bytes(space.padding_bytes())),
         ),
-    )?;
-    fact(out, flavor, "Temporaries at peak", &bytes(b.temporaries))?;
+        (
+            "Always-live",
+            format!(
+                "{}: parameters {}, outputs {}, constants {}",
+                bytes(space.always_live_bytes()),
+                bytes(b.parameters),
+                bytes(b.outputs),
+                bytes(b.constants)
+            ),
+        ),
+        ("Temporaries at peak", bytes(b.temporaries)),
+    ];
     if b.thread_local > 0 {
-        fact(
-            out,
-            flavor,
-            "Thread-local",
-            &format!("{} (not counted in the peak, as in XProf)", bytes(b.thread_local)),
-        )?;
+        facts.push(("Thread-local", format!("{} (not counted in the peak, as in XProf)", bytes(b.thread_local))));
     }
-    fact(
-        out,
-        flavor,
+    facts.push((
         "Total allocation",
-        &format!("{} with fragmentation {:.1}%", bytes(space.total_allocation_bytes), space.fragmentation * 100.0),
-    )?;
-    for note in &space.notes {
-        fact(out, flavor, "Note", note)?;
+        format!("{} with fragmentation {:.1}%", bytes(space.total_allocation_bytes), space.fragmentation * 100.0),
+    ));
+    facts.extend(space.notes.iter().map(|note| ("Note", note.clone())));
+    facts
+}
+
+/// A terminal has no room for long op names in their own column: there the
+/// instruction and shape share a cell with the op name and source below them.
+/// Markdown (and HTML) give each its own column.
+pub fn buffer_header(flavor: Flavor) -> &'static [&'static str] {
+    match flavor {
+        Flavor::Text => &["Size", "Unpadded", "Category", "Instruction, shape / op name, source"],
+        Flavor::Markdown => &["Size", "Unpadded", "Category", "Instruction", "Shape", "Op name", "Source"],
+    }
+}
+
+/// The columns of [`buffer_header`] that hold numbers.
+pub const BUFFER_NUMBERS: [usize; 2] = [0, 1];
+
+/// What the table of buffers at the peak is about, e.g. `Buffers live at the peak: 20, largest first (top 5)`.
+pub fn buffer_table_title(space: &MemorySpaceReport, buffers: &BufferTable) -> String {
+    let shown = if buffers.rest_count > 0 { format!(" (top {})", buffers.rows.len()) } else { String::new() };
+    format!("Buffers live at the peak: {}, largest first{shown}", space.at_peak.len())
+}
+
+/// The line for the buffers past the top N.
+pub fn rest_label(buffers: &BufferTable) -> String {
+    format!("{} more buffers", buffers.rest_count)
+}
+
+/// The line for the buffers under 16 KiB, folded as XProf folds them.
+pub fn small_label(buffers: &BufferTable) -> String {
+    format!("small (<{} each): {} buffers", bytes(SMALL_BUFFER_BYTES), buffers.small_count)
+}
+
+/// The rows under [`buffer_header`], with the folded lines last.
+pub fn buffer_rows(flavor: Flavor, buffers: &BufferTable) -> Vec<Vec<String>> {
+    let mut rows: Vec<Vec<String>> = buffers
+        .rows
+        .iter()
+        .map(|buffer| {
+            let source = buffer.source.as_deref().map(file_name_and_line).unwrap_or_default();
+            let mut row =
+                vec![bytes(buffer.size_bytes), bytes(buffer.unpadded_bytes), buffer.category.label().to_string()];
+            match flavor {
+                Flavor::Text => {
+                    let origin = [buffer.op_name.as_str(), source.as_str()]
+                        .iter()
+                        .filter(|s| !s.is_empty())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("  ");
+                    row.push(format!("{}  {}\n{origin}", buffer.instruction, buffer.shape).trim_end().to_string());
+                }
+                Flavor::Markdown => {
+                    row.extend([buffer.instruction.clone(), buffer.shape.clone(), buffer.op_name.clone(), source]);
+                }
+            }
+            row
+        })
+        .collect();
+    if buffers.rest_count > 0 {
+        rows.push(vec![bytes(buffers.rest_bytes), String::new(), String::new(), rest_label(buffers)]);
+    }
+    if buffers.small_count > 0 {
+        rows.push(vec![bytes(buffers.small_bytes), String::new(), String::new(), small_label(buffers)]);
+    }
+    rows
+}
+
+fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, detail: Detail) -> io::Result<()> {
+    for (label, value) in space_facts(space) {
+        fact(out, flavor, label, &value)?;
     }
     if space.at_peak.is_empty() {
         return Ok(());
     }
     writeln!(out)?;
     let buffers = space.largest_buffers(detail.top);
-    let shown = if buffers.rest_count > 0 { format!(" (top {})", detail.top) } else { String::new() };
-    writeln!(out, "Buffers live at the peak: {}, largest first{shown}", space.at_peak.len())?;
+    writeln!(out, "{}", buffer_table_title(space, &buffers))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
-    // A terminal has no room for long op names in their own column: the
-    // instruction and shape share a cell with the op name and source below them.
-    let mut t = match flavor {
-        Flavor::Text => table(flavor, &["Size", "Unpadded", "Category", "Instruction, shape / op name, source"]),
-        Flavor::Markdown => {
-            table(flavor, &["Size", "Unpadded", "Category", "Instruction", "Shape", "Op name", "Source"])
-        }
-    };
-    for buffer in &buffers.rows {
-        let source = buffer.source.as_deref().map(file_name_and_line).unwrap_or_default();
-        let mut row = vec![bytes(buffer.size_bytes), bytes(buffer.unpadded_bytes), buffer.category.label().to_string()];
-        match flavor {
-            Flavor::Text => {
-                let origin = [buffer.op_name.as_str(), source.as_str()]
-                    .iter()
-                    .filter(|s| !s.is_empty())
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join("  ");
-                row.push(format!("{}  {}\n{origin}", buffer.instruction, buffer.shape).trim_end().to_string());
-            }
-            Flavor::Markdown => {
-                row.extend([buffer.instruction.clone(), buffer.shape.clone(), buffer.op_name.clone(), source]);
-            }
-        }
+    let mut t = table(flavor, buffer_header(flavor));
+    for row in buffer_rows(flavor, &buffers) {
         t.add_row(row);
     }
-    if buffers.rest_count > 0 {
-        t.add_row(vec![
-            bytes(buffers.rest_bytes),
-            String::new(),
-            String::new(),
-            format!("{} more buffers", buffers.rest_count),
-        ]);
-    }
-    if buffers.small_count > 0 {
-        t.add_row(vec![
-            bytes(buffers.small_bytes),
-            String::new(),
-            String::new(),
-            format!("small (<{} each): {} buffers", bytes(SMALL_BUFFER_BYTES), buffers.small_count),
-        ]);
-    }
-    align_right(&mut t, &[0, 1]);
+    align_right(&mut t, &BUFFER_NUMBERS);
     writeln!(out, "{t}")
 }
 

@@ -1,0 +1,87 @@
+use std::collections::HashSet;
+use std::fs;
+
+use anyhow::Context;
+
+use super::args::PlotArgs;
+use super::{output, Outcome};
+use crate::analysis::{MemorySpaceReport, ModuleReport};
+use crate::render::svg::{self, ChartKind};
+
+pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
+    let report = output::selected_report(std::slice::from_ref(&args.input), &args.selection, &args.input_options)?;
+    fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
+    let mut names = FileNames::default();
+    let mut written = 0;
+    for module in &report.modules {
+        if let Some(problem) = &module.problem {
+            eprintln!("xmem: {}: nothing to plot: {problem}", module.display_name());
+        }
+        for space in &module.memory_spaces {
+            let charts = svg::space_charts(module, space, args.selection.top)
+                .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
+            for (kind, chart) in charts {
+                let path = args.output.join(names.claim(module, space, kind));
+                fs::write(&path, chart).with_context(|| format!("cannot write {}", path.display()))?;
+                println!("{}", path.display());
+                written += 1;
+            }
+        }
+    }
+    if written == 0 {
+        anyhow::bail!("{}: no module has anything to plot", args.input.display());
+    }
+    Ok(Outcome::Success)
+}
+
+/// File names for charts, `<module>.<space>.<chart>.svg`, safe on any file
+/// system (module names hold `(`, `)`, `/`, …) and never used twice.
+#[derive(Default)]
+struct FileNames {
+    taken: HashSet<String>,
+}
+
+impl FileNames {
+    fn claim(&mut self, module: &ModuleReport, space: &MemorySpaceReport, kind: ChartKind) -> String {
+        let mut stem = format!("{}.{}", safe(&module.display_name()), safe(&space.name));
+        let colour_has_several_traces = module.memory_spaces.iter().filter(|s| s.color == space.color).count() > 1;
+        if let (true, Some(trace)) = (colour_has_several_traces, space.trace_index) {
+            stem.push_str(&format!(".trace{trace}"));
+        }
+        let mut name = format!("{stem}.{}.svg", kind.name());
+        for n in 2.. {
+            if self.taken.insert(name.clone()) {
+                break;
+            }
+            name = format!("{stem}-{n}.{}.svg", kind.name());
+        }
+        name
+    }
+}
+
+/// ASCII letters, digits and `-` kept, anything else `_`, at most 100
+/// characters, no `_` at either end: `jit_step(22)` becomes `jit_step_22`.
+fn safe(name: &str) -> String {
+    let replaced: String =
+        name.chars().take(100).map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    match replaced.trim_matches('_') {
+        "" => "unnamed".to_string(),
+        trimmed => trimmed.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe;
+
+    #[test]
+    fn names_are_safe_file_names() {
+        assert_eq!(safe("jit_train_step(44)"), "jit_train_step_44");
+        assert_eq!(safe("jit__normal(10)"), "jit__normal_10");
+        assert_eq!(safe("../../etc/passwd"), "etc_passwd");
+        assert_eq!(safe(".hidden"), "hidden");
+        assert_eq!(safe("color 7"), "color_7");
+        assert_eq!(safe("()"), "unnamed");
+        assert_eq!(safe(&"x".repeat(300)).len(), 100);
+    }
+}

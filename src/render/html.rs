@@ -1,0 +1,106 @@
+//! The report as one self-contained HTML page: inline CSS and inline SVG
+//! charts, no script, no font and no network, so it opens anywhere and can be
+//! attached to a bug. It shows the same tables as the text report, and the
+//! charts of every module and memory space.
+
+use std::io::{self, Write};
+
+use html_escape::encode_text;
+
+use super::svg;
+use super::text::{
+    buffer_header, buffer_rows, buffer_table_title, space_facts, space_heading, summary_rows, Flavor, BUFFER_NUMBERS,
+    MISSING_TRACE_FOOTNOTE, SUMMARY_HEADER, SUMMARY_NUMBERS,
+};
+use crate::analysis::{MemorySpaceReport, ModuleReport, Report};
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 2em auto; max-width: 1040px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.5em; }
+h2 { font-size: 1.2em; margin-top: 2.5em; border-bottom: 1px solid #ccc; }
+h3 { font-size: 1em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+td.num { text-align: right; white-space: nowrap; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dt { font-weight: bold; }
+dd { margin: 0; }
+figure { margin: 1em 0; }
+figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #eee; }
+.warning { color: #a00; }
+footer { margin-top: 3em; font-size: 0.8em; color: #666; }
+";
+
+pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()> {
+    let title = format!("xmem report: {}", report.inputs.join(", "));
+    writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">")?;
+    writeln!(out, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")?;
+    writeln!(out, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", encode_text(&title))?;
+    writeln!(out, "<h1>{}</h1>", encode_text(&title))?;
+    for warning in &report.warnings {
+        writeln!(out, "<p class=\"warning\">warning: {}</p>", encode_text(warning))?;
+    }
+    if report.modules.is_empty() {
+        writeln!(out, "<p>No compiled XLA modules in this input.</p>")?;
+    } else {
+        writeln!(out, "<h2>Summary</h2>")?;
+        let (rows, missing_trace) = summary_rows(report);
+        table(out, &SUMMARY_HEADER, &rows, &SUMMARY_NUMBERS)?;
+        if missing_trace {
+            writeln!(out, "<p>{}</p>", encode_text(MISSING_TRACE_FOOTNOTE))?;
+        }
+    }
+    for module in &report.modules {
+        write_module(out, module, top)?;
+    }
+    writeln!(out, "<footer>Written by xmem {}.</footer>\n</body>\n</html>", env!("CARGO_PKG_VERSION"))
+}
+
+fn write_module(out: &mut dyn Write, module: &ModuleReport, top: usize) -> io::Result<()> {
+    if let Some(problem) = &module.problem {
+        writeln!(out, "<section>\n<h2>{}</h2>", encode_text(&module.display_name()))?;
+        return writeln!(out, "<p>{}</p>\n</section>", encode_text(problem));
+    }
+    for space in &module.memory_spaces {
+        write_space(out, module, space, top)?;
+    }
+    Ok(())
+}
+
+fn write_space(out: &mut dyn Write, module: &ModuleReport, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
+    writeln!(out, "<section>\n<h2>{}</h2>\n<dl>", encode_text(&space_heading(module, space)))?;
+    for (label, value) in space_facts(space) {
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+    }
+    writeln!(out, "</dl>")?;
+    for (kind, chart) in svg::space_charts(module, space, top)? {
+        writeln!(out, "<figure class=\"chart {}\">\n{chart}</figure>", kind.name())?;
+    }
+    if !space.at_peak.is_empty() {
+        let buffers = space.largest_buffers(top);
+        writeln!(out, "<h3>{}</h3>", encode_text(&buffer_table_title(space, &buffers)))?;
+        // A page, like Markdown, has room for one column per field.
+        let columns = Flavor::Markdown;
+        table(out, buffer_header(columns), &buffer_rows(columns, &buffers), &BUFFER_NUMBERS)?;
+    }
+    writeln!(out, "</section>")
+}
+
+/// A table with the given columns right-aligned, as numbers read best.
+fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> io::Result<()> {
+    writeln!(out, "<table>\n<tr>")?;
+    for cell in header {
+        write!(out, "<th>{}</th>", encode_text(cell))?;
+    }
+    writeln!(out, "</tr>")?;
+    for row in rows {
+        write!(out, "<tr>")?;
+        for (i, cell) in row.iter().enumerate() {
+            let class = if numeric.contains(&i) { " class=\"num\"" } else { "" };
+            write!(out, "<td{class}>{}</td>", encode_text(cell))?;
+        }
+        writeln!(out, "</tr>")?;
+    }
+    writeln!(out, "</table>")
+}

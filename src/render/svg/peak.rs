@@ -1,0 +1,125 @@
+//! The buffers live at the peak as horizontal bars, largest first: each bar
+//! is the buffer's data in its category's colour followed by its layout
+//! padding in grey; the buffers past the top N and the small ones are summed
+//! into one bar each.
+
+use std::io;
+
+use plotters::style::RGBColor;
+
+use super::{number_label, palette, render, shorten, ByteScale, Frame, Marks};
+use crate::analysis::{BufferAtPeak, Category, MemorySpaceReport};
+use crate::render::text::{bytes, rest_label, small_label};
+
+/// Pixels per bar and its label.
+const ROW_HEIGHT: u32 = 44;
+/// Caption, axis and margins.
+const FRAME_HEIGHT: u32 = 120;
+/// Characters of a label that fit across the plot at 12 px.
+const LABEL_CHARS: usize = 135;
+
+pub fn category_color(category: Category) -> RGBColor {
+    match category {
+        Category::Parameter => palette::BLUE,
+        Category::Output => palette::GREEN,
+        Category::ThreadLocal => palette::PURPLE,
+        Category::Constant => palette::YELLOW,
+        Category::Temporary => palette::ORANGE,
+    }
+}
+
+struct Bar {
+    label: String,
+    /// Consecutive segments from 0: bytes, colour and hover text.
+    segments: Vec<(i64, RGBColor, String)>,
+}
+
+fn buffer_bar(buffer: &BufferAtPeak) -> Bar {
+    let size = bytes(buffer.size_bytes);
+    let mut details = format!(
+        "{} ({})\n{size} ({} bytes), unpadded {}\n{}\n{}",
+        buffer.instruction,
+        buffer.category.label(),
+        buffer.size_bytes,
+        bytes(buffer.unpadded_bytes),
+        buffer.shape,
+        buffer.op_name
+    );
+    if let Some(source) = &buffer.source {
+        details.push('\n');
+        details.push_str(source);
+    }
+    let mut segments = vec![(buffer.unpadded_bytes, category_color(buffer.category), details.clone())];
+    if buffer.padding_bytes() > 0 {
+        segments.push((
+            buffer.padding_bytes(),
+            palette::LIGHT_GREY,
+            format!("padding {} of {}", bytes(buffer.padding_bytes()), buffer.instruction),
+        ));
+    }
+    Bar {
+        label: format!(
+            "{} · {size} · {} · {} · {}",
+            buffer.instruction,
+            buffer.category.label(),
+            buffer.shape,
+            buffer.op_name
+        ),
+        segments,
+    }
+}
+
+fn summed_bar(label: String, total: i64) -> Bar {
+    let text = format!("{label} · {}", bytes(total));
+    Bar { segments: vec![(total, palette::GREY, text.clone())], label: text }
+}
+
+/// `None` when nothing is live at the peak.
+pub fn draw(caption: &str, space: &MemorySpaceReport, top: usize) -> io::Result<Option<String>> {
+    if space.at_peak.is_empty() {
+        return Ok(None);
+    }
+    let table = space.largest_buffers(top);
+    let mut bars: Vec<Bar> = table.rows.iter().map(|b| buffer_bar(b)).collect();
+    if table.rest_count > 0 {
+        bars.push(summed_bar(rest_label(&table), table.rest_bytes));
+    }
+    if table.small_count > 0 {
+        bars.push(summed_bar(small_label(&table), table.small_bytes));
+    }
+    let widest = bars.iter().map(|bar| bar.segments.iter().map(|s| s.0).sum::<i64>()).max().unwrap_or(0);
+    let scale = ByteScale::for_max(widest);
+    let x_description = format!("bytes at the peak ({})", scale.unit());
+    let rows = bars.len() as f64;
+    let frame = Frame {
+        caption,
+        x_description: &x_description,
+        y_description: "",
+        x: 0.0..scale.of(widest).max(1.0) * 1.02,
+        y: 0.0..rows,
+        y_ticks: false,
+        x_label: &number_label,
+        y_label: &number_label,
+        legend: None,
+    };
+    let height = FRAME_HEIGHT + ROW_HEIGHT * bars.len() as u32;
+    render(frame, height, |chart, marks| {
+        for (i, bar) in bars.iter().enumerate() {
+            let row_top = rows - i as f64;
+            draw_bar(marks, bar, |bytes, y| chart.backend_coord(&(scale.of(bytes), row_top - y)));
+        }
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// Draws one bar; `at(bytes, depth)` places a point `depth` rows below the row's top.
+fn draw_bar(marks: &mut Marks, bar: &Bar, at: impl Fn(i64, f64) -> (i32, i32)) {
+    marks.text(at(0, 0.38), &shorten(&bar.label, LABEL_CHARS), 12, "start", "bar-label");
+    let mut start = 0;
+    for (length, color, tooltip) in &bar.segments {
+        let end = start + length;
+        marks.rect(at(start, 0.48), at(end, 0.9), *color, tooltip);
+        start = end;
+    }
+}

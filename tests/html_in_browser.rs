@@ -1,0 +1,135 @@
+//! Opens the HTML report in headless Chromium, as a user's browser would:
+//! every chart must be laid out with a size, and the page must not be blank.
+//!
+//! Needs the `chromium` command (Debian package `chromium`). Without it the
+//! test says it was skipped and passes, unless `XMEM_REQUIRE_BROWSER=1`, as
+//! CI sets it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::{expected_charts, oracles, profile};
+
+const BROWSER: &str = "chromium";
+
+fn browser_available() -> bool {
+    let found = Command::new(BROWSER).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("XMEM_REQUIRE_BROWSER").as_deref() != Ok("1"),
+            "XMEM_REQUIRE_BROWSER=1 but `{BROWSER}` cannot be run (apt-get install chromium)"
+        );
+        eprintln!("skipped: `{BROWSER}` is not installed (apt-get install chromium to run this test)");
+    }
+    found
+}
+
+/// Runs headless Chromium on a file with a fresh profile, stopped after two
+/// minutes should it hang; returns its standard output.
+fn chromium(profile_dir: &Path, page: &Path, action: &[String]) -> String {
+    let output = Command::new("timeout")
+        .arg("120")
+        .arg(BROWSER)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile_dir.display()))
+        .args(action)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("running chromium");
+    assert!(output.status.success(), "chromium failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Appended to a copy of the report, never to the report itself: writes the
+/// laid-out size of every chart into the DOM, where `--dump-dom` shows it.
+const MEASURE: &str = r#"<script>
+const sizes = [...document.querySelectorAll("figure.chart svg")].map(svg => {
+  const box = svg.getBoundingClientRect();
+  return svg.closest("figure").classList[1] + " " + Math.round(box.width) + " " + Math.round(box.height);
+});
+const out = document.createElement("pre");
+out.id = "chart-sizes";
+out.textContent = sizes.join("\n");
+document.body.appendChild(out);
+</script>"#;
+
+#[test]
+fn the_report_shows_every_chart_in_a_browser() {
+    if !browser_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.html");
+    cargo_bin_cmd!("xmem")
+        .arg("report")
+        .arg(profile("memory_hungry"))
+        .args(["--format", "html", "-o"])
+        .arg(&report)
+        .assert()
+        .success();
+    let expected: Vec<&str> = oracles("memory_hungry").iter().flat_map(expected_charts).collect();
+
+    // The DOM as the browser built it from the report, untouched.
+    let dom = chromium(&dir.path().join("profile-dom"), &report, &["--dump-dom".into()]);
+    assert_eq!(dom.matches("<svg ").count(), expected.len(), "charts in the DOM");
+    assert!(dom.contains("<h1>xmem report: "), "the page has its heading");
+
+    // Each chart's laid-out size, measured in a copy.
+    let html = std::fs::read_to_string(&report).unwrap();
+    let measured = dir.path().join("measured.html");
+    std::fs::write(&measured, html.replace("</body>", &format!("{MEASURE}\n</body>"))).unwrap();
+    let dom = chromium(&dir.path().join("profile-measure"), &measured, &["--dump-dom".into()]);
+    let sizes = dom
+        .split_once("<pre id=\"chart-sizes\">")
+        .and_then(|(_, rest)| rest.split_once("</pre>"))
+        .map(|(sizes, _)| sizes.to_string())
+        .expect("the measuring script ran");
+    let mut kinds: Vec<&str> = Vec::new();
+    for line in sizes.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [kind, width, height] = fields[..] else { panic!("bad measurement {line:?}") };
+        let (width, height): (u32, u32) = (width.parse().unwrap(), height.parse().unwrap());
+        assert!(width > 100 && height > 100, "{kind} chart is {width}×{height}");
+        kinds.push(kind);
+    }
+    let mut expected_sorted = expected.clone();
+    expected_sorted.sort_unstable();
+    kinds.sort_unstable();
+    assert_eq!(kinds, expected_sorted, "charts laid out");
+
+    // A screenshot of the top of the page: text and coloured charts, not one colour.
+    let screenshot = dir.path().join("page.png");
+    chromium(
+        &dir.path().join("profile-shot"),
+        &report,
+        &[format!("--screenshot={}", screenshot.display()), "--window-size=1100,1800".into()],
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&screenshot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    let channels = frame.color_type.samples();
+    let colours: std::collections::HashSet<&[u8]> =
+        pixels[..frame.buffer_size()].chunks(channels).map(|p| &p[..3]).collect();
+    assert!(colours.len() > 50, "the screenshot has only {} colours: a blank page", colours.len());
+    // The temporaries band of the timeline (orange at 60% over white) is on screen.
+    let band = [240u8, 197, 102];
+    let band_pixels = pixels[..frame.buffer_size()]
+        .chunks(channels)
+        .filter(|p| p[..3].iter().zip(band).all(|(a, b)| a.abs_diff(b) <= 3))
+        .count();
+    assert!(band_pixels > 10_000, "only {band_pixels} pixels of the timeline's band");
+}

@@ -1,0 +1,47 @@
+//! `xmem report --format html`: one self-contained page with a section and
+//! the charts of every module and memory space XProf reports.
+
+mod common;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::{expected_charts, oracles, profile};
+use xmem::units::human_bytes;
+
+fn html_report(workload: &str) -> String {
+    let out = cargo_bin_cmd!("xmem")
+        .arg("report")
+        .arg(profile(workload))
+        .args(["--format", "html"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn the_page_needs_nothing_from_outside() {
+    let html = html_report("memory_hungry");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for external in ["<script", "src=", "href=", "url(", "@import", "@font-face", "<link"] {
+        assert!(!html.contains(external), "the page holds {external}");
+    }
+}
+
+#[test]
+fn every_module_and_memory_space_has_its_section_charts_and_peak() {
+    for workload in ["memory_hungry", "host_offload"] {
+        let html = html_report(workload);
+        let oracles = oracles(workload);
+        assert_eq!(html.matches("<section>").count(), oracles.len(), "{workload}: sections");
+        let charts: usize = oracles.iter().map(|o| expected_charts(o).len()).sum();
+        assert_eq!(html.matches("<svg ").count(), charts, "{workload}: charts");
+        for oracle in &oracles {
+            let heading = format!("<h2>{} · ", html_escape::encode_text(&oracle.module));
+            assert!(html.contains(&heading), "{workload}: no section for {}", oracle.module);
+            let peak = format!("{} ({} bytes)", human_bytes(oracle.peak_bytes() as u64), oracle.peak_bytes());
+            assert!(html.contains(&peak), "{workload}: {} peak {peak}", oracle.module);
+        }
+    }
+}
