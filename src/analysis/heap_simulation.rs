@@ -151,12 +151,13 @@ pub fn analyze_color(assignment: &BufferAssignment, color: i64) -> Vec<MemorySpa
 struct BufferState {
     ref_count: i64,
     canonical: Option<usize>,
-    span: Option<(usize, usize)>,
 }
 
 /// One entry of XProf's live list: a buffer that became live.
 struct Push {
-    /// The buffer XProf shows for the one whose size counts: the sharer, when a share revives a
+    /// The buffer whose memory this is.
+    slot: usize,
+    /// The buffer XProf shows for it: the sharer, when a share revives a
     /// freed buffer.
     shown: usize,
     event: usize,
@@ -178,7 +179,6 @@ struct Simulation {
     /// entry of a buffer at once, so each slot's open pushes form a chain).
     open_push: Vec<Option<usize>>,
     states: Vec<BufferState>,
-    seen_buffers: Vec<bool>,
     seen_allocations: Vec<bool>,
     error: Option<String>,
 }
@@ -195,9 +195,9 @@ impl Simulation {
         slot
     }
 
-    fn increase(&mut self, index: &Index, slot: usize, shown: usize, event: usize, start_span: Option<usize>) {
+    fn increase(&mut self, index: &Index, slot: usize, shown: usize, event: usize) {
         let buffer = &index.assignment.logical_buffers[slot];
-        self.pushes.push(Push { shown, event, removed_at: None, previous_open: self.open_push[slot] });
+        self.pushes.push(Push { slot, shown, event, removed_at: None, previous_open: self.open_push[slot] });
         self.open_push[slot] = Some(self.pushes.len() - 1);
         let heap = self.heap_now().saturating_add(buffer.size);
         let unpadded = self.unpadded_now().saturating_add(buffer.unpadded_size);
@@ -206,9 +206,6 @@ impl Simulation {
             self.peak = heap;
             self.peak_position = event;
             self.peak_unpadded = unpadded;
-        }
-        if let Some(last_event) = start_span {
-            self.states[slot].span = Some((event, last_event));
         }
     }
 
@@ -228,9 +225,6 @@ impl Simulation {
         }
         let unpadded = self.unpadded_now().saturating_sub(buffer.unpadded_size);
         self.set_now(heap, unpadded);
-        if let Some(span) = &mut self.states[slot].span {
-            span.1 = event;
-        }
         Ok(())
     }
 
@@ -275,7 +269,6 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
         pushes: Vec::new(),
         open_push: vec![None; index.assignment.logical_buffers.len()],
         states: (0..index.assignment.logical_buffers.len()).map(|_| BufferState::default()).collect(),
-        seen_buffers: vec![false; index.assignment.logical_buffers.len()],
         seen_allocations: vec![false; index.assignment.allocations.len()],
         error: None,
     };
@@ -288,7 +281,6 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
         sim.unpadded_heap.push(unpadded);
         sim.instruction_at.push(event.instruction);
         let Some((slot, buffer)) = index.buffer(event.buffer_id) else { continue };
-        sim.seen_buffers[slot] = true;
         if let Some(seen) = sim.seen_allocations.get_mut(buffer.allocation) {
             *seen = true;
         }
@@ -296,7 +288,7 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
             HeapEventKind::Alloc => {
                 let root = sim.root(slot);
                 sim.states[root].ref_count += 1;
-                sim.increase(index, slot, slot, i, Some(n.saturating_sub(1)));
+                sim.increase(index, slot, slot, i);
                 Ok(())
             }
             HeapEventKind::Free => {
@@ -317,7 +309,7 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
                     sim.states[root].ref_count += 1;
                     // Sharing with a buffer that was already freed brings it back.
                     if sim.states[root].ref_count == 1 {
-                        sim.increase(index, canonical, slot, i, None);
+                        sim.increase(index, canonical, slot, i);
                     }
                     Ok(())
                 }
@@ -420,20 +412,22 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             for slot in sim.live_at_peak() {
                 at_peak.push(buffer_at_peak(index, slot));
             }
-            let seen = sim.seen_buffers.iter().enumerate().filter(|(_, &seen)| seen).map(|(slot, _)| slot);
-            for slot in seen {
-                if let Some((start, end)) = sim.states[slot].span {
-                    let buffer = &assignment.logical_buffers[slot];
-                    let instruction = assignment.instructions.get(buffer.instruction).map_or("", |i| i.name.as_str());
-                    lifetimes.push(Lifetime {
-                        logical_buffer_id: buffer.id,
-                        instruction: buffer_name(buffer, instruction),
-                        start,
-                        end,
-                        offset: buffer.offset,
-                        size_bytes: buffer.size,
-                    });
-                }
+            // One box per stretch of occupied memory: from the event that made
+            // a buffer live to the one that freed it, named as XProf names it
+            // (the sharer, when a share revived a freed buffer).
+            let last_event = trace.events.len().saturating_sub(1);
+            for push in &sim.pushes {
+                let memory = &assignment.logical_buffers[push.slot];
+                let shown = &assignment.logical_buffers[push.shown];
+                let instruction = assignment.instructions.get(shown.instruction).map_or("", |i| i.name.as_str());
+                lifetimes.push(Lifetime {
+                    logical_buffer_id: shown.id,
+                    instruction: buffer_name(shown, instruction),
+                    start: push.event,
+                    end: push.removed_at.unwrap_or(last_event),
+                    offset: memory.offset,
+                    size_bytes: memory.size,
+                });
             }
             peak = sim.peak;
             peak_unpadded = sim.peak_unpadded;
