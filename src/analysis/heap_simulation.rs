@@ -591,6 +591,26 @@ mod tests {
     }
 
     #[test]
+    fn every_trace_of_a_colour_is_simulated() {
+        // Two temporary allocations of colour 0, each with its own trace:
+        // XProf simulates only the first; xmem reports the second as well.
+        let mut two = assignment(&[100, 30], vec![event(Alloc, 0, 0), event(Free, 0, 0)]);
+        two.logical_buffers[1].allocation = 1;
+        two.allocations[0].assigned = vec![0];
+        two.allocations.push(Allocation { index: 1, size: 30, assigned: vec![1], ..Default::default() });
+        two.heap_traces.push(HeapTrace {
+            events: vec![event(Alloc, 1, 0), event(Free, 1, 0)],
+            instruction_names: vec!["f".into()],
+        });
+        let spaces = analyze_color(&two, 0);
+        assert_eq!(
+            spaces.iter().map(|s| (s.trace_index, s.peak_bytes)).collect::<Vec<_>>(),
+            [(Some(0), 100), (Some(1), 30)]
+        );
+        assert!(spaces[1].notes[0].contains("XProf shows only trace 0"));
+    }
+
+    #[test]
     fn share_cycles_terminate() {
         let events = vec![event(Alloc, 0, 0), event(ShareWith, 1, 0), event(ShareWith, 0, 1), event(Free, 0, 0)];
         let space = &analyze_color(&assignment(&[16, 16], events), 0)[0];
