@@ -136,35 +136,27 @@ fn huge_declared_lengths_and_deep_nesting_are_errors() {
     // An HloProto whose first instruction's shape nests tuples 5,000 deep.
     let mut shape = vec![0x10, 0x0b]; // element_type: F32
     for _ in 0..5000 {
-        let mut outer = vec![0x10, 0x0d, 0x22]; // element_type: TUPLE, tuple_shapes:
-        outer.extend(varint(shape.len() as u64));
-        outer.extend(shape);
-        shape = outer;
+        shape = [vec![0x10, 0x0d], field(4, shape)].concat(); // element_type: TUPLE, tuple_shapes
     }
-    let mut instruction = vec![0x0a, 0x01, b'p', 0x1a];
-    instruction.extend(varint(shape.len() as u64));
-    instruction.extend(shape);
-    let mut computation = vec![0x12];
-    computation.extend(varint(instruction.len() as u64));
-    computation.extend(instruction);
-    let mut module = vec![0x0a, 0x01, b'm', 0x1a];
-    module.extend(varint(computation.len() as u64));
-    module.extend(computation);
-    let mut proto = vec![0x0a];
-    proto.extend(varint(module.len() as u64));
-    proto.extend(module);
+    let instruction = [field(1, b"p".to_vec()), field(3, shape)].concat(); // name, shape
+    let computation = field(2, instruction); // instructions
+    let module = [field(1, b"m".to_vec()), field(3, computation)].concat(); // name, computations
+    let proto = field(1, module); // hlo_module
     let deep = dir.path().join("deep.hlo.pb");
     std::fs::write(&deep, proto).unwrap();
     let output = run(&["report".as_ref(), deep.as_os_str()]);
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
 }
 
-fn varint(mut value: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
+/// A length-delimited protobuf field: key, varint length, payload.
+fn field(number: u8, payload: Vec<u8>) -> Vec<u8> {
+    let mut out = vec![(number << 3) | 2];
+    let mut len = payload.len() as u64;
+    while len >= 0x80 {
+        out.push((len as u8) | 0x80);
+        len >>= 7;
     }
-    out.push(value as u8);
+    out.push(len as u8);
+    out.extend(payload);
     out
 }
