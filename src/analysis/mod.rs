@@ -2,6 +2,7 @@
 //! types. The structs here are what every renderer prints and what the JSON
 //! renderer serialises as `xmem.report/1`.
 
+pub mod device_memory;
 pub mod drawing;
 pub mod heap_simulation;
 pub mod select;
@@ -12,6 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::model::{Capture, Module};
+use device_memory::DeviceMemoryReport;
 
 /// Adds byte counts without overflowing: sizes come from files, and a
 /// corrupt one must not wrap a total around or panic.
@@ -27,6 +29,8 @@ pub struct Report {
     pub inputs: Vec<String>,
     /// Largest peak first.
     pub modules: Vec<ModuleReport>,
+    /// One per JAX device memory profile among the inputs.
+    pub device_memory: Vec<DeviceMemoryReport>,
     pub warnings: Vec<String>,
 }
 
@@ -255,6 +259,10 @@ pub fn analyze(captures: &[Capture]) -> Report {
         schema: REPORT_SCHEMA,
         inputs: captures.iter().map(|c| c.input.clone()).collect(),
         modules,
+        device_memory: captures
+            .iter()
+            .filter_map(|c| c.device_memory.as_ref().map(|snapshot| device_memory::analyze(&c.input, snapshot)))
+            .collect(),
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
     }
 }
