@@ -5,6 +5,7 @@
 //! `xmem.diff/1`. Each kind of analysis has its own comparison beside
 //! [`programs`] (compiled XLA modules); [`limits`] judges the result.
 
+pub mod device_memory;
 pub mod limits;
 pub mod programs;
 

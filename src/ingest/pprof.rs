@@ -157,3 +157,145 @@ impl<'a> Decoder<'a> {
         Ok(Label { key, value })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::proto::pprof::{Function, Line, Location, Sample, ValueType};
+
+    const PATH: &str = "snapshot.prof";
+
+    /// A two-sample device memory profile in JAX's layout: one buffer on
+    /// `cpu:0` allocated two calls deep (one of them inlined), one executable.
+    fn profile() -> Profile {
+        let strings = ["", "allocations", "count", "space", "bytes", "kind", "buffer", "device", "cpu:0"];
+        let more = ["executable", "step", "train.py", "init", "model.py", "shard", "bytes_per_row"];
+        let label = |key, str| pprof::Label { key, str, num: 0, num_unit: 0 };
+        Profile {
+            sample_type: vec![ValueType { r#type: 1, unit: 2 }, ValueType { r#type: 3, unit: 4 }],
+            sample: vec![
+                Sample {
+                    location_id: vec![7, 8],
+                    value: vec![3, 3072],
+                    label: vec![
+                        label(5, 6),
+                        label(7, 8),
+                        pprof::Label { key: 14, str: 0, num: 2, num_unit: 0 },
+                        pprof::Label { key: 15, str: 0, num: 1024, num_unit: 4 },
+                    ],
+                },
+                Sample { location_id: vec![8], value: vec![1, 0], label: vec![label(5, 9)] },
+            ],
+            location: vec![
+                Location {
+                    id: 7,
+                    line: vec![Line { function_id: 2, line: 12, column: 0 }, Line { function_id: 1, line: 30, column: 0 }],
+                    ..Location::default()
+                },
+                Location { id: 8, line: vec![Line { function_id: 1, line: 40, column: 0 }], ..Location::default() },
+            ],
+            function: vec![
+                Function { id: 1, name: 10, system_name: 10, filename: 11, start_line: 25 },
+                Function { id: 2, name: 12, system_name: 12, filename: 13, start_line: 10 },
+            ],
+            string_table: strings.iter().chain(&more).map(|s| s.to_string()).collect(),
+            ..Profile::default()
+        }
+    }
+
+    fn decode_profile(profile: &Profile) -> Result<DeviceMemorySnapshot> {
+        decode(Path::new(PATH), Bytes::from(profile.encode_to_vec()))
+    }
+
+    fn error_of(profile: &Profile) -> String {
+        let message = decode_profile(profile).expect_err("the profile should be refused").to_string();
+        assert!(message.starts_with(PATH), "{message}");
+        message
+    }
+
+    #[test]
+    fn samples_frames_and_labels_are_read() {
+        let snapshot = decode_profile(&profile()).unwrap();
+        let [buffer, executable] = snapshot.samples.as_slice() else { panic!("{:?}", snapshot.samples) };
+        assert_eq!((buffer.count, buffer.bytes, executable.count, executable.bytes), (3, 3072, 1, 0));
+        assert_eq!(buffer.text_label("kind"), Some("buffer"));
+        assert_eq!(buffer.text_label("device"), Some("cpu:0"));
+        assert_eq!(executable.text_label("kind"), Some("executable"));
+        assert_eq!(executable.text_label("device"), None);
+        assert_eq!(buffer.labels[2].value, LabelValue::Number { value: 2, unit: None });
+        assert_eq!(buffer.labels[3].value, LabelValue::Number { value: 1024, unit: Some("bytes".into()) });
+        let frames: Vec<(&str, &str, i64, i64)> = buffer
+            .stack
+            .iter()
+            .map(|&i| &snapshot.frames[i])
+            .map(|f| (f.function.as_str(), f.file.as_str(), f.line, f.function_line))
+            .collect();
+        assert_eq!(
+            frames,
+            [("init", "model.py", 12, 10), ("step", "train.py", 30, 25), ("step", "train.py", 40, 25)]
+        );
+        // The executable's one frame is the buffer's outermost one, stored once.
+        assert_eq!(executable.stack, [buffer.stack[2]]);
+        assert_eq!(snapshot.frames.len(), 3);
+    }
+
+    #[test]
+    fn ids_outside_the_tables_are_refused() {
+        let mut p = profile();
+        p.sample[0].label[0].str = 99;
+        assert!(error_of(&p).contains("string id 99 is outside the string table (16 entries)"));
+
+        let mut p = profile();
+        p.function[1].filename = -1;
+        assert!(error_of(&p).contains("string id -1"));
+
+        let mut p = profile();
+        p.sample[1].location_id = vec![9];
+        assert!(error_of(&p).contains("sample 1 refers to location id 9, which is not defined"));
+
+        let mut p = profile();
+        p.location[0].line[0].function_id = 5;
+        assert!(error_of(&p).contains("location 7 refers to function id 5, which is not defined"));
+
+        let mut p = profile();
+        p.location[1].id = 7;
+        assert!(error_of(&p).contains("location id 7 is zero or repeated"));
+
+        let mut p = profile();
+        p.function[0].id = 0;
+        assert!(error_of(&p).contains("function id 0 is zero or repeated"));
+    }
+
+    #[test]
+    fn values_must_match_the_sample_types_and_add_up() {
+        let mut p = profile();
+        p.sample[1].value = vec![1];
+        assert!(error_of(&p).contains("sample 1 has 1 values for 2 sample types"));
+
+        let mut p = profile();
+        p.sample[0].value = vec![1, -8];
+        assert!(error_of(&p).contains("negative"));
+
+        let mut p = profile();
+        p.sample[0].value = vec![1, i64::MAX];
+        p.sample[1].value = vec![1, 1];
+        assert!(error_of(&p).contains("overflow"));
+    }
+
+    #[test]
+    fn other_pprof_profiles_are_named_and_refused() {
+        let mut p = profile();
+        p.string_table[1] = "samples".into();
+        p.string_table[3] = "cpu".into();
+        p.string_table[4] = "nanoseconds".into();
+        let message = error_of(&p);
+        assert!(message.contains("sample types [samples/count, cpu/nanoseconds]"), "{message}");
+        assert!(message.contains("jax.profiler.save_device_memory_profile"), "{message}");
+
+        let mut p = profile();
+        p.string_table[0] = "x".into();
+        assert!(error_of(&p).contains("string table does not start with the empty string"));
+
+        assert!(decode(Path::new(PATH), Bytes::from_static(b"\x0a\xff")).is_err());
+    }
+}

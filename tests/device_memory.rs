@@ -1,0 +1,201 @@
+//! `xmem report` on JAX device memory profiles, checked against two oracles
+//! per workload: an independent decoder's `*.decoded.json` and the
+//! `jax.live_arrays()` figures the workload wrote to `memory_analysis.json`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::Value;
+
+const WORKLOADS: [&str; 7] = ["mlp_train", "host_offload", "donation", "multi_module", "big_model", "pair_base", "pair_new"];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture_dir(workload: &str) -> PathBuf {
+    root().join("fixtures/pprof").join(workload)
+}
+
+/// The workload's profile, relative to the crate root so output is stable.
+fn profile(workload: &str) -> PathBuf {
+    let name = std::fs::read_dir(fixture_dir(workload))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .find(|name| name.ends_with(".prof"))
+        .unwrap();
+    Path::new("fixtures/pprof").join(workload).join(name)
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn report_json(input: &Path) -> Value {
+    let output = cargo_bin_cmd!("xmem").current_dir(root()).args(["report", "--format", "json"]).arg(input).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn int(value: &Value) -> i64 {
+    value.as_i64().unwrap_or_else(|| panic!("not an integer: {value}"))
+}
+
+/// `function file:line` as the decoder prints a frame.
+fn frame_text(frame: &Value) -> String {
+    format!("{} {}:{}", frame["function"].as_str().unwrap(), frame["file"].as_str().unwrap(), int(&frame["line"]))
+}
+
+/// `(function, file)` of a decoder frame `function /path/file.py:12`.
+fn function_and_file(frame: &str) -> (String, String) {
+    let (function, location) = frame.split_once(' ').unwrap();
+    let (file, _line) = location.rsplit_once(':').unwrap();
+    (function.to_string(), file.to_string())
+}
+
+type Sums = BTreeMap<String, (i64, i64)>;
+
+fn add(sums: &mut Sums, key: String, bytes: i64, count: i64) {
+    let entry = sums.entry(key).or_default();
+    entry.0 += bytes;
+    entry.1 += count;
+}
+
+/// What the independent decoder says, grouped the ways xmem groups it.
+struct Oracle {
+    total_bytes: i64,
+    total_count: i64,
+    by_device: Sums,
+    by_kind: Sums,
+    by_stack: Sums,
+    flat: Sums,
+    cum: Sums,
+}
+
+fn oracle(decoded: &Value) -> Oracle {
+    let mut oracle = Oracle {
+        total_bytes: int(&decoded["totals"]["space/bytes"]),
+        total_count: int(&decoded["totals"]["allocations/count"]),
+        by_device: Sums::new(),
+        by_kind: Sums::new(),
+        by_stack: Sums::new(),
+        flat: Sums::new(),
+        cum: Sums::new(),
+    };
+    let types: Vec<&str> = decoded["sample_types"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert_eq!(types, ["allocations/count", "space/bytes"]);
+    for sample in decoded["samples"].as_array().unwrap() {
+        let (count, bytes) = (int(&sample["values"][0]), int(&sample["values"][1]));
+        let labels = &sample["labels"];
+        let device = labels.get("device").and_then(Value::as_str).unwrap_or("null").to_string();
+        add(&mut oracle.by_device, device, bytes, count);
+        add(&mut oracle.by_kind, labels["kind"].as_str().unwrap().to_string(), bytes, count);
+        let stack: Vec<&str> = sample["stack"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+        add(&mut oracle.by_stack, stack.join(" | "), bytes, count);
+        let functions: Vec<(String, String)> = stack.iter().map(|f| function_and_file(f)).collect();
+        add(&mut oracle.flat, format!("{:?}", functions[0]), bytes, count);
+        for function in functions.iter().collect::<BTreeSet<_>>() {
+            add(&mut oracle.cum, format!("{function:?}"), bytes, count);
+        }
+    }
+    oracle
+}
+
+#[test]
+fn totals_labels_stacks_and_sites_equal_the_oracles() {
+    for workload in WORKLOADS {
+        let dir = fixture_dir(workload);
+        let prof = profile(workload);
+        let name = prof.file_name().unwrap().to_str().unwrap();
+        let decoded = read_json(&dir.join(name.replace(".prof", ".decoded.json")));
+        let live = read_json(&dir.join("memory_analysis.json"))["device_memory_profiles"][name].clone();
+        let expected = oracle(&decoded);
+
+        let report = report_json(&prof);
+        assert_eq!(report["modules"].as_array().unwrap().len(), 0, "{workload}");
+        let [memory] = report["device_memory"].as_array().unwrap().as_slice() else { panic!("{workload}") };
+
+        assert_eq!(int(&memory["total_bytes"]), expected.total_bytes, "{workload}");
+        assert_eq!(int(&memory["total_bytes"]), int(&live["live_bytes"]), "{workload}");
+        assert_eq!(int(&memory["total_count"]), expected.total_count, "{workload}");
+
+        let (mut by_device, mut by_kind) = (Sums::new(), Sums::new());
+        for device in memory["devices"].as_array().unwrap() {
+            let name = device["device"].as_str().unwrap_or("null").to_string();
+            add(&mut by_device, name, int(&device["bytes"]), int(&device["count"]));
+            for (kind, bytes) in device["by_kind"].as_object().unwrap() {
+                add(&mut by_kind, kind.clone(), int(bytes), int(&device["count_by_kind"][kind]));
+            }
+        }
+        by_kind.retain(|_, &mut (bytes, count)| bytes != 0 || count != 0);
+        assert_eq!(by_device, expected.by_device, "{workload}");
+        assert_eq!(by_kind, expected.by_kind, "{workload}");
+        assert_eq!(by_kind["buffer"].1, int(&live["live_arrays"]), "{workload}: buffers are jax.live_arrays()");
+
+        let mut by_stack = Sums::new();
+        for stack in memory["stacks"].as_array().unwrap() {
+            let frames: Vec<String> = stack["frames"].as_array().unwrap().iter().map(frame_text).collect();
+            add(&mut by_stack, frames.join(" | "), int(&stack["bytes"]), int(&stack["count"]));
+        }
+        assert_eq!(by_stack, expected.by_stack, "{workload}");
+
+        let (mut flat, mut cum) = (Sums::new(), Sums::new());
+        for site in memory["top_sites"].as_array().unwrap() {
+            let key = format!("{:?}", (site["function"].as_str().unwrap(), site["file"].as_str().unwrap()));
+            add(&mut flat, key.clone(), int(&site["flat_bytes"]), int(&site["count"]));
+            add(&mut cum, key, int(&site["cum_bytes"]), int(&site["cum_count"]));
+        }
+        flat.retain(|_, &mut (bytes, count)| bytes != 0 || count != 0);
+        assert_eq!(flat, expected.flat, "{workload}");
+        assert_eq!(cum, expected.cum, "{workload}");
+    }
+}
+
+#[test]
+fn text_report_of_a_training_snapshot() {
+    let output = cargo_bin_cmd!("xmem").current_dir(root()).arg("report").arg(profile("mlp_train")).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+}
+
+#[test]
+fn markdown_report_of_a_regression_snapshot() {
+    let output = cargo_bin_cmd!("xmem")
+        .current_dir(root())
+        .args(["report", "--format", "markdown", "--top", "3"])
+        .arg(profile("pair_new"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+}
+
+#[test]
+fn detected_by_content_whatever_the_name_and_compression() {
+    let mut compressed = Vec::new();
+    std::fs::File::open(root().join(profile("donation"))).unwrap().read_to_end(&mut compressed).unwrap();
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(compressed.as_slice()).read_to_end(&mut plain).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [("snapshot.bin", &compressed), ("snapshot.pb", &plain)] {
+        let path = dir.path().join(name);
+        std::fs::File::create(&path).unwrap().write_all(bytes).unwrap();
+        let report = report_json(&path);
+        assert_eq!(int(&report["device_memory"][0]["total_bytes"]), 188_825_704, "{name}");
+    }
+}
+
+#[test]
+fn a_damaged_profile_is_one_line_naming_the_file() {
+    let compressed = std::fs::read(root().join(profile("mlp_train"))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.prof");
+    std::fs::write(&path, &compressed[..compressed.len() / 2]).unwrap();
+    let output = cargo_bin_cmd!("xmem").arg("report").arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("xmem: ") && stderr.contains("cut.prof") && stderr.contains("gzip"), "{stderr}");
+}
