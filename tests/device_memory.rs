@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
-const WORKLOADS: [&str; 7] = ["mlp_train", "host_offload", "donation", "multi_module", "big_model", "pair_base", "pair_new"];
+const WORKLOADS: [&str; 7] =
+    ["mlp_train", "host_offload", "donation", "multi_module", "big_model", "pair_base", "pair_new"];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -34,7 +35,8 @@ fn read_json(path: &Path) -> Value {
 }
 
 fn report_json(input: &Path) -> Value {
-    let output = cargo_bin_cmd!("xmem").current_dir(root()).args(["report", "--format", "json"]).arg(input).output().unwrap();
+    let output =
+        cargo_bin_cmd!("xmem").current_dir(root()).args(["report", "--format", "json"]).arg(input).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_slice(&output.stdout).unwrap()
 }
@@ -151,6 +153,22 @@ fn totals_labels_stacks_and_sites_equal_the_oracles() {
         assert_eq!(flat, expected.flat, "{workload}");
         assert_eq!(cum, expected.cum, "{workload}");
     }
+}
+
+#[test]
+fn list_names_the_live_total_and_the_stacks() {
+    let decoded = read_json(&fixture_dir("mlp_train").join("device_memory_after_training.decoded.json"));
+    let expected = oracle(&decoded);
+    let output = cargo_bin_cmd!("xmem").current_dir(root()).arg("list").arg(profile("mlp_train")).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let line = format!(
+        "Device memory profile: 92.1 MiB in {} allocations from {} stacks, on cpu:0",
+        expected.total_count,
+        expected.by_stack.len()
+    );
+    assert!(stdout.contains(&line), "{stdout}");
+    assert!(!stdout.contains("Module"), "{stdout}");
 }
 
 #[test]

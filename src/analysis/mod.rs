@@ -273,6 +273,7 @@ pub struct Contents {
     pub schema: &'static str,
     pub inputs: Vec<String>,
     pub modules: Vec<ModuleListing>,
+    pub device_memory: Vec<DeviceMemoryListing>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -292,6 +293,16 @@ pub struct MemorySpaceListing {
     pub heap_events: usize,
     pub buffers_at_peak: usize,
     pub heap_simulation: TraceStatus,
+}
+
+/// A device memory profile in one line: how much is live, in how many groups.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceMemoryListing {
+    pub input: String,
+    pub total_bytes: i64,
+    pub total_count: i64,
+    pub devices: Vec<Option<String>>,
+    pub stacks: usize,
 }
 
 pub const CONTENTS_SCHEMA: &str = "xmem.list/1";
@@ -320,6 +331,17 @@ pub fn contents(report: &Report) -> Contents {
                         heap_simulation: s.heap_simulation,
                     })
                     .collect(),
+            })
+            .collect(),
+        device_memory: report
+            .device_memory
+            .iter()
+            .map(|d| DeviceMemoryListing {
+                input: d.input.clone(),
+                total_bytes: d.total_bytes,
+                total_count: d.total_count,
+                devices: d.devices.iter().map(|device| device.device.clone()).collect(),
+                stacks: d.stacks.len(),
             })
             .collect(),
     }

@@ -97,9 +97,7 @@ pub fn compare(base: &DeviceMemoryReport, new: &DeviceMemoryReport) -> DeviceMem
         .map(|(frames, delta)| StackDelta { delta, frames: frames.to_vec() })
         .collect();
     // A stable sort keeps equal growth in frame order.
-    stacks.sort_by(|a, b| {
-        (b.delta.delta_bytes, b.delta.delta_count).cmp(&(a.delta.delta_bytes, a.delta.delta_count))
-    });
+    stacks.sort_by_key(|s| std::cmp::Reverse((s.delta.delta_bytes, s.delta.delta_count)));
 
     DeviceMemoryDiff {
         base_input: base.input.clone(),

@@ -262,3 +262,30 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind_of(relative: &str) -> Result<FileKind> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+        guess_file(&path, &source::read(&path, 1 << 30)?.bytes)
+    }
+
+    #[test]
+    fn each_format_is_told_by_its_bytes() {
+        let kinds = [
+            ("fixtures/pprof/host_offload/device_memory_host_and_device_live.prof", FileKind::Pprof),
+            ("fixtures/profiles/pair_base/profile/plugins/profile/2026_11_22_07_55_28/vm.xplane.pb", FileKind::XSpace),
+            (
+                "fixtures/profiles/pair_base/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb",
+                FileKind::HloProto,
+            ),
+        ];
+        for (file, kind) in kinds {
+            assert_eq!(kind_of(file).unwrap(), kind, "{file}");
+        }
+        let not_a_profile = kind_of("fixtures/pprof/host_offload/memory_analysis.json").unwrap_err().to_string();
+        assert!(not_a_profile.contains("memory_analysis.json") && not_a_profile.contains("pprof"), "{not_a_profile}");
+    }
+}

@@ -189,7 +189,10 @@ mod tests {
             location: vec![
                 Location {
                     id: 7,
-                    line: vec![Line { function_id: 2, line: 12, column: 0 }, Line { function_id: 1, line: 30, column: 0 }],
+                    line: vec![
+                        Line { function_id: 2, line: 12, column: 0 },
+                        Line { function_id: 1, line: 30, column: 0 },
+                    ],
                     ..Location::default()
                 },
                 Location { id: 8, line: vec![Line { function_id: 1, line: 40, column: 0 }], ..Location::default() },
@@ -230,10 +233,7 @@ mod tests {
             .map(|&i| &snapshot.frames[i])
             .map(|f| (f.function.as_str(), f.file.as_str(), f.line, f.function_line))
             .collect();
-        assert_eq!(
-            frames,
-            [("init", "model.py", 12, 10), ("step", "train.py", 30, 25), ("step", "train.py", 40, 25)]
-        );
+        assert_eq!(frames, [("init", "model.py", 12, 10), ("step", "train.py", 30, 25), ("step", "train.py", 40, 25)]);
         // The executable's one frame is the buffer's outermost one, stored once.
         assert_eq!(executable.stack, [buffer.stack[2]]);
         assert_eq!(snapshot.frames.len(), 3);
