@@ -3,8 +3,10 @@
 //! `jax.live_arrays()` figures the workload wrote to `memory_analysis.json`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
@@ -21,13 +23,18 @@ fn fixture_dir(workload: &str) -> PathBuf {
 }
 
 /// The workload's profile, relative to the crate root so output is stable.
-fn profile(workload: &str) -> PathBuf {
+fn profile(workload: &str) -> String {
     let name = std::fs::read_dir(fixture_dir(workload))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
         .find(|name| name.ends_with(".prof"))
         .unwrap();
-    Path::new("fixtures/pprof").join(workload).join(name)
+    format!("fixtures/pprof/{workload}/{name}")
+}
+
+/// Runs xmem from the crate root, so the paths it prints are stable.
+fn xmem<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
+    cargo_bin_cmd!("xmem").current_dir(root()).args(args).output().unwrap()
 }
 
 fn read_json(path: &Path) -> Value {
@@ -35,8 +42,7 @@ fn read_json(path: &Path) -> Value {
 }
 
 fn report_json(input: &Path) -> Value {
-    let output =
-        cargo_bin_cmd!("xmem").current_dir(root()).args(["report", "--format", "json"]).arg(input).output().unwrap();
+    let output = xmem([OsStr::new("report"), OsStr::new("--format"), OsStr::new("json"), input.as_os_str()]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_slice(&output.stdout).unwrap()
 }
@@ -110,12 +116,12 @@ fn totals_labels_stacks_and_sites_equal_the_oracles() {
     for workload in WORKLOADS {
         let dir = fixture_dir(workload);
         let prof = profile(workload);
-        let name = prof.file_name().unwrap().to_str().unwrap();
+        let name = prof.rsplit('/').next().unwrap();
         let decoded = read_json(&dir.join(name.replace(".prof", ".decoded.json")));
         let live = read_json(&dir.join("memory_analysis.json"))["device_memory_profiles"][name].clone();
         let expected = oracle(&decoded);
 
-        let report = report_json(&prof);
+        let report = report_json(Path::new(&prof));
         assert_eq!(report["modules"].as_array().unwrap().len(), 0, "{workload}");
         let [memory] = report["device_memory"].as_array().unwrap().as_slice() else { panic!("{workload}") };
 
@@ -159,7 +165,7 @@ fn totals_labels_stacks_and_sites_equal_the_oracles() {
 fn list_names_the_live_total_and_the_stacks() {
     let decoded = read_json(&fixture_dir("mlp_train").join("device_memory_after_training.decoded.json"));
     let expected = oracle(&decoded);
-    let output = cargo_bin_cmd!("xmem").current_dir(root()).arg("list").arg(profile("mlp_train")).output().unwrap();
+    let output = xmem(["list", &profile("mlp_train")]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let stdout = String::from_utf8(output.stdout).unwrap();
     let line = format!(
@@ -173,19 +179,14 @@ fn list_names_the_live_total_and_the_stacks() {
 
 #[test]
 fn text_report_of_a_training_snapshot() {
-    let output = cargo_bin_cmd!("xmem").current_dir(root()).arg("report").arg(profile("mlp_train")).output().unwrap();
+    let output = xmem(["report", &profile("mlp_train")]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
 }
 
 #[test]
 fn markdown_report_of_a_regression_snapshot() {
-    let output = cargo_bin_cmd!("xmem")
-        .current_dir(root())
-        .args(["report", "--format", "markdown", "--top", "3"])
-        .arg(profile("pair_new"))
-        .output()
-        .unwrap();
+    let output = xmem(["report", "--format", "markdown", "--top", "3", &profile("pair_new")]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
 }
@@ -211,9 +212,88 @@ fn a_damaged_profile_is_one_line_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cut.prof");
     std::fs::write(&path, &compressed[..compressed.len() / 2]).unwrap();
-    let output = cargo_bin_cmd!("xmem").arg("report").arg(&path).output().unwrap();
+    let output = xmem([Path::new("report"), &path]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("xmem: ") && stderr.contains("cut.prof") && stderr.contains("gzip"), "{stderr}");
+}
+
+/// `live_bytes` of `jax.live_arrays()` when the workload saved its profile.
+fn live_bytes(workload: &str) -> i64 {
+    let analysis = read_json(&fixture_dir(workload).join("memory_analysis.json"));
+    let profiles = analysis["device_memory_profiles"].as_object().unwrap();
+    let [(_, live)] = profiles.iter().collect::<Vec<_>>()[..] else { panic!("{workload}: one profile expected") };
+    int(&live["live_bytes"])
+}
+
+fn diff(base: &str, new: &str, extra: &[&str]) -> (Option<i32>, Value) {
+    let output = xmem([&["diff", &profile(base), &profile(new), "--format", "json"], extra].concat());
+    (output.status.code(), serde_json::from_slice(&output.stdout).unwrap())
+}
+
+#[test]
+fn diff_of_a_profile_with_itself_has_no_growth() {
+    for workload in ["mlp_train", "big_model"] {
+        let (code, diff) = diff(workload, workload, &["--fail-if-peak-grows", "0"]);
+        assert_eq!(code, Some(0), "{workload}");
+        assert_eq!(diff["verdict"], "pass", "{workload}");
+        let [memory] = diff["device_memory"].as_array().unwrap().as_slice() else { panic!("{workload}") };
+        assert_eq!(int(&memory["base_bytes"]), live_bytes(workload), "{workload}");
+        assert_eq!(int(&memory["delta_bytes"]), 0, "{workload}");
+        assert_eq!(int(&memory["delta_count"]), 0, "{workload}");
+        assert_eq!(memory["stacks"].as_array().unwrap().len(), 0, "{workload}");
+    }
+}
+
+#[test]
+fn diff_of_two_runs_grows_by_the_difference_of_their_totals() {
+    let growth = live_bytes("pair_new") - live_bytes("pair_base");
+    let (code, diff) = diff("pair_base", "pair_new", &[]);
+    assert_eq!(code, Some(0));
+    let memory = &diff["device_memory"][0];
+    assert_eq!(int(&memory["delta_bytes"]), growth);
+    let stack_growth: i64 = memory["stacks"].as_array().unwrap().iter().map(|s| int(&s["delta_bytes"])).sum();
+    assert_eq!(stack_growth, growth);
+    let ratio = memory["delta_ratio"].as_f64().unwrap();
+    assert!((ratio - growth as f64 / live_bytes("pair_base") as f64).abs() < 1e-12, "{ratio}");
+}
+
+#[test]
+fn live_bytes_limits_are_strict_at_the_real_growth() {
+    let growth = live_bytes("pair_new") - live_bytes("pair_base");
+    let new_total = live_bytes("pair_new");
+    for (flag, limit, code) in [
+        ("--fail-if-peak-grows", growth - 1, 1),
+        ("--fail-if-peak-grows", growth, 0),
+        ("--fail-if-over", new_total - 1, 1),
+        ("--fail-if-over", new_total, 0),
+    ] {
+        let (exit, diff) = diff("pair_base", "pair_new", &[flag, &limit.to_string()]);
+        assert_eq!(exit, Some(code), "{flag} {limit}");
+        let violations = diff["violations"].as_array().unwrap();
+        assert_eq!(violations.len(), code as usize, "{flag} {limit}");
+        if let Some(violation) = violations.first() {
+            assert_eq!(int(&violation["new_bytes"]), new_total);
+            assert!(violation["new_input"].as_str().unwrap().contains("pair_new"));
+        }
+    }
+}
+
+#[test]
+fn diff_text_names_the_stack_that_grew() {
+    let output = xmem(["diff", &profile("pair_base"), &profile("pair_new"), "--fail-if-peak-grows", "50%"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("live bytes grew 20.6 MiB → 42.7 MiB (+22.1 MiB, +106.9%)"), "{stderr}");
+    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+}
+
+#[test]
+fn diff_refuses_a_profile_against_another_kind_of_input() {
+    let output = xmem(["diff", &profile("pair_base"), "fixtures/profiles/pair_new/profile"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("is a device memory profile and fixtures/profiles/pair_new/profile is not"), "{stderr}");
 }

@@ -10,15 +10,25 @@ use crate::analysis::device_memory::{DeviceMemoryReport, StackFrame};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceMemoryDiff {
-    pub base_input: String,
-    pub new_input: String,
-    /// Live bytes and allocations in total.
-    pub total: Delta,
+    #[serde(flatten)]
+    pub total: LiveDiff,
     /// One row per `device` label on either side, in name order; `null` (executables) last.
     pub devices: Vec<DeviceDelta>,
     /// Every stack whose bytes or count changed, largest growth first; a stack
     /// on one side only has zeros on the other. Their deltas add up to `total`.
     pub stacks: Vec<StackDelta>,
+}
+
+/// Live bytes and allocations of the two snapshots in total: what
+/// `--fail-if-peak-grows` and `--fail-if-over` judge.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveDiff {
+    pub base_input: String,
+    pub new_input: String,
+    #[serde(flatten)]
+    pub delta: Delta,
+    /// `delta_bytes / base_bytes`; null when the baseline holds no bytes.
+    pub delta_ratio: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -100,9 +110,12 @@ pub fn compare(base: &DeviceMemoryReport, new: &DeviceMemoryReport) -> DeviceMem
     stacks.sort_by_key(|s| std::cmp::Reverse((s.delta.delta_bytes, s.delta.delta_count)));
 
     DeviceMemoryDiff {
-        base_input: base.input.clone(),
-        new_input: new.input.clone(),
-        total,
+        total: LiveDiff {
+            base_input: base.input.clone(),
+            new_input: new.input.clone(),
+            delta: total,
+            delta_ratio: Some(total.base_bytes).filter(|&b| b != 0).map(|b| total.delta_bytes as f64 / b as f64),
+        },
         devices: devices
             .into_iter()
             .map(|((_, device), delta)| DeviceDelta { device: device.map(str::to_string), delta })
@@ -153,9 +166,9 @@ mod tests {
         for workload in ["mlp_train", "donation", "big_model"] {
             let report = analyse(&fixture(workload));
             let diff = compare(&report, &report);
-            assert_eq!(diff.total.delta_bytes, 0, "{workload}");
-            assert_eq!(diff.total.delta_count, 0, "{workload}");
-            assert_eq!(diff.total.new_bytes, live_bytes(workload), "{workload}");
+            assert_eq!(diff.total.delta.delta_bytes, 0, "{workload}");
+            assert_eq!(diff.total.delta.delta_count, 0, "{workload}");
+            assert_eq!(diff.total.delta.new_bytes, live_bytes(workload), "{workload}");
             assert!(diff.stacks.is_empty(), "{workload}: {:?}", diff.stacks);
             assert!(diff.devices.iter().all(|d| d.delta.is_unchanged()), "{workload}");
         }
@@ -167,7 +180,7 @@ mod tests {
         let diff = compare(&base, &new);
         let growth = live_bytes("pair_new") - live_bytes("pair_base");
         assert_eq!(growth, 23_146_496);
-        assert_eq!(diff.total.delta_bytes, growth);
+        assert_eq!(diff.total.delta.delta_bytes, growth);
         assert_eq!(diff.stacks.iter().map(|s| s.delta.delta_bytes).sum::<i64>(), growth);
         assert_eq!(diff.devices.iter().map(|d| d.delta.delta_bytes).sum::<i64>(), growth);
         // Width 1024 → 1536 grows the parameters and optimiser state returned by the
@@ -186,7 +199,7 @@ mod tests {
         let (base, new) = (analyse(&fixture("pair_base")), analyse(&fixture("pair_new")));
         let forward = compare(&base, &new);
         let backward = compare(&new, &base);
-        assert_eq!(backward.total.delta_bytes, -forward.total.delta_bytes);
+        assert_eq!(backward.total.delta.delta_bytes, -forward.total.delta.delta_bytes);
         assert_eq!(backward.stacks.len(), forward.stacks.len());
     }
 }
