@@ -297,3 +297,45 @@ fn diff_refuses_a_profile_against_another_kind_of_input() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("is a device memory profile and fixtures/profiles/pair_new/profile is not"), "{stderr}");
 }
+
+#[test]
+fn plot_draws_the_allocation_sites_with_the_oracles_bytes() {
+    let expected = oracle(&read_json(&fixture_dir("donation").join("device_memory_after_updates.decoded.json")));
+    let dir = tempfile::tempdir().unwrap();
+    let output = xmem([
+        OsStr::new("plot"),
+        OsStr::new(&profile("donation")),
+        OsStr::new("--top"),
+        OsStr::new("2"),
+        OsStr::new("-o"),
+        dir.path().as_os_str(),
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let chart = dir.path().join("device_memory_after_updates.sites.svg");
+    assert_eq!(String::from_utf8(output.stdout).unwrap().trim(), chart.to_str().unwrap());
+
+    let source = std::fs::read_to_string(&chart).unwrap();
+    let svg = roxmltree::Document::parse(&source).unwrap();
+    let texts = |class: &str| -> Vec<String> {
+        svg.descendants()
+            .filter(|n| n.has_tag_name("text") && n.attribute("class") == Some(class))
+            .map(|n| n.text().unwrap_or_default().to_string())
+            .collect()
+    };
+    let tooltips: Vec<&str> =
+        svg.descendants().filter(|n| n.has_tag_name("rect")).filter_map(|n| n.first_element_child()?.text()).collect();
+    // The two functions that allocated most, as the independent decoder sums the innermost frames.
+    let mut flat: Vec<(&String, &(i64, i64))> = expected.flat.iter().collect();
+    flat.sort_by_key(|(_, (bytes, _))| std::cmp::Reverse(*bytes));
+    let labels = texts("bar-label");
+    assert_eq!(labels.len(), 3, "two sites and the rest: {labels:?}");
+    for (i, (site, (bytes, count))) in flat.iter().take(2).enumerate() {
+        let function = site.split('"').nth(1).unwrap();
+        assert!(labels[i].starts_with(&format!("{function} · ")), "{site}: {labels:?}");
+        assert!(labels[i].contains(&format!(" in {count} · ")), "{site}: {labels:?}");
+        assert!(tooltips.iter().any(|t| t.contains(&format!("({bytes} bytes) in {count} allocations"))), "{site}");
+    }
+    let rest: i64 = flat.iter().skip(2).map(|(_, (bytes, _))| bytes).sum();
+    assert_eq!(rest, 96);
+    assert!(labels[2].ends_with(" more functions · 96 B"), "{labels:?}");
+}

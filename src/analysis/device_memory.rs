@@ -172,19 +172,29 @@ fn stacks(snapshot: &DeviceMemorySnapshot) -> Vec<StackUsage> {
     stacks
 }
 
-/// The stacks a report shows: the `top` heaviest that hold bytes, and the
-/// rest summed (on CPU that includes every executable, which holds none).
+/// The rows a report or chart shows: the `top` largest that hold bytes, and
+/// the rest summed (on CPU the rest includes every executable, which holds none).
 #[derive(Debug)]
-pub struct StackTable<'a> {
-    pub rows: &'a [StackUsage],
+pub struct Largest<'a, T> {
+    pub rows: &'a [T],
     pub rest_count: usize,
     pub rest_bytes: i64,
 }
 
+/// `items` must be sorted by `bytes`, largest first.
+fn largest<T>(items: &[T], bytes: impl Fn(&T) -> i64, top: usize) -> Largest<'_, T> {
+    let holding_bytes = items.iter().take_while(|item| bytes(item) > 0).count();
+    let (rows, rest) = items.split_at(holding_bytes.min(top));
+    Largest { rows, rest_count: rest.len(), rest_bytes: rest.iter().map(bytes).sum() }
+}
+
 impl DeviceMemoryReport {
-    pub fn heaviest_stacks(&self, top: usize) -> StackTable<'_> {
-        let holding_bytes = self.stacks.iter().take_while(|s| s.bytes > 0).count();
-        let (rows, rest) = self.stacks.split_at(holding_bytes.min(top));
-        StackTable { rows, rest_count: rest.len(), rest_bytes: rest.iter().map(|s| s.bytes).sum() }
+    pub fn heaviest_stacks(&self, top: usize) -> Largest<'_, StackUsage> {
+        largest(&self.stacks, |stack| stack.bytes, top)
+    }
+
+    /// The functions that allocated bytes themselves, by flat bytes.
+    pub fn allocating_sites(&self, top: usize) -> Largest<'_, Site> {
+        largest(&self.top_sites, |site| site.flat_bytes, top)
     }
 }
