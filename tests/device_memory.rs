@@ -339,3 +339,18 @@ fn plot_draws_the_allocation_sites_with_the_oracles_bytes() {
     assert_eq!(rest, 96);
     assert!(labels[2].ends_with(" more functions · 96 B"), "{labels:?}");
 }
+
+#[test]
+fn html_report_shows_the_snapshot_with_its_chart() {
+    let live = live_bytes("donation");
+    let count =
+        oracle(&read_json(&fixture_dir("donation").join("device_memory_after_updates.decoded.json"))).total_count;
+    let output = xmem(["report", "--format", "html", "--top", "2", &profile("donation")]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let page = String::from_utf8(output.stdout).unwrap();
+    assert!(page.contains("<h2>Device memory: fixtures/pprof/donation/device_memory_after_updates.prof</h2>"));
+    assert!(page.contains(&format!("<dt>Live</dt><dd>180.1 MiB ({live} bytes) in {count} allocations</dd>")), "{page}");
+    assert_eq!(page.matches("<figure class=\"chart sites\">").count(), 1);
+    assert!(!page.contains("No compiled XLA modules"));
+    assert_eq!(page.matches("<li>").count(), 2, "--top 2 stacks");
+}

@@ -6,49 +6,33 @@ use std::io::{self, Write};
 
 use super::diff::ratio_text;
 use super::text::{align_right, bytes, fact, file_name_and_line, heading, table, Flavor};
-use crate::analysis::device_memory::{DeviceMemoryReport, DeviceUsage, StackFrame};
+use crate::analysis::device_memory::{DeviceMemoryReport, DeviceUsage, Largest, StackFrame, StackUsage};
 use crate::diff::device_memory::{Delta, DeviceMemoryDiff};
 use crate::units::human_delta;
 
+pub const DEVICE_HEADER: [&str; 4] = ["Device", "Bytes", "Count", "By kind"];
+pub const DEVICE_NUMBERS: [usize; 2] = [1, 2];
+pub const SITE_HEADER: [&str; 6] = ["Flat", "Cum", "Count", "Cum count", "Function", "Defined at"];
+pub const SITE_NUMBERS: [usize; 4] = [0, 1, 2, 3];
+pub const STACKS_TITLE: &str = "Heaviest stacks, innermost frame first:";
+
 pub fn write(out: &mut dyn Write, flavor: Flavor, report: &DeviceMemoryReport, top: usize) -> io::Result<()> {
-    heading(out, flavor, 2, &format!("Device memory: {}", report.input))?;
-    fact(
-        out,
-        flavor,
-        "Live",
-        &format!("{} ({} bytes) in {}", bytes(report.total_bytes), report.total_bytes, allocations(report.total_count)),
-    )?;
+    heading(out, flavor, 2, &snapshot_heading(report))?;
+    fact(out, flavor, "Live", &live(report))?;
     writeln!(out)?;
-    let mut devices = table(flavor, &["Device", "Bytes", "Count", "By kind"]);
-    for device in &report.devices {
-        devices.add_row(vec![
-            device_name(&device.device),
-            bytes(device.bytes),
-            device.count.to_string(),
-            kinds(device),
-        ]);
-    }
-    align_right(&mut devices, &[1, 2]);
+    let mut devices = table(flavor, &DEVICE_HEADER);
+    devices.add_rows(device_rows(report));
+    align_right(&mut devices, &DEVICE_NUMBERS);
     writeln!(out, "{devices}")?;
 
     writeln!(out)?;
-    let shown = report.top_sites.len().min(top);
-    writeln!(out, "Allocation sites by function ({shown} of {}), as in pprof -top:", report.top_sites.len())?;
+    writeln!(out, "{}", sites_title(report, top))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
-    let mut sites = table(flavor, &["Flat", "Cum", "Count", "Cum count", "Function", "Defined at"]);
-    for site in report.top_sites.iter().take(top) {
-        sites.add_row(vec![
-            bytes(site.flat_bytes),
-            bytes(site.cum_bytes),
-            site.count.to_string(),
-            site.cum_count.to_string(),
-            site.function.clone(),
-            file_name_and_line(&format!("{}:{}", site.file, site.line)),
-        ]);
-    }
-    align_right(&mut sites, &[0, 1, 2, 3]);
+    let mut sites = table(flavor, &SITE_HEADER);
+    sites.add_rows(site_rows(report, top));
+    align_right(&mut sites, &SITE_NUMBERS);
     writeln!(out, "{sites}")?;
 
     let stacks = report.heaviest_stacks(top);
@@ -56,18 +40,68 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, report: &DeviceMemoryReport, t
         return Ok(());
     }
     writeln!(out)?;
-    writeln!(out, "Heaviest stacks, innermost frame first:")?;
+    writeln!(out, "{STACKS_TITLE}")?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
     for (rank, stack) in stacks.rows.iter().enumerate() {
-        writeln!(out, "{}. {} in {}", rank + 1, bytes(stack.bytes), allocations(stack.count))?;
+        writeln!(out, "{}. {}", rank + 1, stack_total(stack))?;
         write_frames(out, flavor, &stack.frames)?;
     }
-    if stacks.rest_count > 0 {
-        writeln!(out, "\n{} more stacks hold {}.", stacks.rest_count, bytes(stacks.rest_bytes))?;
+    if let Some(rest) = rest_of_stacks(&stacks) {
+        writeln!(out, "\n{rest}")?;
     }
     Ok(())
+}
+
+pub fn snapshot_heading(report: &DeviceMemoryReport) -> String {
+    format!("Device memory: {}", report.input)
+}
+
+/// `92.1 MiB (96557204 bytes) in 53 allocations`.
+pub fn live(report: &DeviceMemoryReport) -> String {
+    format!("{} ({} bytes) in {}", bytes(report.total_bytes), report.total_bytes, allocations(report.total_count))
+}
+
+pub fn device_rows(report: &DeviceMemoryReport) -> Vec<Vec<String>> {
+    report
+        .devices
+        .iter()
+        .map(|device| vec![device_name(&device.device), bytes(device.bytes), device.count.to_string(), kinds(device)])
+        .collect()
+}
+
+pub fn sites_title(report: &DeviceMemoryReport, top: usize) -> String {
+    let shown = report.top_sites.len().min(top);
+    format!("Allocation sites by function ({shown} of {}), as in pprof -top:", report.top_sites.len())
+}
+
+pub fn site_rows(report: &DeviceMemoryReport, top: usize) -> Vec<Vec<String>> {
+    report
+        .top_sites
+        .iter()
+        .take(top)
+        .map(|site| {
+            vec![
+                bytes(site.flat_bytes),
+                bytes(site.cum_bytes),
+                site.count.to_string(),
+                site.cum_count.to_string(),
+                site.function.clone(),
+                file_name_and_line(&format!("{}:{}", site.file, site.line)),
+            ]
+        })
+        .collect()
+}
+
+/// `72.0 MiB in 9 allocations`.
+pub fn stack_total(stack: &StackUsage) -> String {
+    format!("{} in {}", bytes(stack.bytes), allocations(stack.count))
+}
+
+/// `12 more stacks hold 0 B.`, when some are not shown.
+pub fn rest_of_stacks(stacks: &Largest<StackUsage>) -> Option<String> {
+    (stacks.rest_count > 0).then(|| format!("{} more stacks hold {}.", stacks.rest_count, bytes(stacks.rest_bytes)))
 }
 
 /// The device memory part of `xmem diff`: live bytes of both snapshots, per
@@ -124,11 +158,16 @@ fn change(delta: &Delta, growth: &str) -> String {
 fn write_frames(out: &mut dyn Write, flavor: Flavor, frames: &[StackFrame]) -> io::Result<()> {
     for frame in frames {
         match flavor {
-            Flavor::Text => writeln!(out, "     {:<32} {}", frame.function, frame_source(frame))?,
+            Flavor::Text => writeln!(out, "     {}", frame_line(frame))?,
             Flavor::Markdown => writeln!(out, "   - `{}` {}", frame.function, frame_source(frame))?,
         }
     }
     Ok(())
+}
+
+/// `__call__                         stages.py:890`: one frame, aligned for a monospace column.
+pub fn frame_line(frame: &StackFrame) -> String {
+    format!("{:<32} {}", frame.function, frame_source(frame))
 }
 
 fn device_name(device: &Option<String>) -> String {
