@@ -88,6 +88,16 @@ fn mutated_gzip_never_panics() {
     assert_never_panics(&["report", "--format", "json", "-o", "/dev/null"], "vm.xplane.pb.gz", &gz, 3);
 }
 
+#[test]
+fn mutated_device_memory_profile_never_panics() {
+    let compressed = std::fs::read(fixture("pprof/mlp_train/device_memory_after_training.prof")).unwrap();
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(compressed.as_slice()), &mut plain).unwrap();
+    let args = ["report", "--format", "json", "-o", "/dev/null"];
+    assert_never_panics(&args, "memory.prof", &plain, 4);
+    assert_never_panics(&args, "memory.prof.gz", &compressed, 5);
+}
+
 fn run(args: &[&std::ffi::OsStr]) -> std::process::Output {
     cargo_bin_cmd!("xmem").args(args).output().unwrap()
 }

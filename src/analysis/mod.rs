@@ -2,6 +2,7 @@
 //! types. The structs here are what every renderer prints and what the JSON
 //! renderer serialises as `xmem.report/1`.
 
+pub mod device_memory;
 pub mod drawing;
 pub mod heap_simulation;
 pub mod select;
@@ -12,6 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::model::{Capture, Module};
+use device_memory::DeviceMemoryReport;
 
 /// Adds byte counts without overflowing: sizes come from files, and a
 /// corrupt one must not wrap a total around or panic.
@@ -27,14 +29,17 @@ pub struct Report {
     pub inputs: Vec<String>,
     /// Largest peak first.
     pub modules: Vec<ModuleReport>,
+    /// One per JAX device memory profile among the inputs.
+    pub device_memory: Vec<DeviceMemoryReport>,
     pub warnings: Vec<String>,
 }
 
 impl Report {
-    /// Why nothing could be analysed, when that is so: every module lacks a
-    /// buffer assignment, or the input holds no module at all.
+    /// Why nothing could be analysed, when that is so: there is no device
+    /// memory profile, and every module lacks a buffer assignment or the
+    /// input holds no module at all.
     pub fn nothing_usable(&self) -> Option<String> {
-        if self.modules.iter().any(|m| m.problem.is_none()) {
+        if !self.device_memory.is_empty() || self.modules.iter().any(|m| m.problem.is_none()) {
             return None;
         }
         Some(match self.modules.iter().find_map(|m| m.problem.as_ref()) {
@@ -255,6 +260,10 @@ pub fn analyze(captures: &[Capture]) -> Report {
         schema: REPORT_SCHEMA,
         inputs: captures.iter().map(|c| c.input.clone()).collect(),
         modules,
+        device_memory: captures
+            .iter()
+            .filter_map(|c| c.device_memory.as_ref().map(|snapshot| device_memory::analyze(&c.input, snapshot)))
+            .collect(),
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
     }
 }
@@ -265,6 +274,7 @@ pub struct Contents {
     pub schema: &'static str,
     pub inputs: Vec<String>,
     pub modules: Vec<ModuleListing>,
+    pub device_memory: Vec<DeviceMemoryListing>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -284,6 +294,16 @@ pub struct MemorySpaceListing {
     pub heap_events: usize,
     pub buffers_at_peak: usize,
     pub heap_simulation: TraceStatus,
+}
+
+/// A device memory profile in one line: how much is live, in how many groups.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceMemoryListing {
+    pub input: String,
+    pub total_bytes: i64,
+    pub total_count: i64,
+    pub devices: Vec<Option<String>>,
+    pub stacks: usize,
 }
 
 pub const CONTENTS_SCHEMA: &str = "xmem.list/1";
@@ -312,6 +332,17 @@ pub fn contents(report: &Report) -> Contents {
                         heap_simulation: s.heap_simulation,
                     })
                     .collect(),
+            })
+            .collect(),
+        device_memory: report
+            .device_memory
+            .iter()
+            .map(|d| DeviceMemoryListing {
+                input: d.input.clone(),
+                total_bytes: d.total_bytes,
+                total_count: d.total_count,
+                devices: d.devices.iter().map(|device| device.device.clone()).collect(),
+                stacks: d.stacks.len(),
             })
             .collect(),
     }

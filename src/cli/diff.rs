@@ -14,6 +14,15 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     }
     let mut base = usable_report(&args.base, &args.input)?;
     let mut new = usable_report(&args.new, &args.input)?;
+    if base.device_memory.is_empty() != new.device_memory.is_empty() {
+        let (profile, other) =
+            if base.device_memory.is_empty() { (&args.new, &args.base) } else { (&args.base, &args.new) };
+        anyhow::bail!(
+            "{} is a device memory profile and {} is not; diff compares two inputs of the same kind",
+            profile.display(),
+            other.display()
+        );
+    }
     filter.apply(&mut base);
     filter.apply(&mut new);
     if filter.is_set() && base.modules.is_empty() && new.modules.is_empty() {

@@ -1,5 +1,6 @@
 use std::collections::HashSet;
 use std::fs;
+use std::path::Path;
 
 use anyhow::Context;
 
@@ -21,11 +22,19 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
             let charts = svg::space_charts(module, space, args.selection.top)
                 .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
             for (kind, chart) in charts {
-                let path = args.output.join(names.claim(module, space, kind));
-                fs::write(&path, chart).with_context(|| format!("cannot write {}", path.display()))?;
-                println!("{}", path.display());
+                save(&args.output.join(names.claim(module, space, kind)), &chart)?;
                 written += 1;
             }
+        }
+    }
+    for snapshot in &report.device_memory {
+        let caption = format!("{}: allocation sites by function", snapshot.input);
+        let chart = svg::sites::draw(&caption, snapshot, args.selection.top)
+            .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
+        if let Some(chart) = chart {
+            let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
+            save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart)?;
+            written += 1;
         }
     }
     if written == 0 {
@@ -34,7 +43,15 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// File names for charts, `<module>.<space>.<chart>.svg`, safe on any file
+/// Writes one chart and prints its path, so a script can pick the files up.
+fn save(path: &Path, chart: &str) -> anyhow::Result<()> {
+    fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;
+    println!("{}", path.display());
+    Ok(())
+}
+
+/// File names for charts, `<module>.<space>.<chart>.svg` (`<profile>.sites.svg`
+/// for a device memory profile), safe on any file
 /// system (module names hold `(`, `)`, `/`, …) and never used twice.
 #[derive(Default)]
 struct FileNames {
@@ -48,6 +65,11 @@ impl FileNames {
         if let (true, Some(trace)) = (colour_has_several_traces, space.trace_index) {
             stem.push_str(&format!(".trace{trace}"));
         }
+        self.claim_stem(&stem, kind)
+    }
+
+    /// `<stem>.<chart>.svg`, or `<stem>-2.<chart>.svg`, … when taken.
+    fn claim_stem(&mut self, stem: &str, kind: ChartKind) -> String {
         let mut name = format!("{stem}.{}.svg", kind.name());
         for n in 2.. {
             if self.taken.insert(name.clone()) {

@@ -1,8 +1,10 @@
 //! The CI gate: `--fail-if-peak-grows` and `--fail-if-over`, judged on every
-//! memory space the comparison kept.
+//! memory space the comparison kept and on the live bytes of every pair of
+//! device memory profiles.
 
 use serde::Serialize;
 
+use super::device_memory::{DeviceMemoryDiff, LiveDiff};
 use super::programs::{MemorySpaceDiff, PeakDiff};
 use crate::units::Growth;
 
@@ -33,11 +35,20 @@ impl Limit {
     /// so it cannot slip past a growth limit unseen. A memory space that went
     /// away never crosses a growth limit.
     fn crossed_by(self, peak: &PeakDiff) -> bool {
+        self.crossed(peak.new_peak_bytes, peak.delta_bytes, peak.delta_ratio)
+    }
+
+    /// Live bytes are judged as a peak: the limit applies to their total.
+    fn crossed_by_live(self, live: &LiveDiff) -> bool {
+        self.crossed(Some(live.delta.new_bytes), live.delta.delta_bytes, live.delta_ratio)
+    }
+
+    fn crossed(self, new_bytes: Option<i64>, delta_bytes: i64, delta_ratio: Option<f64>) -> bool {
         match self {
-            Limit::PeakGrowthRatio { ratio } => peak.delta_ratio.map_or(peak.delta_bytes > 0, |r| r > ratio),
-            Limit::PeakGrowthBytes { bytes } => u64::try_from(peak.delta_bytes).is_ok_and(|delta| delta > bytes),
+            Limit::PeakGrowthRatio { ratio } => delta_ratio.map_or(delta_bytes > 0, |r| r > ratio),
+            Limit::PeakGrowthBytes { bytes } => u64::try_from(delta_bytes).is_ok_and(|delta| delta > bytes),
             Limit::PeakOver { bytes } => {
-                peak.new_peak_bytes.and_then(|new| u64::try_from(new).ok()).is_some_and(|new| new > bytes)
+                new_bytes.and_then(|new| u64::try_from(new).ok()).is_some_and(|new| new > bytes)
             }
         }
     }
@@ -50,23 +61,36 @@ pub enum Verdict {
     Fail,
 }
 
-/// A limit crossed by one memory space.
+/// A limit crossed by one memory space's peak or one device memory profile's live bytes.
 #[derive(Debug, Clone, Serialize)]
 pub struct Violation {
     pub limit: Limit,
     #[serde(flatten)]
-    pub peak: PeakDiff,
+    pub crossed: Crossed,
 }
 
-/// Every limit crossed, limit by limit, in the order of `spaces`.
-pub fn check(limits: &[Limit], spaces: &[MemorySpaceDiff]) -> Vec<Violation> {
+/// What crossed a limit; the JSON holds its fields beside `limit`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Crossed {
+    Peak(PeakDiff),
+    LiveBytes(LiveDiff),
+}
+
+/// Every limit crossed, limit by limit, in the order of `spaces`, then of `device_memory`.
+pub fn check(limits: &[Limit], spaces: &[MemorySpaceDiff], device_memory: &[DeviceMemoryDiff]) -> Vec<Violation> {
     limits
         .iter()
         .flat_map(|&limit| {
-            spaces
+            let peaks = spaces
                 .iter()
                 .filter(move |s| limit.crossed_by(&s.peak))
-                .map(move |s| Violation { limit, peak: s.peak.clone() })
+                .map(move |s| Violation { limit, crossed: Crossed::Peak(s.peak.clone()) });
+            let live = device_memory
+                .iter()
+                .filter(move |d| limit.crossed_by_live(&d.total))
+                .map(move |d| Violation { limit, crossed: Crossed::LiveBytes(d.total.clone()) });
+            peaks.chain(live)
         })
         .collect()
 }

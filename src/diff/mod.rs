@@ -2,9 +2,11 @@
 //! away between a baseline and a new run, and whether any CI limit was crossed.
 //!
 //! Pure functions from two [`Report`]s to a [`Diff`], serialised as
-//! `xmem.diff/1`. Each kind of analysis has its own comparison beside
-//! [`programs`] (compiled XLA modules); [`limits`] judges the result.
+//! `xmem.diff/1`. Each kind of analysis has its own comparison:
+//! [`programs`] (compiled XLA modules) and [`device_memory`] (JAX device
+//! memory profiles); [`limits`] judges the result.
 
+pub mod device_memory;
 pub mod limits;
 pub mod programs;
 
@@ -15,7 +17,8 @@ use std::hash::Hash;
 use serde::Serialize;
 
 use crate::analysis::Report;
-pub use limits::{Limit, Verdict, Violation};
+pub use device_memory::DeviceMemoryDiff;
+pub use limits::{Crossed, Limit, Verdict, Violation};
 pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, PeakDiff};
 
 pub const DIFF_SCHEMA: &str = "xmem.diff/1";
@@ -32,6 +35,8 @@ pub struct Diff {
     /// One entry per module and memory space, matched or not, largest absolute
     /// change of the peak first.
     pub modules: Vec<MemorySpaceDiff>,
+    /// Live device memory of the two runs, when both inputs are device memory profiles.
+    pub device_memory: Vec<DeviceMemoryDiff>,
     /// What the inputs could not tell (a module without buffer assignment), by side.
     pub warnings: Vec<String>,
 }
@@ -77,7 +82,10 @@ impl Change {
 /// Compares `new` against `base` and judges the result against `limits`.
 pub fn compare(base: &Report, new: &Report, limits: &[Limit]) -> Diff {
     let modules = programs::compare(&base.modules, &new.modules);
-    let violations = limits::check(limits, &modules);
+    // One input gives at most one device memory profile, so the two sides pair in order.
+    let device_memory: Vec<DeviceMemoryDiff> =
+        base.device_memory.iter().zip(&new.device_memory).map(|(b, n)| device_memory::compare(b, n)).collect();
+    let violations = limits::check(limits, &modules, &device_memory);
     let warnings = side_warnings("base", base).chain(side_warnings("new", new)).collect();
     Diff {
         schema: DIFF_SCHEMA,
@@ -87,6 +95,7 @@ pub fn compare(base: &Report, new: &Report, limits: &[Limit]) -> Diff {
         limits: limits.to_vec(),
         violations,
         modules,
+        device_memory,
         warnings,
     }
 }

@@ -3,6 +3,7 @@
 //! a protobuf type or a file layout.
 
 pub mod hlo;
+pub mod pprof;
 pub mod proto;
 pub mod source;
 mod wire;
@@ -51,6 +52,8 @@ pub enum FileKind {
     HloProto,
     /// An HloModuleProto on its own: the HLO without any buffer assignment.
     HloModule,
+    /// A pprof profile; [`load`] accepts the device memory profiles JAX writes.
+    Pprof,
 }
 
 const PROFILE_SUBDIR: &str = "plugins/profile";
@@ -112,18 +115,22 @@ pub fn guess_dir(path: &Path, options: &ReadOptions) -> Result<DirKind> {
     ))
 }
 
-/// Tells the protobuf inputs apart by their first fields: an HloProto's
-/// field 1 is an HloModuleProto, which opens with its name (field 1); an
-/// XSpace's field 1 is an XPlane, which opens with its id or name; a bare
-/// HloModuleProto's field 1 is the module name itself, followed by its
-/// computations in field 3.
+/// Tells the inputs apart by their fields. A pprof profile has a string
+/// table (field 6) whose first entry is the empty string, which pprof
+/// requires and none of the other formats has. Otherwise the first fields
+/// decide: an HloProto's field 1 is an HloModuleProto, which opens with its
+/// name (field 1); an XSpace's field 1 is an XPlane, which opens with its id
+/// or name; a bare HloModuleProto's field 1 is the module name itself,
+/// followed by its computations in field 3.
 pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
-    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb) or an XLA HloProto (*.hlo.pb, *.hlo_proto.pb)";
+    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) \
+                            or a JAX device memory profile (pprof, from jax.profiler.save_device_memory_profile)";
     if bytes.is_empty() {
         return Err(Error::unrecognised(path, format!("the file is empty; {EXPECTED}")));
     }
     let mut first_payload = None;
     let mut has_computations = false;
+    let mut string_table_opens_empty = None;
     for field in wire::Fields::new(bytes.clone(), 0) {
         let field = field.map_err(|e| {
             Error::malformed(path, Some(e.offset), format!("not a protobuf message ({}); {EXPECTED}", e.what))
@@ -131,8 +138,12 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
         match (field.number, field.as_bytes()) {
             (1, Some(payload)) if first_payload.is_none() => first_payload = Some(payload.clone()),
             (3, Some(_)) => has_computations = true,
+            (6, Some(entry)) if string_table_opens_empty.is_none() => string_table_opens_empty = Some(entry.is_empty()),
             _ => {}
         }
+    }
+    if string_table_opens_empty == Some(true) {
+        return Ok(FileKind::Pprof);
     }
     let Some(payload) = first_payload else {
         return Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}")));
@@ -169,6 +180,7 @@ pub fn load_bytes(path: &Path, bytes: Bytes) -> Result<Capture> {
         FileKind::XSpace => add_xspace(path, &bytes, &mut HashSet::new(), &mut capture)?,
         FileKind::HloProto => capture.modules.push(hlo::decode(path, bytes, 0, None)?),
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, bytes)?),
+        FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
     }
     Ok(capture)
 }
@@ -184,6 +196,7 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
         let read =
             source::read(host, options.max_input_size).and_then(|contents| match guess_file(host, &contents.bytes)? {
                 FileKind::XSpace => add_xspace(host, &contents.bytes, &mut seen_program_ids, capture),
+                FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
                 _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
             });
         match read {
@@ -247,5 +260,32 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
         (true, Some(e)) => Err(e),
         (true, None) => Err(Error::unrecognised(dir, "no HLO proto could be read")),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind_of(relative: &str) -> Result<FileKind> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+        guess_file(&path, &source::read(&path, 1 << 30)?.bytes)
+    }
+
+    #[test]
+    fn each_format_is_told_by_its_bytes() {
+        let kinds = [
+            ("fixtures/pprof/host_offload/device_memory_host_and_device_live.prof", FileKind::Pprof),
+            ("fixtures/profiles/pair_base/profile/plugins/profile/2026_11_22_07_55_28/vm.xplane.pb", FileKind::XSpace),
+            (
+                "fixtures/profiles/pair_base/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb",
+                FileKind::HloProto,
+            ),
+        ];
+        for (file, kind) in kinds {
+            assert_eq!(kind_of(file).unwrap(), kind, "{file}");
+        }
+        let not_a_profile = kind_of("fixtures/pprof/host_offload/memory_analysis.json").unwrap_err().to_string();
+        assert!(not_a_profile.contains("memory_analysis.json") && not_a_profile.contains("pprof"), "{not_a_profile}");
     }
 }

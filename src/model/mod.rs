@@ -1,8 +1,10 @@
 //! Format-free types: what every input becomes once decoded. Nothing here
 //! knows about protobuf, XSpace planes or file layouts.
 
+pub mod device_memory;
 pub mod program;
 
+pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 pub use program::{
     Allocation, BufferAssignment, HeapEvent, HeapEventKind, HeapTrace, Instruction, LogicalBuffer, Module,
     SourceLocation,
@@ -15,6 +17,8 @@ pub struct Capture {
     pub input: String,
     /// Compiled programs with their buffer assignments, deduplicated by program id.
     pub modules: Vec<Module>,
+    /// Live buffers and executables from a JAX device memory profile.
+    pub device_memory: Option<DeviceMemorySnapshot>,
     /// Problems that did not stop the read: a corrupt host file, an undecodable module.
     pub warnings: Vec<String>,
 }

@@ -6,8 +6,10 @@ use std::io::{self, Write};
 
 use comfy_table::{ColumnConstraint, Width};
 
+use super::device_memory;
 use super::text::{align_right, bytes, heading, table, Detail, Flavor};
-use crate::diff::{Change, Diff, Limit, MemorySpaceDiff, PeakDiff, Verdict, Violation};
+use crate::diff::device_memory::LiveDiff;
+use crate::diff::{Change, Crossed, Diff, Limit, MemorySpaceDiff, PeakDiff, Verdict, Violation};
 use crate::units::{human_bytes, human_delta, Growth};
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -> io::Result<()> {
@@ -15,7 +17,13 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
     for warning in &diff.warnings {
         writeln!(out, "warning: {warning}")?;
     }
-    write_peaks(out, flavor, diff)?;
+    if !diff.modules.is_empty() || diff.device_memory.is_empty() {
+        write_peaks(out, flavor, diff)?;
+    }
+    for snapshots in &diff.device_memory {
+        writeln!(out)?;
+        device_memory::write_diff(out, flavor, snapshots, detail.top)?;
+    }
     let detailed: Vec<&MemorySpaceDiff> = diff.modules.iter().filter(|s| !s.buffers.is_empty()).collect();
     for space in detailed.iter().take(if detail.all { usize::MAX } else { 1 }) {
         write_buffers(out, flavor, space, detail.top)?;
@@ -128,9 +136,12 @@ pub fn verdict(diff: &Diff) -> String {
     }
 }
 
-/// One line saying which memory space crossed which limit, and by how much.
+/// One line saying which memory space or device memory profile crossed which limit, and by how much.
 pub fn violation_text(violation: &Violation) -> String {
-    let peak = &violation.peak;
+    let peak = match &violation.crossed {
+        Crossed::Peak(peak) => peak,
+        Crossed::LiveBytes(live) => return live_violation_text(violation.limit, live),
+    };
     let new_peak = peak.new_peak_bytes.map(bytes).unwrap_or_default();
     let what = match (violation.limit, peak.base_peak_bytes) {
         (Limit::PeakOver { .. }, _) => format!("peak {new_peak}"),
@@ -145,6 +156,21 @@ pub fn violation_text(violation: &Violation) -> String {
         (_, None) => format!("peak {new_peak} with no baseline (new in this run)"),
     };
     format!("{} · {}: {what} crosses {}", module_name(peak), space_name(peak), limit_flag(violation.limit))
+}
+
+fn live_violation_text(limit: Limit, live: &LiveDiff) -> String {
+    let delta = &live.delta;
+    let what = match limit {
+        Limit::PeakOver { .. } => format!("live bytes {}", bytes(delta.new_bytes)),
+        Limit::PeakGrowthRatio { .. } | Limit::PeakGrowthBytes { .. } => format!(
+            "live bytes grew {} → {} ({}, {})",
+            bytes(delta.base_bytes),
+            bytes(delta.new_bytes),
+            human_delta(delta.delta_bytes),
+            ratio_text(live.delta_ratio)
+        ),
+    };
+    format!("device memory {}: {what} crosses {}", live.new_input, limit_flag(limit))
 }
 
 fn limit_flag(limit: Limit) -> String {
@@ -171,10 +197,17 @@ fn space_name(peak: &PeakDiff) -> String {
 }
 
 fn relative_change(peak: &PeakDiff) -> String {
-    match (peak.change, peak.delta_ratio) {
-        (Change::New | Change::Gone, _) => peak.change.label().to_string(),
-        (_, Some(ratio)) => format!("{:+.1}%", ratio * 100.0),
-        (_, None) => "from 0 B".to_string(),
+    match peak.change {
+        Change::New | Change::Gone => peak.change.label().to_string(),
+        _ => ratio_text(peak.delta_ratio),
+    }
+}
+
+/// `+106.8%`, or `from 0 B` when the baseline was empty.
+pub fn ratio_text(delta_ratio: Option<f64>) -> String {
+    match delta_ratio {
+        Some(ratio) => format!("{:+.1}%", ratio * 100.0),
+        None => "from 0 B".to_string(),
     }
 }
 

@@ -1,17 +1,19 @@
 //! The report as one self-contained HTML page: inline CSS and inline SVG
 //! charts, no script, no font and no network, so it opens anywhere and can be
 //! attached to a bug. It shows the same tables as the text report, and the
-//! charts of every module and memory space.
+//! charts of every module and memory space and of every device memory profile.
 
 use std::io::{self, Write};
 
 use html_escape::encode_text;
 
-use super::svg;
+use super::device_memory;
+use super::svg::{self, ChartKind};
 use super::text::{
     buffer_header, buffer_rows, buffer_table_title, space_facts, space_heading, summary_rows, Flavor, BUFFER_NUMBERS,
     MISSING_TRACE_FOOTNOTE, SUMMARY_HEADER, SUMMARY_NUMBERS,
 };
+use crate::analysis::device_memory::DeviceMemoryReport;
 use crate::analysis::{MemorySpaceReport, ModuleReport, Report};
 
 const STYLE: &str = "
@@ -41,9 +43,9 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     for warning in &report.warnings {
         writeln!(out, "<p class=\"warning\">warning: {}</p>", encode_text(warning))?;
     }
-    if report.modules.is_empty() {
+    if report.modules.is_empty() && report.device_memory.is_empty() {
         writeln!(out, "<p>No compiled XLA modules in this input.</p>")?;
-    } else {
+    } else if !report.modules.is_empty() {
         writeln!(out, "<h2>Summary</h2>")?;
         let (rows, missing_trace) = summary_rows(report);
         table(out, &SUMMARY_HEADER, &rows, &SUMMARY_NUMBERS)?;
@@ -53,6 +55,9 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     }
     for module in &report.modules {
         write_module(out, module, top)?;
+    }
+    for snapshot in &report.device_memory {
+        write_device_memory(out, snapshot, top)?;
     }
     writeln!(out, "<footer>Written by xmem {}.</footer>\n</body>\n</html>", env!("CARGO_PKG_VERSION"))
 }
@@ -83,6 +88,36 @@ fn write_space(out: &mut dyn Write, module: &ModuleReport, space: &MemorySpaceRe
         // A page, like Markdown, has room for one column per field.
         let columns = Flavor::Markdown;
         table(out, buffer_header(columns), &buffer_rows(columns, &buffers), &BUFFER_NUMBERS)?;
+    }
+    writeln!(out, "</section>")
+}
+
+fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, top: usize) -> io::Result<()> {
+    let heading = device_memory::snapshot_heading(report);
+    writeln!(out, "<section>\n<h2>{}</h2>", encode_text(&heading))?;
+    writeln!(out, "<dl>\n<dt>Live</dt><dd>{}</dd>\n</dl>", encode_text(&device_memory::live(report)))?;
+    table(out, &device_memory::DEVICE_HEADER, &device_memory::device_rows(report), &device_memory::DEVICE_NUMBERS)?;
+    if let Some(chart) = svg::sites::draw(&format!("{heading}: allocation sites by function"), report, top)? {
+        writeln!(out, "<figure class=\"chart {}\">\n{chart}</figure>", ChartKind::Sites.name())?;
+    }
+    writeln!(out, "<h3>{}</h3>", encode_text(&device_memory::sites_title(report, top)))?;
+    table(out, &device_memory::SITE_HEADER, &device_memory::site_rows(report, top), &device_memory::SITE_NUMBERS)?;
+    let stacks = report.heaviest_stacks(top);
+    if !stacks.rows.is_empty() {
+        writeln!(out, "<h3>{}</h3>\n<ol>", encode_text(device_memory::STACKS_TITLE))?;
+        for stack in stacks.rows {
+            let frames: Vec<String> = stack.frames.iter().map(device_memory::frame_line).collect();
+            writeln!(
+                out,
+                "<li>{}<pre>{}</pre></li>",
+                encode_text(&device_memory::stack_total(stack)),
+                encode_text(&frames.join("\n"))
+            )?;
+        }
+        writeln!(out, "</ol>")?;
+        if let Some(rest) = device_memory::rest_of_stacks(&stacks) {
+            writeln!(out, "<p>{}</p>", encode_text(&rest))?;
+        }
     }
     writeln!(out, "</section>")
 }

@@ -31,5 +31,19 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
         }
     }
     align_right(&mut t, &[1, 3, 4, 5, 6]);
-    writeln!(out, "{t}")
+    if !contents.modules.is_empty() || contents.device_memory.is_empty() {
+        writeln!(out, "{t}")?;
+    }
+    for snapshot in &contents.device_memory {
+        let devices: Vec<&str> = snapshot.devices.iter().flatten().map(String::as_str).collect();
+        writeln!(
+            out,
+            "Device memory profile: {} in {} allocations from {} stacks, on {}",
+            bytes(snapshot.total_bytes),
+            snapshot.total_count,
+            snapshot.stacks,
+            if devices.is_empty() { "no device".to_string() } else { devices.join(", ") }
+        )?;
+    }
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! Printers: they format what analysis produced and compute nothing.
 
+pub mod device_memory;
 pub mod diff;
 pub mod html;
 pub mod json;

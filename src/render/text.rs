@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 
+use super::device_memory;
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
 use crate::analysis::{BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
 use crate::units::human_bytes;
@@ -68,7 +69,7 @@ pub fn heading(out: &mut dyn Write, flavor: Flavor, level: usize, text: &str) ->
     }
 }
 
-fn fact(out: &mut dyn Write, flavor: Flavor, label: &str, value: &str) -> io::Result<()> {
+pub fn fact(out: &mut dyn Write, flavor: Flavor, label: &str, value: &str) -> io::Result<()> {
     match flavor {
         Flavor::Text => writeln!(out, "  {label:<22}{value}"),
         Flavor::Markdown => writeln!(out, "- **{label}**: {value}"),
@@ -80,10 +81,21 @@ pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail
     for warning in &report.warnings {
         writeln!(out, "warning: {warning}")?;
     }
-    if report.modules.is_empty() {
+    if report.modules.is_empty() && report.device_memory.is_empty() {
         writeln!(out, "No compiled XLA modules in this input.")?;
         return Ok(());
     }
+    if !report.modules.is_empty() {
+        write_modules(out, flavor, report, detail)?;
+    }
+    for snapshot in &report.device_memory {
+        writeln!(out)?;
+        device_memory::write(out, flavor, snapshot, detail.top)?;
+    }
+    Ok(())
+}
+
+fn write_modules(out: &mut dyn Write, flavor: Flavor, report: &Report, detail: Detail) -> io::Result<()> {
     write_summary(out, flavor, report)?;
     for module in report.modules.iter().take(if detail.all { usize::MAX } else { 1 }) {
         writeln!(out)?;
@@ -293,6 +305,6 @@ fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, d
 
 /// `file.py:36` from `/long/path/to/file.py:36`: the directory rarely fits in
 /// a terminal; JSON carries the full path.
-fn file_name_and_line(source: &str) -> String {
+pub fn file_name_and_line(source: &str) -> String {
     source.rsplit('/').next().unwrap_or(source).to_string()
 }

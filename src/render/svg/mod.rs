@@ -7,6 +7,7 @@
 
 pub mod lifetimes;
 pub mod peak;
+pub mod sites;
 pub mod timeline;
 
 use std::fmt::Write as _;
@@ -35,6 +36,8 @@ pub enum ChartKind {
     Timeline,
     Peak,
     Lifetimes,
+    /// A device memory profile's allocation sites.
+    Sites,
 }
 
 impl ChartKind {
@@ -44,6 +47,7 @@ impl ChartKind {
             ChartKind::Timeline => "timeline",
             ChartKind::Peak => "peak",
             ChartKind::Lifetimes => "lifetimes",
+            ChartKind::Sites => "sites",
         }
     }
 }

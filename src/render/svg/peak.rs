@@ -28,10 +28,11 @@ pub fn category_color(category: Category) -> RGBColor {
     }
 }
 
-struct Bar {
-    label: String,
+/// One row of a horizontal bar chart.
+pub(super) struct Bar {
+    pub label: String,
     /// Consecutive segments from 0: bytes, colour and hover text.
-    segments: Vec<(i64, RGBColor, String)>,
+    pub segments: Vec<(i64, RGBColor, String)>,
 }
 
 fn buffer_bar(buffer: &BufferAtPeak) -> Bar {
@@ -69,7 +70,8 @@ fn buffer_bar(buffer: &BufferAtPeak) -> Bar {
     }
 }
 
-fn summed_bar(label: String, total: i64) -> Bar {
+/// A grey bar for what the chart does not show one by one.
+pub(super) fn summed_bar(label: String, total: i64) -> Bar {
     let text = format!("{label} · {}", bytes(total));
     Bar { segments: vec![(total, palette::GREY, text.clone())], label: text }
 }
@@ -87,9 +89,15 @@ pub fn draw(caption: &str, space: &MemorySpaceReport, top: usize) -> io::Result<
     if table.small_count > 0 {
         bars.push(summed_bar(small_label(&table), table.small_bytes));
     }
+    draw_bars(caption, "bytes at the peak", &bars).map(Some)
+}
+
+/// Draws `bars` top to bottom, each labelled above its segments, on an axis
+/// of `what` in the unit that suits the widest bar.
+pub(super) fn draw_bars(caption: &str, what: &str, bars: &[Bar]) -> io::Result<String> {
     let widest = bars.iter().map(|bar| bar.segments.iter().map(|s| s.0).sum::<i64>()).max().unwrap_or(0);
     let scale = ByteScale::for_max(widest);
-    let x_description = format!("bytes at the peak ({})", scale.unit());
+    let x_description = format!("{what} ({})", scale.unit());
     let rows = bars.len() as f64;
     let frame = Frame {
         caption,
@@ -110,7 +118,6 @@ pub fn draw(caption: &str, space: &MemorySpaceReport, top: usize) -> io::Result<
         }
         Ok(())
     })
-    .map(Some)
 }
 
 /// Draws one bar; `at(bytes, depth)` places a point `depth` rows below the row's top.

@@ -1,0 +1,200 @@
+//! Live device memory at one instant: totals per device and kind, the
+//! allocation sites ranked as `pprof -top` ranks functions, and the heaviest
+//! whole stacks.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::model::{DeviceMemorySnapshot, LiveGroup};
+
+/// The label JAX puts on buffers (`cpu:0`, `TPU_0(host=0,(0,0,0,0))`, …);
+/// executables belong to no device and have none.
+pub const DEVICE_LABEL: &str = "device";
+/// `buffer` for a live array, `executable` for a loaded program.
+pub const KIND_LABEL: &str = "kind";
+/// The kinds JAX writes; `by_kind` always lists them so the JSON keeps one shape.
+pub const KINDS: [&str; 2] = ["buffer", "executable"];
+/// Where samples without a `kind` label are counted.
+pub const UNLABELLED_KIND: &str = "unlabelled";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceMemoryReport {
+    pub input: String,
+    pub total_bytes: i64,
+    pub total_count: i64,
+    /// One row per `device` label, in name order; samples without one
+    /// (executables) come last, under `device: null`.
+    pub devices: Vec<DeviceUsage>,
+    /// Every function on any stack, with `pprof -top`'s figures, by flat bytes
+    /// then cumulative bytes (pprof breaks ties by name, which puts the
+    /// callers of the big allocations in alphabetical order).
+    pub top_sites: Vec<Site>,
+    /// Every distinct stack, heaviest first.
+    pub stacks: Vec<StackUsage>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceUsage {
+    pub device: Option<String>,
+    pub bytes: i64,
+    pub count: i64,
+    pub by_kind: BTreeMap<String, i64>,
+    pub count_by_kind: BTreeMap<String, i64>,
+}
+
+impl DeviceUsage {
+    fn new(device: Option<String>) -> Self {
+        let zeros: BTreeMap<String, i64> = KINDS.iter().map(|kind| (kind.to_string(), 0)).collect();
+        DeviceUsage { device, bytes: 0, count: 0, by_kind: zeros.clone(), count_by_kind: zeros }
+    }
+}
+
+/// A function, as pprof's function granularity sees it: flat counts what the
+/// function allocated itself (it is the innermost frame), cumulative what was
+/// allocated anywhere below it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Site {
+    pub function: String,
+    pub file: String,
+    /// The line that defines the function.
+    pub line: i64,
+    pub flat_bytes: i64,
+    pub cum_bytes: i64,
+    /// Allocations whose innermost frame is this function.
+    pub count: i64,
+    /// Allocations with this function anywhere on their stack.
+    pub cum_count: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct StackFrame {
+    pub function: String,
+    pub file: String,
+    /// The line executing in this frame.
+    pub line: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StackUsage {
+    pub bytes: i64,
+    pub count: i64,
+    /// Innermost frame first.
+    pub frames: Vec<StackFrame>,
+}
+
+pub fn analyze(input: &str, snapshot: &DeviceMemorySnapshot) -> DeviceMemoryReport {
+    DeviceMemoryReport {
+        input: input.to_string(),
+        total_bytes: snapshot.samples.iter().map(|s| s.bytes).sum(),
+        total_count: snapshot.samples.iter().map(|s| s.count).sum(),
+        devices: devices(&snapshot.samples),
+        top_sites: sites(snapshot),
+        stacks: stacks(snapshot),
+    }
+}
+
+fn devices(samples: &[LiveGroup]) -> Vec<DeviceUsage> {
+    let mut by_device: BTreeMap<Option<&str>, DeviceUsage> = BTreeMap::new();
+    for sample in samples {
+        let device = sample.text_label(DEVICE_LABEL);
+        let usage = by_device.entry(device).or_insert_with(|| DeviceUsage::new(device.map(str::to_string)));
+        let kind = sample.text_label(KIND_LABEL).unwrap_or(UNLABELLED_KIND);
+        usage.bytes += sample.bytes;
+        usage.count += sample.count;
+        *usage.by_kind.entry(kind.to_string()).or_default() += sample.bytes;
+        *usage.count_by_kind.entry(kind.to_string()).or_default() += sample.count;
+    }
+    let (labelled, unlabelled): (Vec<_>, Vec<_>) = by_device.into_values().partition(|d| d.device.is_some());
+    labelled.into_iter().chain(unlabelled).collect()
+}
+
+fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
+    let mut sites: HashMap<(&str, &str, i64), Site> = HashMap::new();
+    for sample in &snapshot.samples {
+        let frames = sample.stack.iter().filter_map(|&i| snapshot.frames.get(i));
+        // A recursive function counts once per stack, as in pprof.
+        let mut seen = HashSet::new();
+        for (depth, frame) in frames.enumerate() {
+            let key = (frame.function.as_str(), frame.file.as_str(), frame.function_line);
+            let site = sites.entry(key).or_insert_with(|| Site {
+                function: frame.function.clone(),
+                file: frame.file.clone(),
+                line: frame.function_line,
+                flat_bytes: 0,
+                cum_bytes: 0,
+                count: 0,
+                cum_count: 0,
+            });
+            if depth == 0 {
+                site.flat_bytes += sample.bytes;
+                site.count += sample.count;
+            }
+            if seen.insert(key) {
+                site.cum_bytes += sample.bytes;
+                site.cum_count += sample.count;
+            }
+        }
+    }
+    let mut sites: Vec<Site> = sites.into_values().collect();
+    sites.sort_by(|a, b| {
+        (b.flat_bytes, b.cum_bytes, b.count, b.cum_count)
+            .cmp(&(a.flat_bytes, a.cum_bytes, a.count, a.cum_count))
+            .then_with(|| (&a.function, &a.file, a.line).cmp(&(&b.function, &b.file, b.line)))
+    });
+    sites
+}
+
+fn stacks(snapshot: &DeviceMemorySnapshot) -> Vec<StackUsage> {
+    let mut by_stack: HashMap<&[usize], (i64, i64)> = HashMap::new();
+    for sample in &snapshot.samples {
+        let (bytes, count) = by_stack.entry(sample.stack.as_slice()).or_default();
+        *bytes += sample.bytes;
+        *count += sample.count;
+    }
+    let mut stacks: Vec<StackUsage> = by_stack
+        .into_iter()
+        .map(|(stack, (bytes, count))| StackUsage {
+            bytes,
+            count,
+            frames: stack
+                .iter()
+                .filter_map(|&i| snapshot.frames.get(i))
+                .map(|frame| StackFrame {
+                    function: frame.function.clone(),
+                    file: frame.file.clone(),
+                    line: frame.line,
+                })
+                .collect(),
+        })
+        .collect();
+    stacks.sort_by(|a, b| (b.bytes, b.count).cmp(&(a.bytes, a.count)).then_with(|| a.frames.cmp(&b.frames)));
+    stacks
+}
+
+/// The rows a report or chart shows: the `top` largest that hold bytes, and
+/// the rest summed (on CPU the rest includes every executable, which holds none).
+#[derive(Debug)]
+pub struct Largest<'a, T> {
+    pub rows: &'a [T],
+    pub rest_count: usize,
+    pub rest_bytes: i64,
+}
+
+/// `items` must be sorted by `bytes`, largest first.
+fn largest<T>(items: &[T], bytes: impl Fn(&T) -> i64, top: usize) -> Largest<'_, T> {
+    let holding_bytes = items.iter().take_while(|item| bytes(item) > 0).count();
+    let (rows, rest) = items.split_at(holding_bytes.min(top));
+    Largest { rows, rest_count: rest.len(), rest_bytes: rest.iter().map(bytes).sum() }
+}
+
+impl DeviceMemoryReport {
+    pub fn heaviest_stacks(&self, top: usize) -> Largest<'_, StackUsage> {
+        largest(&self.stacks, |stack| stack.bytes, top)
+    }
+
+    /// The functions that allocated bytes themselves, by flat bytes.
+    pub fn allocating_sites(&self, top: usize) -> Largest<'_, Site> {
+        largest(&self.top_sites, |site| site.flat_bytes, top)
+    }
+}

@@ -1,0 +1,301 @@
+//! pprof `perftools.profiles.Profile` (gzip-compressed on disk) as written by
+//! `jax.profiler.save_device_memory_profile`, into a [`DeviceMemorySnapshot`].
+//!
+//! Every string, location and function id in the file is checked before use:
+//! a profile that points outside its own tables is reported, never indexed.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use bytes::Bytes;
+use prost::Message;
+
+use super::proto::pprof::{self, Profile};
+use crate::error::{Error, Result};
+use crate::model::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
+
+/// What to tell a user whose pprof file is some other kind of profile.
+const HOW_TO_PRODUCE: &str = "expected a device memory profile from jax.profiler.save_device_memory_profile, \
+with sample types allocations/count and space/bytes";
+
+pub fn decode(path: &Path, bytes: Bytes) -> Result<DeviceMemorySnapshot> {
+    let profile =
+        Profile::decode(bytes).map_err(|e| Error::malformed(path, None, format!("not a valid pprof profile: {e}")))?;
+    Decoder::new(path, &profile)?.snapshot()
+}
+
+struct Decoder<'a> {
+    path: &'a Path,
+    profile: &'a Profile,
+    locations: HashMap<u64, &'a pprof::Location>,
+    functions: HashMap<u64, &'a pprof::Function>,
+}
+
+impl<'a> Decoder<'a> {
+    fn new(path: &'a Path, profile: &'a Profile) -> Result<Self> {
+        if profile.string_table.first().is_none_or(|s| !s.is_empty()) {
+            return Err(Error::malformed(path, None, "pprof string table does not start with the empty string"));
+        }
+        let mut decoder = Decoder {
+            path,
+            profile,
+            locations: HashMap::with_capacity(profile.location.len()),
+            functions: HashMap::with_capacity(profile.function.len()),
+        };
+        for location in &profile.location {
+            if location.id == 0 || decoder.locations.insert(location.id, location).is_some() {
+                return Err(decoder.malformed(format!("location id {} is zero or repeated", location.id)));
+            }
+        }
+        for function in &profile.function {
+            if function.id == 0 || decoder.functions.insert(function.id, function).is_some() {
+                return Err(decoder.malformed(format!("function id {} is zero or repeated", function.id)));
+            }
+        }
+        Ok(decoder)
+    }
+
+    fn malformed(&self, what: String) -> Error {
+        Error::malformed(self.path, None, format!("pprof: {what}"))
+    }
+
+    fn string(&self, id: i64) -> Result<&'a str> {
+        usize::try_from(id).ok().and_then(|i| self.profile.string_table.get(i)).map(String::as_str).ok_or_else(|| {
+            self.malformed(format!(
+                "string id {id} is outside the string table ({} entries)",
+                self.profile.string_table.len()
+            ))
+        })
+    }
+
+    fn sample_type_index(&self, kind: &str, unit: &str) -> Result<usize> {
+        let mut found = Vec::with_capacity(self.profile.sample_type.len());
+        for (index, sample_type) in self.profile.sample_type.iter().enumerate() {
+            let (t, u) = (self.string(sample_type.r#type)?, self.string(sample_type.unit)?);
+            if (t, u) == (kind, unit) {
+                return Ok(index);
+            }
+            found.push(format!("{t}/{u}"));
+        }
+        Err(Error::unrecognised(
+            self.path,
+            format!("pprof profile with sample types [{}]; {HOW_TO_PRODUCE}", found.join(", ")),
+        ))
+    }
+
+    fn snapshot(&self) -> Result<DeviceMemorySnapshot> {
+        let count_index = self.sample_type_index("allocations", "count")?;
+        let bytes_index = self.sample_type_index("space", "bytes")?;
+        let mut snapshot = DeviceMemorySnapshot::default();
+        let mut frame_ids: HashMap<Frame, usize> = HashMap::new();
+        let mut totals = (0i64, 0i64);
+        for (n, sample) in self.profile.sample.iter().enumerate() {
+            let value = |index: usize| {
+                sample.value.get(index).copied().ok_or_else(|| {
+                    self.malformed(format!(
+                        "sample {n} has {} values for {} sample types",
+                        sample.value.len(),
+                        self.profile.sample_type.len()
+                    ))
+                })
+            };
+            let (count, bytes) = (value(count_index)?, value(bytes_index)?);
+            if count < 0 || bytes < 0 {
+                return Err(self.malformed(format!("sample {n} has a negative count ({count}) or size ({bytes})")));
+            }
+            totals = match (totals.0.checked_add(count), totals.1.checked_add(bytes)) {
+                (Some(count), Some(bytes)) => (count, bytes),
+                _ => return Err(self.malformed(format!("the sample values overflow 64 bits at sample {n}"))),
+            };
+            let mut stack = Vec::with_capacity(sample.location_id.len());
+            for &location_id in &sample.location_id {
+                let location = self.locations.get(&location_id).ok_or_else(|| {
+                    self.malformed(format!("sample {n} refers to location id {location_id}, which is not defined"))
+                })?;
+                // A location's lines run from the innermost inlined call outwards, as the stack does.
+                for line in &location.line {
+                    let frame = self.frame(location_id, line)?;
+                    let next = snapshot.frames.len();
+                    let index = *frame_ids.entry(frame.clone()).or_insert(next);
+                    if index == next {
+                        snapshot.frames.push(frame);
+                    }
+                    stack.push(index);
+                }
+            }
+            let labels = sample.label.iter().map(|label| self.label(label)).collect::<Result<_>>()?;
+            snapshot.samples.push(LiveGroup { count, bytes, stack, labels });
+        }
+        Ok(snapshot)
+    }
+
+    fn frame(&self, location_id: u64, line: &pprof::Line) -> Result<Frame> {
+        let function = self.functions.get(&line.function_id).ok_or_else(|| {
+            self.malformed(format!(
+                "location {location_id} refers to function id {}, which is not defined",
+                line.function_id
+            ))
+        })?;
+        Ok(Frame {
+            function: self.string(function.name)?.to_string(),
+            file: self.string(function.filename)?.to_string(),
+            line: line.line,
+            function_line: function.start_line,
+        })
+    }
+
+    fn label(&self, label: &pprof::Label) -> Result<Label> {
+        let key = self.string(label.key)?.to_string();
+        // pprof sets `str` for a text label and `num` (with an optional unit) for a number;
+        // string id 0 is the empty string, so a zero `str` means "not text".
+        let value = if label.str != 0 {
+            LabelValue::Text(self.string(label.str)?.to_string())
+        } else {
+            let unit = Some(self.string(label.num_unit)?).filter(|u| !u.is_empty()).map(str::to_string);
+            LabelValue::Number { value: label.num, unit }
+        };
+        Ok(Label { key, value })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::proto::pprof::{Function, Line, Location, Sample, ValueType};
+
+    const PATH: &str = "snapshot.prof";
+
+    /// A two-sample device memory profile in JAX's layout: one buffer on
+    /// `cpu:0` allocated two calls deep (one of them inlined), one executable.
+    fn profile() -> Profile {
+        let strings = ["", "allocations", "count", "space", "bytes", "kind", "buffer", "device", "cpu:0"];
+        let more = ["executable", "step", "train.py", "init", "model.py", "shard", "bytes_per_row"];
+        let label = |key, str| pprof::Label { key, str, num: 0, num_unit: 0 };
+        Profile {
+            sample_type: vec![ValueType { r#type: 1, unit: 2 }, ValueType { r#type: 3, unit: 4 }],
+            sample: vec![
+                Sample {
+                    location_id: vec![7, 8],
+                    value: vec![3, 3072],
+                    label: vec![
+                        label(5, 6),
+                        label(7, 8),
+                        pprof::Label { key: 14, str: 0, num: 2, num_unit: 0 },
+                        pprof::Label { key: 15, str: 0, num: 1024, num_unit: 4 },
+                    ],
+                },
+                Sample { location_id: vec![8], value: vec![1, 0], label: vec![label(5, 9)] },
+            ],
+            location: vec![
+                Location {
+                    id: 7,
+                    line: vec![
+                        Line { function_id: 2, line: 12, column: 0 },
+                        Line { function_id: 1, line: 30, column: 0 },
+                    ],
+                    ..Location::default()
+                },
+                Location { id: 8, line: vec![Line { function_id: 1, line: 40, column: 0 }], ..Location::default() },
+            ],
+            function: vec![
+                Function { id: 1, name: 10, system_name: 10, filename: 11, start_line: 25 },
+                Function { id: 2, name: 12, system_name: 12, filename: 13, start_line: 10 },
+            ],
+            string_table: strings.iter().chain(&more).map(|s| s.to_string()).collect(),
+            ..Profile::default()
+        }
+    }
+
+    fn decode_profile(profile: &Profile) -> Result<DeviceMemorySnapshot> {
+        decode(Path::new(PATH), Bytes::from(profile.encode_to_vec()))
+    }
+
+    fn error_of(profile: &Profile) -> String {
+        let message = decode_profile(profile).expect_err("the profile should be refused").to_string();
+        assert!(message.starts_with(PATH), "{message}");
+        message
+    }
+
+    #[test]
+    fn samples_frames_and_labels_are_read() {
+        let snapshot = decode_profile(&profile()).unwrap();
+        let [buffer, executable] = snapshot.samples.as_slice() else { panic!("{:?}", snapshot.samples) };
+        assert_eq!((buffer.count, buffer.bytes, executable.count, executable.bytes), (3, 3072, 1, 0));
+        assert_eq!(buffer.text_label("kind"), Some("buffer"));
+        assert_eq!(buffer.text_label("device"), Some("cpu:0"));
+        assert_eq!(executable.text_label("kind"), Some("executable"));
+        assert_eq!(executable.text_label("device"), None);
+        assert_eq!(buffer.labels[2].value, LabelValue::Number { value: 2, unit: None });
+        assert_eq!(buffer.labels[3].value, LabelValue::Number { value: 1024, unit: Some("bytes".into()) });
+        let frames: Vec<(&str, &str, i64, i64)> = buffer
+            .stack
+            .iter()
+            .map(|&i| &snapshot.frames[i])
+            .map(|f| (f.function.as_str(), f.file.as_str(), f.line, f.function_line))
+            .collect();
+        assert_eq!(frames, [("init", "model.py", 12, 10), ("step", "train.py", 30, 25), ("step", "train.py", 40, 25)]);
+        // The executable's one frame is the buffer's outermost one, stored once.
+        assert_eq!(executable.stack, [buffer.stack[2]]);
+        assert_eq!(snapshot.frames.len(), 3);
+    }
+
+    #[test]
+    fn ids_outside_the_tables_are_refused() {
+        let mut p = profile();
+        p.sample[0].label[0].str = 99;
+        assert!(error_of(&p).contains("string id 99 is outside the string table (16 entries)"));
+
+        let mut p = profile();
+        p.function[1].filename = -1;
+        assert!(error_of(&p).contains("string id -1"));
+
+        let mut p = profile();
+        p.sample[1].location_id = vec![9];
+        assert!(error_of(&p).contains("sample 1 refers to location id 9, which is not defined"));
+
+        let mut p = profile();
+        p.location[0].line[0].function_id = 5;
+        assert!(error_of(&p).contains("location 7 refers to function id 5, which is not defined"));
+
+        let mut p = profile();
+        p.location[1].id = 7;
+        assert!(error_of(&p).contains("location id 7 is zero or repeated"));
+
+        let mut p = profile();
+        p.function[0].id = 0;
+        assert!(error_of(&p).contains("function id 0 is zero or repeated"));
+    }
+
+    #[test]
+    fn values_must_match_the_sample_types_and_add_up() {
+        let mut p = profile();
+        p.sample[1].value = vec![1];
+        assert!(error_of(&p).contains("sample 1 has 1 values for 2 sample types"));
+
+        let mut p = profile();
+        p.sample[0].value = vec![1, -8];
+        assert!(error_of(&p).contains("negative"));
+
+        let mut p = profile();
+        p.sample[0].value = vec![1, i64::MAX];
+        p.sample[1].value = vec![1, 1];
+        assert!(error_of(&p).contains("overflow"));
+    }
+
+    #[test]
+    fn other_pprof_profiles_are_named_and_refused() {
+        let mut p = profile();
+        p.string_table[1] = "samples".into();
+        p.string_table[3] = "cpu".into();
+        p.string_table[4] = "nanoseconds".into();
+        let message = error_of(&p);
+        assert!(message.contains("sample types [samples/count, cpu/nanoseconds]"), "{message}");
+        assert!(message.contains("jax.profiler.save_device_memory_profile"), "{message}");
+
+        let mut p = profile();
+        p.string_table[0] = "x".into();
+        assert!(error_of(&p).contains("string table does not start with the empty string"));
+
+        assert!(decode(Path::new(PATH), Bytes::from_static(b"\x0a\xff")).is_err());
+    }
+}

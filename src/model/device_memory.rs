@@ -1,0 +1,60 @@
+//! A snapshot of live device memory: every buffer and loaded executable alive
+//! at one instant, grouped by the Python stack that created it, as
+//! `jax.profiler.save_device_memory_profile` records it.
+
+/// What was alive at the moment of the snapshot. Counts and sizes are
+/// non-negative and their sums over all samples fit in an `i64`, so any
+/// grouping of them can be summed without overflow.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceMemorySnapshot {
+    pub samples: Vec<LiveGroup>,
+    /// Distinct frames, referenced by index from [`LiveGroup::stack`] so the
+    /// same frame shared by many stacks is stored once.
+    pub frames: Vec<Frame>,
+}
+
+/// Allocations that share a stack, a size and labels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveGroup {
+    /// How many allocations the group stands for.
+    pub count: i64,
+    /// Their bytes together.
+    pub bytes: i64,
+    /// Indexes into [`DeviceMemorySnapshot::frames`], innermost frame first.
+    pub stack: Vec<usize>,
+    pub labels: Vec<Label>,
+}
+
+impl LiveGroup {
+    /// The text value of label `key`, if the group has one.
+    pub fn text_label(&self, key: &str) -> Option<&str> {
+        self.labels.iter().find(|label| label.key == key).and_then(|label| match &label.value {
+            LabelValue::Text(text) => Some(text.as_str()),
+            LabelValue::Number { .. } => None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    pub key: String,
+    pub value: LabelValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabelValue {
+    Text(String),
+    Number { value: i64, unit: Option<String> },
+}
+
+/// One Python frame: the function and the line being executed in it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    pub function: String,
+    pub file: String,
+    /// The line executing in this frame.
+    pub line: i64,
+    /// The line where the function is defined, which names the function
+    /// itself rather than one call inside it.
+    pub function_line: i64,
+}
