@@ -1,0 +1,13 @@
+//! Any bytes as a JAX device memory profile (pprof `Profile`, already
+//! gunzipped), decoded and analysed. Seeds: `fixtures/pprof/*/*.prof`, gunzipped.
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(snapshot) = xmem::ingest::pprof::decode(Path::new("fuzz.prof"), bytes::Bytes::copy_from_slice(data)) {
+        let _ = xmem::analysis::device_memory::analyze("fuzz.prof", &snapshot);
+    }
+});
