@@ -193,3 +193,18 @@ fn a_corrupt_allocator_event_is_an_error_naming_the_file_and_offset() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("host.xplane.pb") && stderr.contains("at byte"), "{stderr}");
 }
+
+#[test]
+fn every_host_of_a_run_has_its_own_allocators() {
+    let run = tempfile::tempdir().unwrap();
+    for host in ["worker_0", "worker_1"] {
+        std::fs::copy(path(FIT_XPLANE), run.path().join(format!("{host}.xplane.pb"))).unwrap();
+    }
+    let list = xmem_json(&["list", run.path().to_str().unwrap()]);
+    let hosts: Vec<&str> = list["allocators"].as_array().unwrap().iter().map(|a| a["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts, ["worker_0", "worker_1"]);
+    let report =
+        xmem_json(&["report", run.path().to_str().unwrap(), "--allocator", "worker_1/bfc_cpu_allocator_for_gpu"]);
+    assert_eq!(report["allocators"][0]["host"], "worker_1");
+    assert_eq!(report["allocators"].as_array().unwrap().len(), 1);
+}

@@ -459,7 +459,7 @@ impl<'a> PlaneWalk<'a> {
                 if let Some(slot) =
                     self.out.allocators.get_mut(allocator).and_then(|b| b.allocator.events.get_mut(event))
                 {
-                    slot.step = steps.get(node as usize).copied().flatten();
+                    slot.step = steps.get(node as usize).copied().flatten().map(i64::from);
                 }
             }
         }

@@ -70,7 +70,7 @@ pub struct GroupingStats {
 struct Node {
     begin_ps: i64,
     end_ps: i64,
-    root_level: i64,
+    root_level: i32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -80,7 +80,7 @@ struct ContextKey {
     pid: Option<i64>,
 }
 
-/// Parent → child links, stored as one flat list per direction.
+/// Links from each node, stored as one flat list.
 struct Adjacency {
     offsets: Vec<usize>,
     targets: Vec<u32>,
@@ -152,6 +152,7 @@ impl EventForest {
         let id = u32::try_from(self.nodes.len()).ok()?;
         let end_ps = begin_ps.saturating_add(duration_ps);
         let root_level = stats.root_level.unwrap_or(if kind == GroupingKind::TraceContext { 1 } else { 0 });
+        let root_level = i32::try_from(root_level).unwrap_or(0);
         self.nodes.push(Node { begin_ps, end_ps, root_level });
         if root_level > 0 {
             self.roots.push((id, stats.step_id));
@@ -186,15 +187,15 @@ impl EventForest {
     }
 
     /// The step (group id) of every node, in the order they were added.
-    pub fn group(mut self) -> Vec<Option<i64>> {
+    pub fn group(mut self) -> Vec<Option<u32>> {
         self.link_contexts();
         self.link_iterators();
         let loop_roots = self.link_loop_iterations();
         let children = Adjacency::new(self.nodes.len(), self.links.iter().copied());
-        let mut groups: Vec<Option<i64>> = vec![None; self.nodes.len()];
+        let mut groups: Vec<Option<u32>> = vec![None; self.nodes.len()];
         if !loop_roots.is_empty() {
-            for (group, &root) in loop_roots.iter().enumerate() {
-                propagate(root, group as i64, &children, &mut groups);
+            for (group, &root) in (0..).zip(&loop_roots) {
+                propagate(root, group, &children, &mut groups);
             }
             return groups;
         }
@@ -295,7 +296,7 @@ fn has_root_ancestor(root: u32, nodes: &[Node], parents: &Adjacency) -> bool {
 
 /// Gives `group` to `root` and everything reachable from it through events
 /// that have no group yet.
-fn propagate(root: u32, group: i64, children: &Adjacency, groups: &mut [Option<i64>]) {
+fn propagate(root: u32, group: u32, children: &Adjacency, groups: &mut [Option<u32>]) {
     if groups[root as usize].is_some() {
         return;
     }
