@@ -55,7 +55,8 @@ pub fn selected_report(paths: &[PathBuf], selection: &Selection, input: &InputOp
         .map_err(anyhow::Error::msg)?;
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
     let mut report = analysis::analyze(&captures);
-    if let Some(reason) = report.nothing_usable() {
+    // A profile with allocator events has something to report even without a module.
+    if let Some(reason) = report.nothing_usable().filter(|_| report.allocators.is_empty()) {
         anyhow::bail!("{}: {reason}", report.inputs.join(", "));
     }
     filter.apply(&mut report);
