@@ -2,6 +2,8 @@
 //! `--allocator`), checked against a full decode of the same xplane with the
 //! generated protobuf types, independent of xmem's wire walker.
 
+mod common;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -13,11 +15,12 @@ use xmem::ingest::proto::xplane::{
     x_event, x_stat, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
 };
 
-const FIT: &str = "fixtures/profiles/tf_keras_fit/profile";
-const FIT_XPLANE: &str = "fixtures/profiles/tf_keras_fit/profile/plugins/profile/2026_11_22_07_55_18/vm.xplane.pb";
+fn fit() -> PathBuf {
+    common::profile("tf_keras_fit")
+}
 
-fn path(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+fn fit_xplane() -> PathBuf {
+    fit().join("plugins/profile/2026_11_22_07_55_18/vm.xplane.pb")
 }
 
 fn xmem_json(args: &[&str]) -> Value {
@@ -75,8 +78,8 @@ fn decode_events(xplane: &Path) -> Vec<Event> {
 
 #[test]
 fn counts_are_every_event_of_the_profile() {
-    let events = decode_events(&path(FIT_XPLANE));
-    let list = xmem_json(&["list", path(FIT).to_str().unwrap()]);
+    let events = decode_events(&fit_xplane());
+    let list = xmem_json(&["list", fit().to_str().unwrap()]);
     let allocator = &list["allocators"][0];
     assert_eq!(allocator["name"], "bfc_cpu_allocator_for_gpu");
     assert_eq!(allocator["host"], "vm");
@@ -89,8 +92,8 @@ fn counts_are_every_event_of_the_profile() {
 /// frees without having allocated it.
 #[test]
 fn before_capture_bytes_follow_from_the_first_event() {
-    let events = decode_events(&path(FIT_XPLANE));
-    let report = xmem_json(&["report", path(FIT).to_str().unwrap()]);
+    let events = decode_events(&fit_xplane());
+    let report = xmem_json(&["report", fit().to_str().unwrap()]);
     let allocator = &report["allocators"][0];
     let peak_time = allocator["peak_time_ps"].as_i64().unwrap();
     let first = &events[0];
@@ -111,7 +114,7 @@ fn before_capture_bytes_follow_from_the_first_event() {
 fn text_report_snapshot() {
     let output = cargo_bin_cmd!("xmem")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["report", FIT, "--top", "8"])
+        .args(["report", "fixtures/profiles/tf_keras_fit/profile", "--top", "8"])
         .output()
         .unwrap();
     assert!(output.status.success());
@@ -121,7 +124,7 @@ fn text_report_snapshot() {
 #[test]
 fn markdown_report_has_an_allocator_section() {
     cargo_bin_cmd!("xmem")
-        .args(["report", path(FIT).to_str().unwrap(), "--format", "markdown"])
+        .args(["report", fit().to_str().unwrap(), "--format", "markdown"])
         .assert()
         .success()
         .stdout(predicate::str::contains("### Allocator bfc_cpu_allocator_for_gpu on vm"))
@@ -130,14 +133,14 @@ fn markdown_report_has_an_allocator_section() {
 
 #[test]
 fn list_shows_allocators_with_their_event_counts() {
-    cargo_bin_cmd!("xmem").args(["list", path(FIT).to_str().unwrap()]).assert().success().stdout(
+    cargo_bin_cmd!("xmem").args(["list", fit().to_str().unwrap()]).assert().success().stdout(
         predicate::str::is_match(r"bfc_cpu_allocator_for_gpu\s+vm\s+2026\s+2005\s+85\.2 MiB\s+64\.0 GiB").unwrap(),
     );
 }
 
 #[test]
 fn allocator_selection_shows_only_that_allocator() {
-    let xla = path("fixtures/profiles/tf_keras_xla/profile");
+    let xla = common::profile("tf_keras_xla");
     for name in ["bfc_cpu_allocator_for_gpu", "vm/bfc_cpu_allocator_for_gpu"] {
         let report = xmem_json(&["report", xla.to_str().unwrap(), "--allocator", name]);
         assert_eq!(report["allocators"].as_array().unwrap().len(), 1, "{name}");
@@ -152,7 +155,7 @@ fn allocator_selection_shows_only_that_allocator() {
 
 #[test]
 fn a_profile_without_allocator_events_says_why_and_still_reports_its_modules() {
-    let profile = path("fixtures/profiles/mlp_train/profile");
+    let profile = common::profile("mlp_train");
     let output = cargo_bin_cmd!("xmem").args(["report", profile.to_str().unwrap()]).output().unwrap();
     assert!(output.status.success());
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -198,7 +201,7 @@ fn a_corrupt_allocator_event_is_an_error_naming_the_file_and_offset() {
 fn every_host_of_a_run_has_its_own_allocators() {
     let run = tempfile::tempdir().unwrap();
     for host in ["worker_0", "worker_1"] {
-        std::fs::copy(path(FIT_XPLANE), run.path().join(format!("{host}.xplane.pb"))).unwrap();
+        std::fs::copy(fit_xplane(), run.path().join(format!("{host}.xplane.pb"))).unwrap();
     }
     let list = xmem_json(&["list", run.path().to_str().unwrap()]);
     let hosts: Vec<&str> = list["allocators"].as_array().unwrap().iter().map(|a| a["host"].as_str().unwrap()).collect();
@@ -207,4 +210,15 @@ fn every_host_of_a_run_has_its_own_allocators() {
         xmem_json(&["report", run.path().to_str().unwrap(), "--allocator", "worker_1/bfc_cpu_allocator_for_gpu"]);
     assert_eq!(report["allocators"][0]["host"], "worker_1");
     assert_eq!(report["allocators"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn html_report_has_a_section_per_allocator() {
+    let output = cargo_bin_cmd!("xmem").arg("report").arg(fit()).args(["--format", "html"]).output().unwrap();
+    assert!(output.status.success());
+    let html = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(html.matches("<section>").count(), 1);
+    assert!(html.contains("<h2>Allocator bfc_cpu_allocator_for_gpu on vm</h2>"), "{html}");
+    assert!(html.contains("85.2 MiB (89316096 bytes)"), "{html}");
+    assert!(html.contains("<td>allocated before the capture started</td>"), "{html}");
 }

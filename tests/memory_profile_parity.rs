@@ -5,16 +5,12 @@
 //! It runs over `fixtures/profiles/` always, and over the whole shared corpus
 //! too when it is present (`../shared/corpus/profiles`, or `XMEM_CORPUS`).
 
-mod support;
+mod common;
 
 use std::path::{Path, PathBuf};
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::{json, Value};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles")
-}
 
 fn report_json(input: &Path) -> Value {
     let output = cargo_bin_cmd!("xmem").arg("report").arg(input).args(["--format", "json"]).output().unwrap();
@@ -140,12 +136,12 @@ fn run_parity(root: &Path) -> usize {
 #[test]
 fn fixtures_match_xprof_memory_profile() {
     // One allocator each in tf_keras_fit and tf_keras_xla.
-    assert_eq!(run_parity(&fixtures()), 2);
+    assert_eq!(run_parity(&common::fixture("")), 2);
 }
 
 #[test]
 fn shared_corpus_matches_xprof_memory_profile() {
-    let Some(root) = support::shared_corpus() else { return };
+    let Some(root) = common::shared_corpus() else { return };
     let checked = run_parity(&root);
     eprintln!("{checked} allocators matched");
     assert!(checked > 0);
@@ -154,7 +150,7 @@ fn shared_corpus_matches_xprof_memory_profile() {
 #[test]
 fn rows_at_peak_and_the_before_capture_line_add_up_to_the_heap_at_the_peak() {
     for workload in ["tf_keras_fit", "tf_keras_xla"] {
-        let report = report_json(&fixtures().join(workload).join("profile"));
+        let report = report_json(&common::profile(workload));
         let allocator = &report["allocators"][0];
         let rows: i64 = allocator["at_peak"]
             .as_array()
@@ -175,12 +171,12 @@ fn rows_at_peak_and_the_before_capture_line_add_up_to_the_heap_at_the_peak() {
 fn lifetime_peak_is_the_allocators_own_high_water_mark() {
     for workload in ["tf_keras_fit", "tf_keras_xla"] {
         let info: Value =
-            serde_json::from_slice(&std::fs::read(fixtures().join(workload).join("tf_info.json")).unwrap()).unwrap();
-        let report = report_json(&fixtures().join(workload).join("profile"));
+            serde_json::from_slice(&std::fs::read(common::fixture(workload).join("tf_info.json")).unwrap()).unwrap();
+        let report = report_json(&common::profile(workload));
         let allocator = &report["allocators"][0];
         assert_eq!(allocator["lifetime_peak_bytes"], info["get_memory_info_CPU0"]["peak"], "{workload}");
     }
-    let report = report_json(&fixtures().join("tf_keras_fit/profile"));
+    let report = report_json(&common::profile("tf_keras_fit"));
     let notes = report["allocators"][0]["notes"].as_array().unwrap();
     assert!(notes.iter().any(|n| n.as_str().unwrap().contains("lifetime peak of 83.8 MiB")), "{notes:?}");
 }

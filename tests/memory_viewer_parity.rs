@@ -5,7 +5,7 @@
 //! It runs over `fixtures/profiles/` always, and over the whole shared corpus
 //! too when it is present (`../shared/corpus/profiles`, or `XMEM_CORPUS`).
 
-mod support;
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -220,7 +220,7 @@ fn fixtures_match_xprof_memory_viewer() {
 
 #[test]
 fn shared_corpus_matches_xprof_memory_viewer() {
-    let Some(root) = support::shared_corpus() else { return };
+    let Some(root) = common::shared_corpus() else { return };
     let checked = run_parity(&root);
     eprintln!("{checked} of {checked} oracle files matched");
     assert!(checked > 0);
