@@ -1,6 +1,8 @@
 //! Builds XSpace and HloProto bytes of any size, shaped like real ones, so
 //! benchmarks can double every dimension (heap events, buffers live at the
-//! peak, modules, host events) and show how xmem's cost grows.
+//! peak, modules, host events, allocator events) and show how xmem's cost grows.
+
+#![allow(dead_code)] // the benchmarks and examples/synthesize each use their own subset
 
 use prost::Message;
 use xmem::ingest::proto::xla::{
