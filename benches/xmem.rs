@@ -27,6 +27,8 @@ const LIVE_AT_PEAK: &[usize] = &[25_000, 50_000, 100_000, 200_000];
 const MODULES: &[usize] = &[50, 100, 200, 400];
 /// Host events a report skips: 2× per row.
 const HOST_EVENTS: &[usize] = &[250_000, 500_000, 1_000_000, 2_000_000];
+/// Allocator events over 100 steps, half allocations and half frees: 2× per row.
+const ALLOCATOR_EVENTS: &[usize] = &[100_000, 200_000, 400_000, 800_000];
 
 #[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]
 fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
@@ -61,6 +63,11 @@ fn report_modules(bencher: Bencher, modules: usize) {
 #[divan::bench(args = HOST_EVENTS, sample_count = 5)]
 fn report_skipping_host_events(bencher: Bencher, host_events: usize) {
     report_on_file(bencher, synthetic::xspace(1, ModuleSize { live_at_peak: 100, transient: 100 }, host_events));
+}
+
+#[divan::bench(args = ALLOCATOR_EVENTS, sample_count = 5)]
+fn report_allocator_events(bencher: Bencher, events: usize) {
+    report_on_file(bencher, synthetic::allocator_xspace(100, events / 200));
 }
 
 #[divan::bench(sample_count = 10)]

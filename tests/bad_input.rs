@@ -69,6 +69,15 @@ fn mutated_xplane_never_panics() {
     assert_never_panics(&["report", "--format", "json", "-o", "/dev/null"], "vm.xplane.pb", &xplane, 1);
 }
 
+/// A TensorFlow profile: its host plane's allocator events and step grouping are decoded.
+#[test]
+fn mutated_xplane_with_allocator_events_never_panics() {
+    let xplane =
+        std::fs::read(fixture("profiles/tf_keras_fit/profile/plugins/profile/2026_11_22_07_55_18/vm.xplane.pb"))
+            .unwrap();
+    assert_never_panics(&["report", "--format", "json", "-o", "/dev/null"], "vm.xplane.pb", &xplane, 3);
+}
+
 #[test]
 fn mutated_hlo_proto_never_panics() {
     let hlo = std::fs::read(fixture(

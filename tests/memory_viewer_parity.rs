@@ -5,6 +5,8 @@
 //! It runs over `fixtures/profiles/` always, and over the whole shared corpus
 //! too when it is present (`../shared/corpus/profiles`, or `XMEM_CORPUS`).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -218,13 +220,7 @@ fn fixtures_match_xprof_memory_viewer() {
 
 #[test]
 fn shared_corpus_matches_xprof_memory_viewer() {
-    let root = std::env::var_os("XMEM_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/profiles"));
-    if !root.is_dir() {
-        eprintln!("skipped: no shared corpus at {}", root.display());
-        return;
-    }
+    let Some(root) = common::shared_corpus() else { return };
     let checked = run_parity(&root);
     eprintln!("{checked} of {checked} oracle files matched");
     assert!(checked > 0);

@@ -1,6 +1,8 @@
 //! Builds XSpace and HloProto bytes of any size, shaped like real ones, so
 //! benchmarks can double every dimension (heap events, buffers live at the
-//! peak, modules, host events) and show how xmem's cost grows.
+//! peak, modules, host events, allocator events) and show how xmem's cost grows.
+
+#![allow(dead_code)] // the benchmarks and examples/synthesize each use their own subset
 
 use prost::Message;
 use xmem::ingest::proto::xla::{
@@ -165,4 +167,99 @@ pub fn xspace(modules: usize, size: ModuleSize, host_events: usize) -> Vec<u8> {
         ..Default::default()
     });
     XSpace { planes: vec![metadata, host], hostnames: vec!["synthetic".into()], ..Default::default() }.encode_to_vec()
+}
+
+/// An XSpace whose `/host:CPU` holds `steps` training steps shaped like a
+/// TensorFlow profile taken with host_tracer_level 2: each step is a root
+/// `FunctionRun` on the python thread, linked by a context id to an executor
+/// run on a compute thread that makes `allocations` allocations and then
+/// frees them.
+pub fn allocator_xspace(steps: usize, allocations: usize) -> Vec<u8> {
+    const FUNCTION_RUN: i64 = 1;
+    const EXECUTOR_RUN: i64 = 2;
+    const ALLOCATION: i64 = 3;
+    const DEALLOCATION: i64 = 4;
+    let stat_names = [
+        "allocator_name",
+        "bytes_allocated",
+        "bytes_available",
+        "peak_bytes_in_use",
+        "requested_bytes",
+        "allocation_bytes",
+        "addr",
+        "tf_op",
+        "_r",
+        "_pt",
+        "_p",
+        "_ct",
+        "_c",
+        "GPU_0_bfc",
+    ];
+    let stat_id = |name: &str| stat_names.iter().position(|n| *n == name).unwrap() as i64 + 1;
+    let int =
+        |name: &str, value: i64| XStat { metadata_id: stat_id(name), value: Some(x_stat::Value::Int64Value(value)) };
+    let reference = |name: &str, to: &str| XStat {
+        metadata_id: stat_id(name),
+        value: Some(x_stat::Value::RefValue(stat_id(to) as u64)),
+    };
+    let mut host = XPlane { id: 1, name: "/host:CPU".into(), ..Default::default() };
+    for (id, name) in stat_names.iter().enumerate() {
+        let id = id as i64 + 1;
+        host.stat_metadata.insert(id, XStatMetadata { id, name: name.to_string(), ..Default::default() });
+    }
+    for (id, name) in [
+        (FUNCTION_RUN, "FunctionRun"),
+        (EXECUTOR_RUN, "ExecutorState::Process"),
+        (ALLOCATION, "MemoryAllocation"),
+        (DEALLOCATION, "MemoryDeallocation"),
+    ] {
+        host.event_metadata.insert(id, XEventMetadata { id, name: name.into(), ..Default::default() });
+    }
+    let step_ps = 10 * allocations as i64 + 1000;
+    let mut python = XLine { id: 1, name: "python".into(), timestamp_ns: 1_000_000, ..Default::default() };
+    let mut compute = XLine { id: 2, name: "tf_Compute".into(), timestamp_ns: 1_000_000, ..Default::default() };
+    for step in 0..steps as i64 {
+        let start = step * step_ps;
+        python.events.push(XEvent {
+            metadata_id: FUNCTION_RUN,
+            data: Some(x_event::Data::OffsetPs(start)),
+            duration_ps: step_ps - 10,
+            stats: vec![int("_r", 1), int("_pt", 2), int("_p", step + 1)],
+        });
+        compute.events.push(XEvent {
+            metadata_id: EXECUTOR_RUN,
+            data: Some(x_event::Data::OffsetPs(start + 100)),
+            duration_ps: step_ps - 200,
+            stats: vec![int("_ct", 2), int("_c", step + 1)],
+        });
+        let mut heap = 0;
+        let allocator_event = |kind: i64, offset: i64, address: i64, heap: i64| XEvent {
+            metadata_id: kind,
+            data: Some(x_event::Data::OffsetPs(offset)),
+            stats: vec![
+                reference("allocator_name", "GPU_0_bfc"),
+                int("bytes_allocated", heap),
+                int("bytes_available", (1 << 34) - heap),
+                int("peak_bytes_in_use", PEAK_BUFFER_BYTES * allocations as i64),
+                int("requested_bytes", PEAK_BUFFER_BYTES - 100),
+                int("allocation_bytes", PEAK_BUFFER_BYTES),
+                int("addr", 4096 * address),
+                XStat {
+                    metadata_id: stat_id("tf_op"),
+                    value: Some(x_stat::Value::StrValue(format!("model/layer_{}/MatMul", address % 97))),
+                },
+            ],
+            ..Default::default()
+        };
+        for i in 0..allocations as i64 {
+            heap += PEAK_BUFFER_BYTES;
+            compute.events.push(allocator_event(ALLOCATION, start + 200 + 4 * i, i, heap));
+        }
+        for i in 0..allocations as i64 {
+            heap -= PEAK_BUFFER_BYTES;
+            compute.events.push(allocator_event(DEALLOCATION, start + 200 + 4 * (allocations as i64 + i), i, heap));
+        }
+    }
+    host.lines = vec![python, compute];
+    XSpace { planes: vec![host], hostnames: vec!["synthetic".into()], ..Default::default() }.encode_to_vec()
 }

@@ -2,6 +2,7 @@
 //! types. The structs here are what every renderer prints and what the JSON
 //! renderer serialises as `xmem.report/1`.
 
+pub mod allocator_timeline;
 pub mod device_memory;
 pub mod drawing;
 pub mod heap_simulation;
@@ -11,6 +12,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::Serialize;
+
+pub use allocator_timeline::{AllocationRow, AllocatorReport};
 
 use crate::model::{Capture, Module};
 use device_memory::DeviceMemoryReport;
@@ -31,7 +34,11 @@ pub struct Report {
     pub modules: Vec<ModuleReport>,
     /// One per JAX device memory profile among the inputs.
     pub device_memory: Vec<DeviceMemoryReport>,
+    /// By host, then by name.
+    pub allocators: Vec<AllocatorReport>,
     pub warnings: Vec<String>,
+    /// Facts about the input as a whole, e.g. that a profile has no allocator events.
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -251,11 +258,25 @@ pub fn analyze_module(module: &Module) -> ModuleReport {
     }
 }
 
-/// Analyses every module of every capture, largest peak first.
+/// Why a profile has no allocator events: XProf's Memory Profile is empty for it too.
+pub const NO_ALLOCATOR_EVENTS: &str = "no allocator events (MemoryAllocation / MemoryDeallocation) in this profile: \
+JAX on CPU records none, and TensorFlow records them only with host_tracer_level >= 2";
+
+/// Analyses every module and allocator of every capture; modules largest
+/// peak first, allocators by host and name.
 pub fn analyze(captures: &[Capture]) -> Report {
     let mut modules: Vec<ModuleReport> =
         captures.iter().flat_map(|c| c.modules.par_iter().map(analyze_module).collect::<Vec<_>>()).collect();
     modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
+    let mut allocators: Vec<AllocatorReport> = captures
+        .iter()
+        .flat_map(|c| c.allocators.par_iter().map(allocator_timeline::analyze_allocator).collect::<Vec<_>>())
+        .collect();
+    allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
+    let mut notes = Vec::new();
+    for capture in captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()) {
+        notes.push(format!("{}: {NO_ALLOCATOR_EVENTS}", capture.input));
+    }
     Report {
         schema: REPORT_SCHEMA,
         inputs: captures.iter().map(|c| c.input.clone()).collect(),
@@ -264,7 +285,9 @@ pub fn analyze(captures: &[Capture]) -> Report {
             .iter()
             .filter_map(|c| c.device_memory.as_ref().map(|snapshot| device_memory::analyze(&c.input, snapshot)))
             .collect(),
+        allocators,
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
+        notes,
     }
 }
 
@@ -275,6 +298,18 @@ pub struct Contents {
     pub inputs: Vec<String>,
     pub modules: Vec<ModuleListing>,
     pub device_memory: Vec<DeviceMemoryListing>,
+    pub allocators: Vec<AllocatorListing>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocatorListing {
+    pub name: String,
+    pub host: String,
+    pub num_allocations: u64,
+    pub num_deallocations: u64,
+    pub peak_bytes: i64,
+    pub capacity_bytes: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -345,5 +380,18 @@ pub fn contents(report: &Report) -> Contents {
                 stacks: d.stacks.len(),
             })
             .collect(),
+        allocators: report
+            .allocators
+            .iter()
+            .map(|a| AllocatorListing {
+                name: a.name.clone(),
+                host: a.host.clone(),
+                num_allocations: a.num_allocations,
+                num_deallocations: a.num_deallocations,
+                peak_bytes: a.peak_bytes,
+                capacity_bytes: a.capacity_bytes,
+            })
+            .collect(),
+        notes: report.notes.clone(),
     }
 }

@@ -1,5 +1,5 @@
-//! Narrowing a report to what the user asked for with `--module` and
-//! `--memory-space`.
+//! Narrowing a report to what the user asked for with `--module`,
+//! `--memory-space` and `--allocator`.
 
 use regex::Regex;
 
@@ -80,4 +80,19 @@ pub fn narrow(report: &mut Report, module: Option<&ModuleFilter>, memory_space: 
         }
         report.modules.retain(|m| !m.memory_spaces.is_empty() || m.problem.is_some());
     }
+}
+
+/// `--allocator NAME`: keeps the allocators named `NAME` (on any host) or
+/// `HOST/NAME`; an error listing the allocators there are when none matches.
+pub fn narrow_allocators(report: &mut Report, name: &str) -> Result<(), String> {
+    let available: Vec<String> = report.allocators.iter().map(|a| a.display_name()).collect();
+    report.allocators.retain(|a| a.name == name || a.display_name() == name);
+    if !report.allocators.is_empty() {
+        return Ok(());
+    }
+    Err(if available.is_empty() {
+        format!("no allocator named '{name}': the input has no allocator events")
+    } else {
+        format!("no allocator named '{name}' (the input has {})", available.join(", "))
+    })
 }

@@ -72,7 +72,7 @@ pub struct Selection {
     #[arg(long, value_name = "hbm|vmem|host|N")]
     pub memory_space: Option<String>,
 
-    /// Only this allocator (e.g. GPU_0_bfc).
+    /// Only this allocator: its name (e.g. GPU_0_bfc) on every host, or HOST/NAME.
     #[arg(long, value_name = "NAME")]
     pub allocator: Option<String>,
 

@@ -48,19 +48,31 @@ pub fn finish(result: io::Result<()>, out: &mut dyn Write) -> anyhow::Result<()>
 }
 
 /// Loads and analyses the inputs, keeping the modules and memory spaces that
-/// `--module` and `--memory-space` select; an input with nothing to analyse
-/// is an error that says why.
+/// `--module` and `--memory-space` select and the allocator `--allocator`
+/// selects; an input with nothing to analyse is an error that says why.
 pub fn selected_report(paths: &[PathBuf], selection: &Selection, input: &InputOptions) -> anyhow::Result<Report> {
     let filter = select::Filter::parse(selection.module.as_deref(), selection.memory_space.as_deref())
         .map_err(anyhow::Error::msg)?;
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
     let mut report = analysis::analyze(&captures);
-    if let Some(reason) = report.nothing_usable() {
+    // A profile with allocator events has something to report even without a module.
+    if let Some(reason) = report.nothing_usable().filter(|_| report.allocators.is_empty()) {
         anyhow::bail!("{}: {reason}", report.inputs.join(", "));
     }
     filter.apply(&mut report);
     if report.modules.is_empty() && filter.is_set() {
         anyhow::bail!("no module matches the given --module / --memory-space");
+    }
+    // Selecting modules or an allocator shows what was selected and nothing else.
+    match &selection.allocator {
+        Some(name) => {
+            select::narrow_allocators(&mut report, name).map_err(anyhow::Error::msg)?;
+            if !filter.is_set() {
+                report.modules.clear();
+            }
+        }
+        None if filter.is_set() => report.allocators.clear(),
+        None => {}
     }
     Ok(report)
 }

@@ -2,10 +2,12 @@
 //! [`guess_dir`] and [`guess_file`] to tell them apart by content. Nothing outside this module sees
 //! a protobuf type or a file layout.
 
+mod allocator_events;
 pub mod hlo;
 pub mod pprof;
 pub mod proto;
 pub mod source;
+mod step_grouping;
 mod wire;
 mod xla_shape;
 pub mod xspace;
@@ -217,6 +219,8 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
 /// host, and XProf keeps one per program id.
 fn add_xspace(host: &Path, bytes: &Bytes, seen_program_ids: &mut HashSet<u64>, capture: &mut Capture) -> Result<()> {
     let contents = xspace::read(host, bytes)?;
+    capture.hosts.push(contents.host);
+    capture.allocators.extend(contents.allocators);
     let fresh: Vec<_> = contents
         .hlo_protos
         .into_iter()

@@ -37,6 +37,14 @@ impl Field {
         }
     }
 
+    /// A `double`: protobuf stores it as fixed64.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self.value {
+            Value::Fixed64(v) => Some(f64::from_bits(v)),
+            _ => None,
+        }
+    }
+
     pub fn as_bytes(&self) -> Option<&Bytes> {
         match &self.value {
             Value::Bytes(b) => Some(b),

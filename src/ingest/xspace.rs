@@ -1,6 +1,10 @@
 //! XProf's `XSpace` (`*.xplane.pb`): walked plane by plane on the wire, so
 //! planes and lines a command does not need are skipped by their length
 //! prefix and never decoded.
+//!
+//! Wire order matters: a plane's lines (field 3) come before its event and
+//! stat metadata (fields 4 and 5), so a plane is first split into slices of
+//! the file and only then are its lines read, knowing what their events are.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -8,9 +12,11 @@ use std::path::Path;
 use bytes::Bytes;
 use prost::Message;
 
+use super::allocator_events::{self, HostAllocators};
 use super::proto::xplane::{x_stat, XEventMetadata, XStatMetadata};
 use super::wire::{offset_within, Fields, WireError};
 use crate::error::{Error, Result};
+use crate::model::Allocator;
 
 /// The plane where XProf's profilers store one HloProto per compiled module.
 pub const METADATA_PLANE: &str = "/host:metadata";
@@ -31,60 +37,92 @@ pub struct XSpaceContents {
     pub hostnames: Vec<String>,
     pub plane_names: Vec<String>,
     pub hlo_protos: Vec<EmbeddedHlo>,
+    /// The host the file is about: its name without `.xplane.pb`.
+    pub host: String,
+    pub allocators: Vec<Allocator>,
 }
 
-fn wire_error(path: &Path, e: WireError) -> Error {
+pub fn wire_error(path: &Path, e: WireError) -> Error {
     Error::malformed(path, Some(e.offset), format!("XSpace: {}", e.what))
 }
 
 /// A plane's top-level parts, as zero-copy slices of the file.
-struct PlaneParts {
-    name: String,
-    event_metadata: Vec<Bytes>,
-    stat_metadata: Vec<Bytes>,
+pub struct PlaneParts {
+    pub name: String,
+    pub lines: Vec<Bytes>,
+    pub event_metadata: Vec<Bytes>,
+    pub stat_metadata: Vec<Bytes>,
+    pub stats: Vec<Bytes>,
 }
 
-fn split_plane(path: &Path, whole: &Bytes, plane: Bytes, want_metadata: impl Fn(&str) -> bool) -> Result<PlaneParts> {
+fn split_plane(path: &Path, whole: &Bytes, plane: Bytes) -> Result<PlaneParts> {
     let base = offset_within(whole, &plane);
-    let mut parts = PlaneParts { name: String::new(), event_metadata: Vec::new(), stat_metadata: Vec::new() };
-    let mut pending_event_metadata = Vec::new();
-    let mut pending_stat_metadata = Vec::new();
+    let mut parts = PlaneParts {
+        name: String::new(),
+        lines: Vec::new(),
+        event_metadata: Vec::new(),
+        stat_metadata: Vec::new(),
+        stats: Vec::new(),
+    };
     for field in Fields::new(plane, base) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
             (2, Some(name)) => parts.name = String::from_utf8_lossy(name).into_owned(),
-            (4, Some(entry)) => pending_event_metadata.push(entry.clone()),
-            (5, Some(entry)) => pending_stat_metadata.push(entry.clone()),
+            (3, Some(line)) => parts.lines.push(line.clone()),
+            (4, Some(entry)) => parts.event_metadata.push(entry.clone()),
+            (5, Some(entry)) => parts.stat_metadata.push(entry.clone()),
+            (6, Some(stat)) => parts.stats.push(stat.clone()),
             _ => {}
         }
-    }
-    if want_metadata(&parts.name) {
-        parts.event_metadata = pending_event_metadata;
-        parts.stat_metadata = pending_stat_metadata;
     }
     Ok(parts)
 }
 
-/// The value of a `map<int64, M>` entry: field 2 of the entry message.
-fn map_value(path: &Path, whole: &Bytes, entry: &Bytes) -> Result<Option<Bytes>> {
+/// `vm` for `.../vm.xplane.pb` (or `.xplane.pb.gz`, `.xspace.pb`): XProf names
+/// each host's file after the host.
+pub fn host_name(path: &Path) -> String {
+    let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    [".xplane.pb.gz", ".xplane.pb", ".xspace.pb"]
+        .iter()
+        .find_map(|suffix| file.strip_suffix(suffix))
+        .map(str::to_string)
+        .unwrap_or(file)
+}
+
+/// A `map<int64, M>` entry: its key (field 1) and its value (field 2).
+pub fn map_entry(path: &Path, whole: &Bytes, entry: &Bytes) -> Result<(i64, Option<Bytes>)> {
+    let mut key = 0;
+    let mut value = None;
     for field in Fields::new(entry.clone(), offset_within(whole, entry)) {
         let field = field.map_err(|e| wire_error(path, e))?;
-        if field.number == 2 {
-            return Ok(field.as_bytes().cloned());
+        match field.number {
+            1 => key = field.as_u64().unwrap_or(0) as i64,
+            2 => value = field.as_bytes().cloned(),
+            _ => {}
         }
     }
-    Ok(None)
+    Ok((key, value))
 }
 
 pub fn read(path: &Path, bytes: &Bytes) -> Result<XSpaceContents> {
-    let mut contents = XSpaceContents { hostnames: Vec::new(), plane_names: Vec::new(), hlo_protos: Vec::new() };
+    let host = host_name(path);
+    let mut allocators = HostAllocators::new(host.clone());
+    let mut contents = XSpaceContents {
+        hostnames: Vec::new(),
+        plane_names: Vec::new(),
+        hlo_protos: Vec::new(),
+        host,
+        allocators: Vec::new(),
+    };
     for field in Fields::new(bytes.clone(), 0) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
             (1, Some(plane)) => {
-                let parts = split_plane(path, bytes, plane.clone(), |name| name == METADATA_PLANE)?;
+                let parts = split_plane(path, bytes, plane.clone())?;
                 if parts.name == METADATA_PLANE {
                     read_metadata_plane(path, bytes, &parts, &mut contents.hlo_protos)?;
+                } else {
+                    allocator_events::read_plane(path, bytes, &parts, &mut allocators)?;
                 }
                 contents.plane_names.push(parts.name);
             }
@@ -95,20 +133,21 @@ pub fn read(path: &Path, bytes: &Bytes) -> Result<XSpaceContents> {
             _ => {}
         }
     }
+    contents.allocators = allocators.finish();
     Ok(contents)
 }
 
 fn read_metadata_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut Vec<EmbeddedHlo>) -> Result<()> {
     let mut stat_names: HashMap<i64, String> = HashMap::new();
     for entry in &plane.stat_metadata {
-        let Some(value) = map_value(path, whole, entry)? else { continue };
+        let (_, Some(value)) = map_entry(path, whole, entry)? else { continue };
         let offset = offset_within(whole, &value);
         let stat = XStatMetadata::decode(value)
             .map_err(|e| Error::malformed(path, Some(offset), format!("XStatMetadata: {e}")))?;
         stat_names.insert(stat.id, stat.name);
     }
     for entry in &plane.event_metadata {
-        let Some(value) = map_value(path, whole, entry)? else { continue };
+        let (_, Some(value)) = map_entry(path, whole, entry)? else { continue };
         let offset = offset_within(whole, &value);
         let event = XEventMetadata::decode(value)
             .map_err(|e| Error::malformed(path, Some(offset), format!("XEventMetadata: {e}")))?;

@@ -1,9 +1,11 @@
 //! Format-free types: what every input becomes once decoded. Nothing here
 //! knows about protobuf, XSpace planes or file layouts.
 
+pub mod allocator;
 pub mod device_memory;
 pub mod program;
 
+pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind};
 pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 pub use program::{
     Allocation, BufferAssignment, HeapEvent, HeapEventKind, HeapTrace, Instruction, LogicalBuffer, Module,
@@ -19,6 +21,10 @@ pub struct Capture {
     pub modules: Vec<Module>,
     /// Live buffers and executables from a JAX device memory profile.
     pub device_memory: Option<DeviceMemorySnapshot>,
+    /// The hosts whose profiles were read; empty for HLO-only inputs.
+    pub hosts: Vec<String>,
+    /// Allocators of every host, with their allocation and deallocation events.
+    pub allocators: Vec<Allocator>,
     /// Problems that did not stop the read: a corrupt host file, an undecodable module.
     pub warnings: Vec<String>,
 }

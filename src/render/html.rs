@@ -10,11 +10,12 @@ use html_escape::encode_text;
 use super::device_memory;
 use super::svg::{self, ChartKind};
 use super::text::{
-    buffer_header, buffer_rows, buffer_table_title, space_facts, space_heading, summary_rows, Flavor, BUFFER_NUMBERS,
-    MISSING_TRACE_FOOTNOTE, SUMMARY_HEADER, SUMMARY_NUMBERS,
+    allocation_header, allocation_rows, allocation_table_title, allocator_facts, allocator_heading, buffer_header,
+    buffer_rows, buffer_table_title, space_facts, space_heading, step_rows, summary_rows, Flavor, ALLOCATION_NUMBERS,
+    BUFFER_NUMBERS, MISSING_TRACE_FOOTNOTE, STEP_HEADER, STEP_NUMBERS, SUMMARY_HEADER, SUMMARY_NUMBERS,
 };
 use crate::analysis::device_memory::DeviceMemoryReport;
-use crate::analysis::{MemorySpaceReport, ModuleReport, Report};
+use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport, Report};
 
 const STYLE: &str = "
 body { font-family: sans-serif; margin: 2em auto; max-width: 1040px; padding: 0 1em; color: #222; }
@@ -43,7 +44,10 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     for warning in &report.warnings {
         writeln!(out, "<p class=\"warning\">warning: {}</p>", encode_text(warning))?;
     }
-    if report.modules.is_empty() && report.device_memory.is_empty() {
+    for note in &report.notes {
+        writeln!(out, "<p>{}</p>", encode_text(note))?;
+    }
+    if report.modules.is_empty() && report.device_memory.is_empty() && report.allocators.is_empty() {
         writeln!(out, "<p>No compiled XLA modules in this input.</p>")?;
     } else if !report.modules.is_empty() {
         writeln!(out, "<h2>Summary</h2>")?;
@@ -58,6 +62,9 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     }
     for snapshot in &report.device_memory {
         write_device_memory(out, snapshot, top)?;
+    }
+    for allocator in &report.allocators {
+        write_allocator(out, allocator, top)?;
     }
     writeln!(out, "<footer>Written by xmem {}.</footer>\n</body>\n</html>", env!("CARGO_PKG_VERSION"))
 }
@@ -116,6 +123,29 @@ fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, top: us
         }
         writeln!(out, "</ol>")?;
         if let Some(rest) = device_memory::rest_of_stacks(&stacks) {
+            writeln!(out, "<p>{}</p>", encode_text(&rest))?;
+        }
+    }
+    writeln!(out, "</section>")
+}
+
+fn write_allocator(out: &mut dyn Write, allocator: &AllocatorReport, top: usize) -> io::Result<()> {
+    writeln!(out, "<section>\n<h2>{}</h2>\n<dl>", encode_text(&allocator_heading(allocator)))?;
+    for (label, value) in allocator_facts(allocator) {
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+    }
+    writeln!(out, "</dl>")?;
+    if !allocator.at_peak.is_empty() || allocator.unattributed_at_peak_bytes != 0 {
+        let rows = allocator.largest_rows(top);
+        writeln!(out, "<h3>{}</h3>", encode_text(&allocation_table_title(allocator, &rows)))?;
+        let columns = Flavor::Markdown;
+        table(out, allocation_header(columns), &allocation_rows(columns, allocator, &rows), &ALLOCATION_NUMBERS)?;
+    }
+    if !allocator.steps.is_empty() {
+        writeln!(out, "<h3>Peak by step</h3>")?;
+        let (rows, rest) = step_rows(allocator, top);
+        table(out, &STEP_HEADER, &rows, &STEP_NUMBERS)?;
+        if let Some(rest) = rest {
             writeln!(out, "<p>{}</p>", encode_text(&rest))?;
         }
     }

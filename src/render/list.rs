@@ -1,14 +1,52 @@
-//! `xmem list`: one row per module and memory space.
+//! `xmem list`: one row per module and memory space, then one per allocator.
 
 use std::io::{self, Write};
 
 use super::text::{align_right, bytes, heading, table, Flavor};
-use crate::analysis::Contents;
+use crate::analysis::{AllocatorListing, Contents, ModuleListing};
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Result<()> {
-    heading(out, flavor, 1, &format!("{}: {} modules", contents.inputs.join(", "), contents.modules.len()))?;
+    heading(
+        out,
+        flavor,
+        1,
+        &format!(
+            "{}: {} modules, {} allocators",
+            contents.inputs.join(", "),
+            contents.modules.len(),
+            contents.allocators.len()
+        ),
+    )?;
+    for note in &contents.notes {
+        writeln!(out, "{note}")?;
+    }
+    // An input with nothing else still shows the (empty) module table.
+    if !contents.modules.is_empty() || (contents.device_memory.is_empty() && contents.allocators.is_empty()) {
+        write_modules(out, flavor, &contents.modules)?;
+    }
+    for snapshot in &contents.device_memory {
+        let devices: Vec<&str> = snapshot.devices.iter().flatten().map(String::as_str).collect();
+        writeln!(
+            out,
+            "Device memory profile: {} in {} allocations from {} stacks, on {}",
+            bytes(snapshot.total_bytes),
+            snapshot.total_count,
+            snapshot.stacks,
+            if devices.is_empty() { "no device".to_string() } else { devices.join(", ") }
+        )?;
+    }
+    if !contents.allocators.is_empty() {
+        if !contents.modules.is_empty() {
+            writeln!(out)?;
+        }
+        write_allocators(out, flavor, &contents.allocators)?;
+    }
+    Ok(())
+}
+
+fn write_modules(out: &mut dyn Write, flavor: Flavor, modules: &[ModuleListing]) -> io::Result<()> {
     let mut t = table(flavor, &["Module", "Id", "Space", "Peak", "Total allocation", "Heap events", "Buffers at peak"]);
-    for module in &contents.modules {
+    for module in modules {
         let id = module.program_id.map(|i| i.to_string()).unwrap_or_default();
         if let Some(problem) = &module.problem {
             t.add_row(vec![
@@ -31,19 +69,21 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
         }
     }
     align_right(&mut t, &[1, 3, 4, 5, 6]);
-    if !contents.modules.is_empty() || contents.device_memory.is_empty() {
-        writeln!(out, "{t}")?;
+    writeln!(out, "{t}")
+}
+
+fn write_allocators(out: &mut dyn Write, flavor: Flavor, allocators: &[AllocatorListing]) -> io::Result<()> {
+    let mut t = table(flavor, &["Allocator", "Host", "Allocations", "Deallocations", "Peak", "Capacity"]);
+    for allocator in allocators {
+        t.add_row(vec![
+            allocator.name.clone(),
+            allocator.host.clone(),
+            allocator.num_allocations.to_string(),
+            allocator.num_deallocations.to_string(),
+            bytes(allocator.peak_bytes),
+            bytes(allocator.capacity_bytes),
+        ]);
     }
-    for snapshot in &contents.device_memory {
-        let devices: Vec<&str> = snapshot.devices.iter().flatten().map(String::as_str).collect();
-        writeln!(
-            out,
-            "Device memory profile: {} in {} allocations from {} stacks, on {}",
-            bytes(snapshot.total_bytes),
-            snapshot.total_count,
-            snapshot.stacks,
-            if devices.is_empty() { "no device".to_string() } else { devices.join(", ") }
-        )?;
-    }
-    Ok(())
+    align_right(&mut t, &[2, 3, 4, 5]);
+    writeln!(out, "{t}")
 }

@@ -6,8 +6,9 @@ use std::io::{self, Write};
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 
 use super::device_memory;
+use crate::analysis::allocator_timeline::RowTable;
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
-use crate::analysis::{BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
+use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
 use crate::units::human_bytes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +82,10 @@ pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail
     for warning in &report.warnings {
         writeln!(out, "warning: {warning}")?;
     }
-    if report.modules.is_empty() && report.device_memory.is_empty() {
+    for note in &report.notes {
+        writeln!(out, "{note}")?;
+    }
+    if report.modules.is_empty() && report.device_memory.is_empty() && report.allocators.is_empty() {
         writeln!(out, "No compiled XLA modules in this input.")?;
         return Ok(());
     }
@@ -91,6 +95,10 @@ pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail
     for snapshot in &report.device_memory {
         writeln!(out)?;
         device_memory::write(out, flavor, snapshot, detail.top)?;
+    }
+    for allocator in &report.allocators {
+        writeln!(out)?;
+        write_allocator(out, flavor, allocator, detail)?;
     }
     Ok(())
 }
@@ -103,6 +111,164 @@ fn write_modules(out: &mut dyn Write, flavor: Flavor, report: &Report, detail: D
     }
     if !detail.all && report.modules.len() > 1 {
         writeln!(out, "\nOnly the largest module is shown in detail; use --module NAME or --all for others.")?;
+    }
+    Ok(())
+}
+
+/// Shown for allocations the allocator recorded without an op (XProf leaves the cell blank).
+const NO_OP_NAME: &str = "(no op recorded)";
+
+/// Picoseconds as milliseconds, the unit XProf's memory timeline uses.
+fn millis(ps: i64) -> String {
+    format!("{:.3} ms", ps as f64 / 1e9)
+}
+
+/// `Allocator GPU_0_bfc on vm`.
+pub fn allocator_heading(allocator: &AllocatorReport) -> String {
+    format!("Allocator {} on {}", allocator.name, allocator.host)
+}
+
+/// The figures of an allocator as label and value, in reading order.
+pub fn allocator_facts(allocator: &AllocatorReport) -> Vec<(&'static str, String)> {
+    let step = allocator.peak_step.map(|s| format!(", step {s}")).unwrap_or_default();
+    let mut facts = vec![
+        (
+            "Peak in use",
+            format!(
+                "{} ({} bytes) at {}{step}",
+                bytes(allocator.peak_bytes),
+                allocator.peak_bytes,
+                millis(allocator.peak_time_ps)
+            ),
+        ),
+        (
+            "Heap / stack / free",
+            format!(
+                "{} / {} / {}",
+                bytes(allocator.peak_heap_bytes),
+                bytes(allocator.peak_stack_bytes),
+                bytes(allocator.peak_free_bytes)
+            ),
+        ),
+        ("Capacity", bytes(allocator.capacity_bytes)),
+        ("Fragmentation at peak", format!("{:.1}%", allocator.fragmentation_at_peak * 100.0)),
+        ("Lifetime peak", bytes(allocator.lifetime_peak_bytes)),
+        ("Events", format!("{} allocations, {} deallocations", allocator.num_allocations, allocator.num_deallocations)),
+    ];
+    facts.extend(allocator.notes.iter().map(|note| ("Note", note.clone())));
+    facts
+}
+
+/// As for buffers, a terminal puts the type, shape and op name in one cell.
+pub fn allocation_header(flavor: Flavor) -> &'static [&'static str] {
+    match flavor {
+        Flavor::Text => &["Size", "Requested", "Count", "Total", "Region", "Type, shape / op name"],
+        Flavor::Markdown => &["Size", "Requested", "Count", "Total", "Region", "Data type", "Shape", "Op name"],
+    }
+}
+
+/// The columns of [`allocation_header`] that hold numbers.
+pub const ALLOCATION_NUMBERS: [usize; 4] = [0, 1, 2, 3];
+
+/// What the table of allocations at the peak is about.
+pub fn allocation_table_title(allocator: &AllocatorReport, rows: &RowTable) -> String {
+    let shown = if rows.rest_count > 0 { format!(" (top {})", rows.rows.len()) } else { String::new() };
+    format!(
+        "Live at the peak: {} allocations in {} rows, largest first{shown}",
+        rows.allocations,
+        allocator.at_peak.len()
+    )
+}
+
+/// The rows under [`allocation_header`], then the rows past the top N and
+/// the bytes allocated before the capture, each as a total with a label.
+pub fn allocation_rows(flavor: Flavor, allocator: &AllocatorReport, rows: &RowTable) -> Vec<Vec<String>> {
+    let mut lines: Vec<Vec<String>> = rows
+        .rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![
+                bytes(row.allocation_bytes),
+                bytes(row.requested_bytes),
+                row.occurrences.to_string(),
+                bytes(row.total_bytes()),
+                row.region_type.clone(),
+            ];
+            let op_name = if row.op_name.is_empty() { NO_OP_NAME } else { row.op_name.as_str() };
+            match flavor {
+                Flavor::Text => cells.push(format!("{} {}\n{op_name}", row.data_type, row.shape)),
+                Flavor::Markdown => cells.extend([row.data_type.clone(), row.shape.clone(), op_name.to_string()]),
+            }
+            cells
+        })
+        .collect();
+    let columns = allocation_header(flavor).len();
+    let mut total_line = |total: i64, label: String| {
+        let mut cells = vec![String::new(); columns];
+        cells[3] = bytes(total);
+        cells[columns - 1] = label;
+        lines.push(cells);
+    };
+    if rows.rest_count > 0 {
+        total_line(rows.rest_bytes, format!("{} more rows", rows.rest_count));
+    }
+    if allocator.unattributed_at_peak_bytes != 0 {
+        total_line(allocator.unattributed_at_peak_bytes, "allocated before the capture started".to_string());
+    }
+    lines
+}
+
+pub const STEP_HEADER: [&str; 4] = ["Step", "Peak", "At", "Events"];
+/// The columns of [`STEP_HEADER`] that hold numbers.
+pub const STEP_NUMBERS: [usize; 4] = [0, 1, 2, 3];
+
+/// The first `top` steps with their peaks, and a line for the rest if any.
+pub fn step_rows(allocator: &AllocatorReport, top: usize) -> (Vec<Vec<String>>, Option<String>) {
+    let rows = allocator
+        .steps
+        .iter()
+        .take(top)
+        .map(|step| {
+            vec![step.step.to_string(), bytes(step.peak_bytes), millis(step.peak_time_ps), step.num_events.to_string()]
+        })
+        .collect();
+    let rest = allocator.steps.len().checked_sub(top).filter(|&n| n > 0);
+    (rows, rest.map(|n| format!("{n} more steps (see --format json)")))
+}
+
+fn write_allocator(out: &mut dyn Write, flavor: Flavor, allocator: &AllocatorReport, detail: Detail) -> io::Result<()> {
+    heading(out, flavor, 2, &allocator_heading(allocator))?;
+    for (label, value) in allocator_facts(allocator) {
+        fact(out, flavor, label, &value)?;
+    }
+    if !allocator.at_peak.is_empty() || allocator.unattributed_at_peak_bytes != 0 {
+        let rows = allocator.largest_rows(detail.top);
+        writeln!(out, "\n{}", allocation_table_title(allocator, &rows))?;
+        if flavor == Flavor::Markdown {
+            writeln!(out)?;
+        }
+        let mut t = table(flavor, allocation_header(flavor));
+        for line in allocation_rows(flavor, allocator, &rows) {
+            t.add_row(line);
+        }
+        align_right(&mut t, &ALLOCATION_NUMBERS);
+        writeln!(out, "{t}")?;
+    }
+    if !allocator.steps.is_empty() {
+        writeln!(out, "\nPeak by step:")?;
+        if flavor == Flavor::Markdown {
+            writeln!(out)?;
+        }
+        let (rows, rest) = step_rows(allocator, detail.top);
+        let mut t = table(flavor, &STEP_HEADER);
+        for row in rows {
+            t.add_row(row);
+        }
+        align_right(&mut t, &STEP_NUMBERS);
+        writeln!(out, "{t}")?;
+        if let Some(rest) = rest {
+            writeln!(out, "{rest}")?;
+        }
     }
     Ok(())
 }

@@ -1,0 +1,593 @@
+//! Allocator events of a host plane: the `MemoryAllocation` and
+//! `MemoryDeallocation` events TensorFlow's BFC allocator records when the
+//! host tracer runs at level 2 or more. Planes without them are skipped
+//! without reading their threads; on a plane with them, every event is walked
+//! on the wire once, for the step grouping, and only the allocator events'
+//! stats are kept. Nothing is allocated per event beyond the event itself and
+//! its step-grouping node.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use bytes::Bytes;
+
+use super::step_grouping::{is_loop_op, EventForest, GroupingKind, GroupingStats};
+use super::wire::{offset_within, Field, Fields};
+use super::xspace::{map_entry, wire_error, PlaneParts};
+use crate::error::{Error, Result};
+use crate::model::{Allocator, AllocatorEvent, AllocatorEventKind};
+
+/// The stats XProf's Memory Profile and step grouping read, by stat-metadata name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StatKind {
+    AllocatorName,
+    /// `index_on_host` or `device_ordinal`: names the allocator by number.
+    AllocatorOrdinal,
+    BytesReserved,
+    BytesAllocated,
+    BytesAvailable,
+    Fragmentation,
+    PeakBytesInUse,
+    RequestedBytes,
+    AllocationBytes,
+    Address,
+    TfOp,
+    RegionType,
+    DataType,
+    Shape,
+    /// Set by XProf itself when it has grouped a profile before saving it.
+    GroupId,
+    ProducerType,
+    ProducerId,
+    ConsumerType,
+    ConsumerId,
+    ConsumerPid,
+    IsRoot,
+    IsAsync,
+    StepId,
+    IterNum,
+    ProcessId,
+}
+
+fn stat_kind(name: &[u8]) -> Option<StatKind> {
+    Some(match name {
+        b"allocator_name" => StatKind::AllocatorName,
+        b"index_on_host" | b"device_ordinal" => StatKind::AllocatorOrdinal,
+        b"bytes_reserved" => StatKind::BytesReserved,
+        b"bytes_allocated" => StatKind::BytesAllocated,
+        b"bytes_available" => StatKind::BytesAvailable,
+        b"fragmentation" => StatKind::Fragmentation,
+        b"peak_bytes_in_use" => StatKind::PeakBytesInUse,
+        b"requested_bytes" => StatKind::RequestedBytes,
+        b"allocation_bytes" => StatKind::AllocationBytes,
+        b"addr" => StatKind::Address,
+        b"tf_op" => StatKind::TfOp,
+        b"region_type" => StatKind::RegionType,
+        b"data_type" => StatKind::DataType,
+        b"shape" => StatKind::Shape,
+        b"group_id" => StatKind::GroupId,
+        b"_pt" => StatKind::ProducerType,
+        b"_p" => StatKind::ProducerId,
+        b"_ct" => StatKind::ConsumerType,
+        b"_c" => StatKind::ConsumerId,
+        b"_pid" => StatKind::ConsumerPid,
+        b"_r" => StatKind::IsRoot,
+        b"_a" => StatKind::IsAsync,
+        b"id" => StatKind::StepId,
+        b"iter_num" => StatKind::IterNum,
+        b"process_id" => StatKind::ProcessId,
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventKind {
+    Allocator(AllocatorEventKind),
+    Grouping(GroupingKind),
+}
+
+fn event_kind(name: &[u8]) -> EventKind {
+    match name {
+        b"MemoryAllocation" => EventKind::Allocator(AllocatorEventKind::Allocation),
+        b"MemoryDeallocation" => EventKind::Allocator(AllocatorEventKind::Deallocation),
+        _ => EventKind::Grouping(GroupingKind::from_name(name)),
+    }
+}
+
+/// TensorFlow's `DataType` enum as TF's `DataTypeString` prints it
+/// (reference types, numbered from 101, get a `_ref` suffix).
+fn data_type_name(data_type: i64) -> Cow<'static, str> {
+    const NAMES: [&str; 33] = [
+        "INVALID",
+        "float",
+        "double",
+        "int32",
+        "uint8",
+        "int16",
+        "int8",
+        "string",
+        "complex64",
+        "int64",
+        "bool",
+        "qint8",
+        "quint8",
+        "qint32",
+        "bfloat16",
+        "qint16",
+        "quint16",
+        "uint16",
+        "complex128",
+        "half",
+        "resource",
+        "variant",
+        "uint32",
+        "uint64",
+        "float8_e5m2",
+        "float8_e4m3fn",
+        "float8_e4m3fnuz",
+        "float8_e4m3b11fnuz",
+        "float8_e5m2fnuz",
+        "int4",
+        "uint4",
+        "int2",
+        "uint2",
+    ];
+    const REF_OFFSET: i64 = 100;
+    let name = |n: i64| usize::try_from(n).ok().and_then(|i| NAMES.get(i)).copied();
+    match name(data_type) {
+        Some(known) => Cow::Borrowed(known),
+        None => match data_type.checked_sub(REF_OFFSET).filter(|&n| n > 0).and_then(name) {
+            Some(referenced) => Cow::Owned(format!("{referenced}_ref")),
+            None => Cow::Owned(format!("unknown dtype enum ({data_type})")),
+        },
+    }
+}
+
+/// A string stat: inline, or a reference to a stat-metadata name.
+#[derive(Debug, Clone, Default)]
+enum Text {
+    #[default]
+    Empty,
+    Inline(Bytes),
+    Ref(i64),
+}
+
+#[derive(Debug, Clone)]
+enum AllocatorId {
+    Name(Text),
+    Ordinal(i64),
+}
+
+/// One event's stats, as XProf reads them: the last value of each kind wins.
+#[derive(Debug, Clone, Default)]
+struct EventStats {
+    allocator: Option<AllocatorId>,
+    bytes_reserved: i64,
+    bytes_allocated: i64,
+    bytes_available: i64,
+    fragmentation: f64,
+    peak_bytes_in_use: i64,
+    requested_bytes: i64,
+    allocation_bytes: i64,
+    address: u64,
+    tf_op: Text,
+    region_type: Text,
+    data_type: i64,
+    shape: Text,
+    group_id: Option<i64>,
+    grouping: GroupingStats,
+}
+
+/// An XStat's value. Integers are read whether stored signed or unsigned.
+enum StatValue {
+    Int(i64),
+    Double(f64),
+    Text(Text),
+    Other,
+}
+
+impl StatValue {
+    fn int(&self) -> i64 {
+        match self {
+            StatValue::Int(v) => *v,
+            _ => 0,
+        }
+    }
+
+    fn text(self) -> Text {
+        match self {
+            StatValue::Text(text) => text,
+            _ => Text::Empty,
+        }
+    }
+}
+
+impl EventStats {
+    fn apply(&mut self, kind: StatKind, value: StatValue) {
+        let grouping = &mut self.grouping;
+        match kind {
+            StatKind::AllocatorName => self.allocator = Some(AllocatorId::Name(value.text())),
+            StatKind::AllocatorOrdinal => self.allocator = Some(AllocatorId::Ordinal(value.int())),
+            StatKind::BytesReserved => self.bytes_reserved = value.int(),
+            StatKind::BytesAllocated => self.bytes_allocated = value.int(),
+            StatKind::BytesAvailable => self.bytes_available = value.int(),
+            StatKind::Fragmentation => {
+                self.fragmentation = match value {
+                    StatValue::Double(v) => v,
+                    _ => 0.0,
+                }
+            }
+            StatKind::PeakBytesInUse => self.peak_bytes_in_use = value.int(),
+            StatKind::RequestedBytes => self.requested_bytes = value.int(),
+            StatKind::AllocationBytes => self.allocation_bytes = value.int(),
+            StatKind::Address => self.address = value.int() as u64,
+            StatKind::TfOp => self.tf_op = value.text(),
+            StatKind::RegionType => self.region_type = value.text(),
+            StatKind::DataType => self.data_type = value.int(),
+            StatKind::Shape => self.shape = value.text(),
+            StatKind::GroupId => self.group_id = Some(value.int()),
+            StatKind::ProducerType => grouping.producer_type = Some(value.int()),
+            StatKind::ProducerId => grouping.producer_id = Some(value.int() as u64),
+            StatKind::ConsumerType => grouping.consumer_type = Some(value.int()),
+            StatKind::ConsumerId => grouping.consumer_id = Some(value.int() as u64),
+            StatKind::ConsumerPid => grouping.pid = Some(value.int()),
+            StatKind::IsRoot => grouping.root_level = Some(value.int()),
+            StatKind::IsAsync => grouping.is_async = value.int() != 0,
+            StatKind::StepId => grouping.step_id = Some(value.int()),
+            StatKind::IterNum => grouping.iter_num = Some(value.int()),
+            StatKind::ProcessId => {}
+        }
+    }
+}
+
+/// The allocators of one host, filled plane by plane.
+pub struct HostAllocators {
+    host: String,
+    allocators: Vec<AllocatorBuilder>,
+    by_name: HashMap<Vec<u8>, usize>,
+}
+
+struct AllocatorBuilder {
+    allocator: Allocator,
+    string_ids: HashMap<Vec<u8>, u32>,
+}
+
+impl AllocatorBuilder {
+    fn intern(&mut self, text: &[u8]) -> u32 {
+        if let Some(&id) = self.string_ids.get(text) {
+            return id;
+        }
+        let id = u32::try_from(self.allocator.strings.len()).unwrap_or(0);
+        self.allocator.strings.push(String::from_utf8_lossy(text).into_owned());
+        self.string_ids.insert(text.to_vec(), id);
+        id
+    }
+}
+
+impl HostAllocators {
+    pub fn new(host: String) -> Self {
+        HostAllocators { host, allocators: Vec::new(), by_name: HashMap::new() }
+    }
+
+    fn allocator(&mut self, name: &[u8]) -> usize {
+        if let Some(&index) = self.by_name.get(name) {
+            return index;
+        }
+        let mut builder = AllocatorBuilder {
+            allocator: Allocator {
+                host: self.host.clone(),
+                name: String::from_utf8_lossy(name).into_owned(),
+                ..Allocator::default()
+            },
+            string_ids: HashMap::new(),
+        };
+        builder.intern(b"");
+        self.allocators.push(builder);
+        self.by_name.insert(name.to_vec(), self.allocators.len() - 1);
+        self.allocators.len() - 1
+    }
+
+    pub fn finish(self) -> Vec<Allocator> {
+        self.allocators.into_iter().map(|b| b.allocator).collect()
+    }
+}
+
+/// What a plane's metadata says about its events and stats.
+struct PlaneIndex {
+    /// Event-metadata id → kind, for the kinds that are not `Other`.
+    event_kinds: HashMap<i64, EventKind>,
+    /// Event metadata that carry stats of their own, which count for every
+    /// event that uses them.
+    metadata_with_stats: HashMap<i64, Bytes>,
+    stat_kinds: HashMap<i64, StatKind>,
+    stat_names: HashMap<i64, Bytes>,
+    has_loop_ops: bool,
+    already_grouped: bool,
+}
+
+/// Where an event is decoded: the file, for error offsets, and the plane's index.
+struct PlaneReader<'a> {
+    path: &'a Path,
+    whole: &'a Bytes,
+    index: PlaneIndex,
+}
+
+impl PlaneReader<'_> {
+    fn fields(&self, message: &Bytes) -> impl Iterator<Item = Result<Field>> + '_ {
+        Fields::new(message.clone(), offset_within(self.whole, message))
+            .map(|f| f.map_err(|e| wire_error(self.path, e)))
+    }
+
+    fn text<'t>(&'t self, text: &'t Text) -> &'t [u8] {
+        match text {
+            Text::Empty => b"",
+            Text::Inline(bytes) => bytes,
+            Text::Ref(id) => self.index.stat_names.get(id).map(|b| b.as_ref()).unwrap_or_default(),
+        }
+    }
+
+    /// Reads one XStat into `stats` if it is a kind xmem uses.
+    fn apply_stat(&self, stat: &Bytes, stats: &mut EventStats) -> Result<()> {
+        if let Some((kind, value)) = self.read_stat(stat)? {
+            stats.apply(kind, value);
+        }
+        Ok(())
+    }
+
+    /// One XStat, if it is a kind xmem uses.
+    fn read_stat(&self, stat: &Bytes) -> Result<Option<(StatKind, StatValue)>> {
+        let mut kind = None;
+        let mut value = StatValue::Other;
+        for field in self.fields(stat) {
+            let field = field?;
+            match field.number {
+                1 => kind = field.as_u64().and_then(|id| self.index.stat_kinds.get(&(id as i64)).copied()),
+                2 => value = field.as_f64().map_or(StatValue::Other, StatValue::Double),
+                3 | 4 => value = field.as_u64().map_or(StatValue::Other, |v| StatValue::Int(v as i64)),
+                5 => value = field.as_bytes().map_or(StatValue::Other, |b| StatValue::Text(Text::Inline(b.clone()))),
+                7 => value = field.as_u64().map_or(StatValue::Other, |v| StatValue::Text(Text::Ref(v as i64))),
+                _ => value = StatValue::Other,
+            }
+        }
+        Ok(kind.map(|kind| (kind, value)))
+    }
+
+    /// Applies every stat (field `number`) of `message`.
+    fn apply_stats_of(&self, message: &Bytes, number: u32, stats: &mut EventStats) -> Result<()> {
+        for field in self.fields(message) {
+            let field = field?;
+            if let (true, Some(stat)) = (field.number == number, field.as_bytes()) {
+                self.apply_stat(stat, stats)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The name (field 2) of an XEventMetadata or XStatMetadata, and whether it has stats (field 5).
+fn name_and_stats(reader: &PlaneReader, message: &Bytes) -> Result<(Bytes, bool)> {
+    let mut name = Bytes::new();
+    let mut has_stats = false;
+    for field in reader.fields(message) {
+        let field = field?;
+        match (field.number, field.as_bytes()) {
+            (2, Some(text)) => name = text.clone(),
+            (5, Some(_)) => has_stats = true,
+            _ => {}
+        }
+    }
+    Ok((name, has_stats))
+}
+
+/// Adds the allocator events of `plane` to `out`. A plane with no
+/// allocator event metadata is left unread.
+pub fn read_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut HostAllocators) -> Result<()> {
+    let mut reader = PlaneReader {
+        path,
+        whole,
+        index: PlaneIndex {
+            event_kinds: HashMap::new(),
+            metadata_with_stats: HashMap::new(),
+            stat_kinds: HashMap::new(),
+            stat_names: HashMap::new(),
+            has_loop_ops: false,
+            already_grouped: false,
+        },
+    };
+    let mut has_allocator_events = false;
+    for entry in &plane.event_metadata {
+        let (id, Some(metadata)) = map_entry(path, whole, entry)? else { continue };
+        let (name, has_stats) = name_and_stats(&reader, &metadata)?;
+        let kind = event_kind(&name);
+        has_allocator_events |= matches!(kind, EventKind::Allocator(_));
+        reader.index.has_loop_ops |= is_loop_op(&name);
+        if kind != EventKind::Grouping(GroupingKind::Other) {
+            reader.index.event_kinds.insert(id, kind);
+        }
+        if has_stats {
+            reader.index.metadata_with_stats.insert(id, metadata);
+        }
+    }
+    if !has_allocator_events {
+        return Ok(());
+    }
+    for entry in &plane.stat_metadata {
+        let (id, Some(metadata)) = map_entry(path, whole, entry)? else { continue };
+        let (name, _) = name_and_stats(&reader, &metadata)?;
+        if let Some(kind) = stat_kind(&name) {
+            reader.index.already_grouped |= kind == StatKind::GroupId;
+            reader.index.stat_kinds.insert(id, kind);
+        }
+        reader.index.stat_names.insert(id, name);
+    }
+    let mut plane_pid = None;
+    for stat in &plane.stats {
+        if let (None, Some((StatKind::ProcessId, value))) = (plane_pid, reader.read_stat(stat)?) {
+            plane_pid = Some(value.int());
+        }
+    }
+    PlaneWalk::new(&reader, out, plane_pid).run(&plane.lines)
+}
+
+/// One pass over a plane's threads.
+struct PlaneWalk<'a> {
+    reader: &'a PlaneReader<'a>,
+    out: &'a mut HostAllocators,
+    /// `None` when XProf would not group this plane: it is grouped already,
+    /// or it has TF loop ops.
+    forest: Option<EventForest>,
+    /// (allocator, event index, grouping node) of events whose step is not known yet.
+    pending_steps: Vec<(usize, usize, u32)>,
+}
+
+impl<'a> PlaneWalk<'a> {
+    fn new(reader: &'a PlaneReader<'a>, out: &'a mut HostAllocators, plane_pid: Option<i64>) -> Self {
+        let index = &reader.index;
+        let forest = (!index.already_grouped && !index.has_loop_ops).then(|| EventForest::new(plane_pid));
+        PlaneWalk { reader, out, forest, pending_steps: Vec::new() }
+    }
+
+    fn run(mut self, lines: &[Bytes]) -> Result<()> {
+        for line in lines {
+            self.read_line(line)?;
+        }
+        if let Some(forest) = self.forest.take() {
+            let steps = forest.group();
+            for &(allocator, event, node) in &self.pending_steps {
+                if let Some(slot) =
+                    self.out.allocators.get_mut(allocator).and_then(|b| b.allocator.events.get_mut(event))
+                {
+                    slot.step = steps.get(node as usize).copied().flatten().map(i64::from);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn read_line(&mut self, line: &Bytes) -> Result<()> {
+        let mut timestamp_ns = 0i64;
+        for field in self.reader.fields(line) {
+            let field = field?;
+            if field.number == 3 {
+                timestamp_ns = field.as_u64().unwrap_or(0) as i64;
+            }
+        }
+        if let Some(forest) = &mut self.forest {
+            forest.start_thread();
+        }
+        for field in self.reader.fields(line) {
+            let field = field?;
+            if let (4, Some(event)) = (field.number, field.as_bytes()) {
+                self.read_event(event, timestamp_ns)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn read_event(&mut self, event: &Bytes, timestamp_ns: i64) -> Result<()> {
+        let reader = self.reader;
+        let mut metadata_id = None;
+        let mut offset_ps = 0i64;
+        let mut duration_ps = 0i64;
+        let mut stats = EventStats::default();
+        let needs_all_stats = self.forest.is_some();
+        for field in reader.fields(event) {
+            let field = field?;
+            match (field.number, field.as_bytes()) {
+                (1, _) => metadata_id = field.as_u64().map(|v| v as i64),
+                (2, _) => offset_ps = field.as_u64().unwrap_or(0) as i64,
+                (3, _) => duration_ps = field.as_u64().unwrap_or(0) as i64,
+                (4, Some(stat)) => {
+                    let wanted = needs_all_stats
+                        || metadata_id.is_none_or(|id| {
+                            matches!(reader.index.event_kinds.get(&id), Some(EventKind::Allocator(_)))
+                        });
+                    if wanted {
+                        reader.apply_stat(stat, &mut stats)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let metadata_id = metadata_id.unwrap_or(0);
+        if let Some(metadata) = reader.index.metadata_with_stats.get(&metadata_id) {
+            // The metadata's stats come first, so the event's own win.
+            stats = EventStats::default();
+            reader.apply_stats_of(metadata, 5, &mut stats)?;
+            reader.apply_stats_of(event, 4, &mut stats)?;
+        }
+        let kind =
+            reader.index.event_kinds.get(&metadata_id).copied().unwrap_or(EventKind::Grouping(GroupingKind::Other));
+        let begin_ps = timestamp_ns.saturating_mul(1000).saturating_add(offset_ps);
+        let node = match &mut self.forest {
+            Some(forest) => {
+                let grouping_kind = match kind {
+                    EventKind::Grouping(g) => g,
+                    EventKind::Allocator(_) => GroupingKind::Other,
+                };
+                let node = forest.add(begin_ps, duration_ps, grouping_kind, &stats.grouping);
+                Some(node.ok_or_else(|| {
+                    Error::malformed(
+                        reader.path,
+                        Some(offset_within(reader.whole, event)),
+                        "too many events in one plane",
+                    )
+                })?)
+            }
+            None => None,
+        };
+        if let EventKind::Allocator(kind) = kind {
+            self.add_allocator_event(kind, &stats, begin_ps, offset_ps, node);
+        }
+        Ok(())
+    }
+
+    fn add_allocator_event(
+        &mut self,
+        kind: AllocatorEventKind,
+        stats: &EventStats,
+        time_ps: i64,
+        thread_offset_ps: i64,
+        node: Option<u32>,
+    ) {
+        let reader = self.reader;
+        let mut ordinal = [0u8; 24];
+        let name: &[u8] = match &stats.allocator {
+            None => b"",
+            Some(AllocatorId::Name(text)) => reader.text(text),
+            Some(AllocatorId::Ordinal(n)) => {
+                let mut cursor = std::io::Cursor::new(&mut ordinal[..]);
+                let _ = write!(cursor, "{n}");
+                let len = cursor.position() as usize;
+                &ordinal[..len]
+            }
+        };
+        let allocator = self.out.allocator(name);
+        let Some(builder) = self.out.allocators.get_mut(allocator) else { return };
+        let data_type = data_type_name(stats.data_type);
+        let event = AllocatorEvent {
+            kind,
+            time_ps,
+            thread_offset_ps,
+            stack_reserved_bytes: stats.bytes_reserved,
+            heap_allocated_bytes: stats.bytes_allocated,
+            free_memory_bytes: stats.bytes_available,
+            fragmentation: stats.fragmentation,
+            peak_bytes_in_use: stats.peak_bytes_in_use,
+            requested_bytes: stats.requested_bytes,
+            allocation_bytes: stats.allocation_bytes,
+            address: stats.address,
+            op_name: builder.intern(reader.text(&stats.tf_op)),
+            region_type: builder.intern(reader.text(&stats.region_type)),
+            data_type: builder.intern(data_type.as_bytes()),
+            shape: builder.intern(reader.text(&stats.shape)),
+            step: stats.group_id,
+        };
+        builder.allocator.events.push(event);
+        if let Some(node) = node {
+            self.pending_steps.push((allocator, builder.allocator.events.len() - 1, node));
+        }
+    }
+}
