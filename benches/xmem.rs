@@ -34,7 +34,7 @@ const ALLOCATOR_EVENTS: &[usize] = &[100_000, 200_000, 400_000, 800_000];
 fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
     let size = ModuleSize { live_at_peak, transient: live_at_peak * 2 };
     let bytes = Bytes::from(synthetic::hlo_proto("jit_synthetic", size).encode_to_vec());
-    let module = hlo::decode(Path::new("synthetic.hlo.pb"), bytes, 0, None).unwrap();
+    let module = hlo::decode(Path::new("synthetic.hlo.pb"), &bytes, 0, None).unwrap();
     bencher.bench(|| analysis::analyze_module(&module));
 }
 
@@ -42,7 +42,7 @@ fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
 fn hlo_decode(bencher: Bencher, live_at_peak: usize) {
     let size = ModuleSize { live_at_peak, transient: live_at_peak * 2 };
     let bytes = Bytes::from(synthetic::hlo_proto("jit_synthetic", size).encode_to_vec());
-    bencher.bench(|| hlo::decode(Path::new("synthetic.hlo.pb"), bytes.clone(), 0, None).unwrap());
+    bencher.bench(|| hlo::decode(Path::new("synthetic.hlo.pb"), &bytes, 0, None).unwrap());
 }
 
 fn report_on_file(bencher: Bencher, bytes: Vec<u8>) {

@@ -11,10 +11,8 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use bytes::Bytes;
-
 use super::step_grouping::{is_loop_op, EventForest, GroupingKind, GroupingStats};
-use super::wire::{offset_within, Field, Fields};
+use super::wire::{Field, Walker};
 use super::xspace::{map_entry, wire_error, PlaneParts};
 use crate::error::{Error, Result};
 use crate::model::{Allocator, AllocatorEvent, AllocatorEventKind};
@@ -147,23 +145,23 @@ fn data_type_name(data_type: i64) -> Cow<'static, str> {
 
 /// A string stat: inline, or a reference to a stat-metadata name.
 #[derive(Debug, Clone, Default)]
-enum Text {
+enum Text<'f> {
     #[default]
     Empty,
-    Inline(Bytes),
+    Inline(&'f [u8]),
     Ref(i64),
 }
 
 #[derive(Debug, Clone)]
-enum AllocatorId {
-    Name(Text),
+enum AllocatorId<'f> {
+    Name(Text<'f>),
     Ordinal(i64),
 }
 
 /// One event's stats, as XProf reads them: the last value of each kind wins.
 #[derive(Debug, Clone, Default)]
-struct EventStats {
-    allocator: Option<AllocatorId>,
+struct EventStats<'f> {
+    allocator: Option<AllocatorId<'f>>,
     bytes_reserved: i64,
     bytes_allocated: i64,
     bytes_available: i64,
@@ -172,23 +170,23 @@ struct EventStats {
     requested_bytes: i64,
     allocation_bytes: i64,
     address: u64,
-    tf_op: Text,
-    region_type: Text,
+    tf_op: Text<'f>,
+    region_type: Text<'f>,
     data_type: i64,
-    shape: Text,
+    shape: Text<'f>,
     group_id: Option<i64>,
     grouping: GroupingStats,
 }
 
 /// An XStat's value. Integers are read whether stored signed or unsigned.
-enum StatValue {
+enum StatValue<'f> {
     Int(i64),
     Double(f64),
-    Text(Text),
+    Text(Text<'f>),
     Other,
 }
 
-impl StatValue {
+impl<'f> StatValue<'f> {
     fn int(&self) -> i64 {
         match self {
             StatValue::Int(v) => *v,
@@ -196,7 +194,7 @@ impl StatValue {
         }
     }
 
-    fn text(self) -> Text {
+    fn text(self) -> Text<'f> {
         match self {
             StatValue::Text(text) => text,
             _ => Text::Empty,
@@ -204,8 +202,8 @@ impl StatValue {
     }
 }
 
-impl EventStats {
-    fn apply(&mut self, kind: StatKind, value: StatValue) {
+impl<'f> EventStats<'f> {
+    fn apply(&mut self, kind: StatKind, value: StatValue<'f>) {
         let grouping = &mut self.grouping;
         match kind {
             StatKind::AllocatorName => self.allocator = Some(AllocatorId::Name(value.text())),
@@ -295,41 +293,40 @@ impl HostAllocators {
 }
 
 /// What a plane's metadata says about its events and stats.
-struct PlaneIndex {
+struct PlaneIndex<'f> {
     /// Event-metadata id → kind, for the kinds that are not `Other`.
     event_kinds: HashMap<i64, EventKind>,
     /// Event metadata that carry stats of their own, which count for every
     /// event that uses them.
-    metadata_with_stats: HashMap<i64, Bytes>,
+    metadata_with_stats: HashMap<i64, &'f [u8]>,
     stat_kinds: HashMap<i64, StatKind>,
-    stat_names: HashMap<i64, Bytes>,
+    stat_names: HashMap<i64, &'f [u8]>,
     has_loop_ops: bool,
     already_grouped: bool,
 }
 
 /// Where an event is decoded: the file, for error offsets, and the plane's index.
-struct PlaneReader<'a> {
-    path: &'a Path,
-    whole: &'a Bytes,
-    index: PlaneIndex,
+struct PlaneReader<'f> {
+    path: &'f Path,
+    walker: Walker<'f>,
+    index: PlaneIndex<'f>,
 }
 
-impl PlaneReader<'_> {
-    fn fields(&self, message: &Bytes) -> impl Iterator<Item = Result<Field>> + '_ {
-        Fields::new(message.clone(), offset_within(self.whole, message))
-            .map(|f| f.map_err(|e| wire_error(self.path, e)))
+impl<'f> PlaneReader<'f> {
+    fn fields(&self, message: &'f [u8]) -> impl Iterator<Item = Result<Field<'f>>> + '_ {
+        self.walker.fields(message).map(|f| f.map_err(|e| wire_error(self.path, e)))
     }
 
-    fn text<'t>(&'t self, text: &'t Text) -> &'t [u8] {
-        match text {
+    fn text(&self, text: &Text<'f>) -> &'f [u8] {
+        match *text {
             Text::Empty => b"",
             Text::Inline(bytes) => bytes,
-            Text::Ref(id) => self.index.stat_names.get(id).map(|b| b.as_ref()).unwrap_or_default(),
+            Text::Ref(id) => self.index.stat_names.get(&id).copied().unwrap_or_default(),
         }
     }
 
     /// Reads one XStat into `stats` if it is a kind xmem uses.
-    fn apply_stat(&self, stat: &Bytes, stats: &mut EventStats) -> Result<()> {
+    fn apply_stat(&self, stat: &'f [u8], stats: &mut EventStats<'f>) -> Result<()> {
         if let Some((kind, value)) = self.read_stat(stat)? {
             stats.apply(kind, value);
         }
@@ -337,7 +334,7 @@ impl PlaneReader<'_> {
     }
 
     /// One XStat, if it is a kind xmem uses.
-    fn read_stat(&self, stat: &Bytes) -> Result<Option<(StatKind, StatValue)>> {
+    fn read_stat(&self, stat: &'f [u8]) -> Result<Option<(StatKind, StatValue<'f>)>> {
         let mut kind = None;
         let mut value = StatValue::Other;
         for field in self.fields(stat) {
@@ -346,7 +343,7 @@ impl PlaneReader<'_> {
                 1 => kind = field.as_u64().and_then(|id| self.index.stat_kinds.get(&(id as i64)).copied()),
                 2 => value = field.as_f64().map_or(StatValue::Other, StatValue::Double),
                 3 | 4 => value = field.as_u64().map_or(StatValue::Other, |v| StatValue::Int(v as i64)),
-                5 => value = field.as_bytes().map_or(StatValue::Other, |b| StatValue::Text(Text::Inline(b.clone()))),
+                5 => value = field.as_bytes().map_or(StatValue::Other, |b| StatValue::Text(Text::Inline(b))),
                 7 => value = field.as_u64().map_or(StatValue::Other, |v| StatValue::Text(Text::Ref(v as i64))),
                 _ => value = StatValue::Other,
             }
@@ -355,7 +352,7 @@ impl PlaneReader<'_> {
     }
 
     /// Applies every stat (field `number`) of `message`.
-    fn apply_stats_of(&self, message: &Bytes, number: u32, stats: &mut EventStats) -> Result<()> {
+    fn apply_stats_of(&self, message: &'f [u8], number: u32, stats: &mut EventStats<'f>) -> Result<()> {
         for field in self.fields(message) {
             let field = field?;
             if let (true, Some(stat)) = (field.number == number, field.as_bytes()) {
@@ -367,13 +364,13 @@ impl PlaneReader<'_> {
 }
 
 /// The name (field 2) of an XEventMetadata or XStatMetadata, and whether it has stats (field 5).
-fn name_and_stats(reader: &PlaneReader, message: &Bytes) -> Result<(Bytes, bool)> {
-    let mut name = Bytes::new();
+fn name_and_stats<'f>(reader: &PlaneReader<'f>, message: &'f [u8]) -> Result<(&'f [u8], bool)> {
+    let mut name: &[u8] = b"";
     let mut has_stats = false;
     for field in reader.fields(message) {
         let field = field?;
         match (field.number, field.as_bytes()) {
-            (2, Some(text)) => name = text.clone(),
+            (2, Some(text)) => name = text,
             (5, Some(_)) => has_stats = true,
             _ => {}
         }
@@ -383,10 +380,15 @@ fn name_and_stats(reader: &PlaneReader, message: &Bytes) -> Result<(Bytes, bool)
 
 /// Adds the allocator events of `plane` to `out`. A plane with no
 /// allocator event metadata is left unread.
-pub fn read_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut HostAllocators) -> Result<()> {
+pub fn read_plane<'f>(
+    path: &'f Path,
+    walker: Walker<'f>,
+    plane: &PlaneParts<'f>,
+    out: &mut HostAllocators,
+) -> Result<()> {
     let mut reader = PlaneReader {
         path,
-        whole,
+        walker,
         index: PlaneIndex {
             event_kinds: HashMap::new(),
             metadata_with_stats: HashMap::new(),
@@ -398,11 +400,11 @@ pub fn read_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut Host
     };
     let mut has_allocator_events = false;
     for entry in &plane.event_metadata {
-        let (id, Some(metadata)) = map_entry(path, whole, entry)? else { continue };
-        let (name, has_stats) = name_and_stats(&reader, &metadata)?;
-        let kind = event_kind(&name);
+        let (id, Some(metadata)) = map_entry(path, walker, entry)? else { continue };
+        let (name, has_stats) = name_and_stats(&reader, metadata)?;
+        let kind = event_kind(name);
         has_allocator_events |= matches!(kind, EventKind::Allocator(_));
-        reader.index.has_loop_ops |= is_loop_op(&name);
+        reader.index.has_loop_ops |= is_loop_op(name);
         if kind != EventKind::Grouping(GroupingKind::Other) {
             reader.index.event_kinds.insert(id, kind);
         }
@@ -414,9 +416,9 @@ pub fn read_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut Host
         return Ok(());
     }
     for entry in &plane.stat_metadata {
-        let (id, Some(metadata)) = map_entry(path, whole, entry)? else { continue };
-        let (name, _) = name_and_stats(&reader, &metadata)?;
-        if let Some(kind) = stat_kind(&name) {
+        let (id, Some(metadata)) = map_entry(path, walker, entry)? else { continue };
+        let (name, _) = name_and_stats(&reader, metadata)?;
+        if let Some(kind) = stat_kind(name) {
             reader.index.already_grouped |= kind == StatKind::GroupId;
             reader.index.stat_kinds.insert(id, kind);
         }
@@ -432,8 +434,8 @@ pub fn read_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut Host
 }
 
 /// One pass over a plane's threads.
-struct PlaneWalk<'a> {
-    reader: &'a PlaneReader<'a>,
+struct PlaneWalk<'a, 'f> {
+    reader: &'a PlaneReader<'f>,
     out: &'a mut HostAllocators,
     /// `None` when XProf would not group this plane: it is grouped already,
     /// or it has TF loop ops.
@@ -442,14 +444,14 @@ struct PlaneWalk<'a> {
     pending_steps: Vec<(usize, usize, u32)>,
 }
 
-impl<'a> PlaneWalk<'a> {
-    fn new(reader: &'a PlaneReader<'a>, out: &'a mut HostAllocators, plane_pid: Option<i64>) -> Self {
+impl<'a, 'f> PlaneWalk<'a, 'f> {
+    fn new(reader: &'a PlaneReader<'f>, out: &'a mut HostAllocators, plane_pid: Option<i64>) -> Self {
         let index = &reader.index;
         let forest = (!index.already_grouped && !index.has_loop_ops).then(|| EventForest::new(plane_pid));
         PlaneWalk { reader, out, forest, pending_steps: Vec::new() }
     }
 
-    fn run(mut self, lines: &[Bytes]) -> Result<()> {
+    fn run(mut self, lines: &[&'f [u8]]) -> Result<()> {
         for line in lines {
             self.read_line(line)?;
         }
@@ -466,7 +468,7 @@ impl<'a> PlaneWalk<'a> {
         Ok(())
     }
 
-    fn read_line(&mut self, line: &Bytes) -> Result<()> {
+    fn read_line(&mut self, line: &'f [u8]) -> Result<()> {
         let mut timestamp_ns = 0i64;
         for field in self.reader.fields(line) {
             let field = field?;
@@ -486,7 +488,7 @@ impl<'a> PlaneWalk<'a> {
         Ok(())
     }
 
-    fn read_event(&mut self, event: &Bytes, timestamp_ns: i64) -> Result<()> {
+    fn read_event(&mut self, event: &'f [u8], timestamp_ns: i64) -> Result<()> {
         let reader = self.reader;
         let mut metadata_id = None;
         let mut offset_ps = 0i64;
@@ -529,11 +531,7 @@ impl<'a> PlaneWalk<'a> {
                 };
                 let node = forest.add(begin_ps, duration_ps, grouping_kind, &stats.grouping);
                 Some(node.ok_or_else(|| {
-                    Error::malformed(
-                        reader.path,
-                        Some(offset_within(reader.whole, event)),
-                        "too many events in one plane",
-                    )
+                    Error::malformed(reader.path, Some(reader.walker.offset(event)), "too many events in one plane")
                 })?)
             }
             None => None,
@@ -547,7 +545,7 @@ impl<'a> PlaneWalk<'a> {
     fn add_allocator_event(
         &mut self,
         kind: AllocatorEventKind,
-        stats: &EventStats,
+        stats: &EventStats<'f>,
         time_ps: i64,
         thread_offset_ps: i64,
         node: Option<u32>,

@@ -5,13 +5,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use bytes::Bytes;
 use prost::Message;
 
 use super::proto::xla::{
     BufferAssignmentWithoutTraces, HloInstructionProto, ProgramShapeProto, ShapeProto, StackFrameIndexProto,
 };
-use super::wire::{offset_within, Fields, WireError};
+use super::wire::{Walker, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
 use crate::model::{
@@ -26,26 +25,27 @@ and pass DIR or its *after_optimizations.hlo.pb";
 
 /// An HloProto: the module and its buffer assignment. `base` is where these
 /// bytes start in the file, so errors point at the right byte.
-pub fn decode(path: &Path, bytes: Bytes, base: u64, program_id: Option<u64>) -> Result<Module> {
+pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> Result<Module> {
+    let walker = Walker::new(bytes, base);
     let mut module = None;
     let mut assignment = None;
-    for field in Fields::new(bytes.clone(), base) {
+    for field in walker.fields(bytes) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
-            (1, Some(b)) => module = Some(b.clone()),
-            (3, Some(b)) => assignment = Some(b.clone()),
+            (1, Some(b)) => module = Some(b),
+            (3, Some(b)) => assignment = Some(b),
             _ => {}
         }
     }
     let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
-    let assignment = assignment.map(|b| decode_assignment(path, &bytes, base, b)).transpose()?;
-    decode_module_parts(path, &bytes, base, module, assignment, program_id)
+    let assignment = assignment.map(|b| decode_assignment(path, walker, b)).transpose()?;
+    decode_module_parts(path, walker, module, assignment, program_id)
 }
 
 /// A bare HloModuleProto: the program without its buffer assignment, which
 /// xmem can name but not analyse.
-pub fn decode_module(path: &Path, bytes: Bytes) -> Result<Module> {
-    decode_module_parts(path, &bytes, 0, bytes.clone(), None, None)
+pub fn decode_module(path: &Path, bytes: &[u8]) -> Result<Module> {
+    decode_module_parts(path, Walker::new(bytes, 0), bytes, None, None)
 }
 
 /// The buffer assignment: buffers and allocations decoded, heap traces walked.
@@ -54,16 +54,14 @@ struct RawAssignment {
     heap_traces: Vec<HeapTrace>,
 }
 
-fn decode_assignment(path: &Path, whole: &Bytes, base: u64, bytes: Bytes) -> Result<RawAssignment> {
-    let at = base + offset_within(whole, &bytes);
-    let proto = BufferAssignmentWithoutTraces::decode(bytes.clone())
-        .map_err(|e| Error::malformed(path, Some(at), format!("HloProto buffer_assignment: {e}")))?;
-    let fields = |part: &Bytes| Fields::new(part.clone(), base + offset_within(whole, part));
+fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8]) -> Result<RawAssignment> {
+    let proto = BufferAssignmentWithoutTraces::decode(bytes)
+        .map_err(|e| Error::malformed(path, Some(walker.offset(bytes)), format!("HloProto buffer_assignment: {e}")))?;
     let mut heap_traces = Vec::new();
-    for field in fields(&bytes) {
+    for field in walker.fields(bytes) {
         let field = field.map_err(|e| wire_error(path, e))?;
         if let (4, Some(trace)) = (field.number, field.as_bytes()) {
-            heap_traces.push(walk_heap_trace(path, &fields, trace)?);
+            heap_traces.push(walk_heap_trace(path, walker, trace)?);
         }
     }
     Ok(RawAssignment { proto, heap_traces })
@@ -72,20 +70,20 @@ fn decode_assignment(path: &Path, whole: &Bytes, base: u64, bytes: Bytes) -> Res
 /// `HeapSimulatorTrace.events` = 1, each `{kind = 1, buffer_id = 2,
 /// instruction_name = 4, share_with_canonical_id = 5}`; instruction names are
 /// interned as they are read.
-fn walk_heap_trace(path: &Path, fields: &impl Fn(&Bytes) -> Fields, trace: &Bytes) -> Result<HeapTrace> {
-    let mut names: HashMap<Bytes, u32> = HashMap::new();
+fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8]) -> Result<HeapTrace> {
+    let mut names: HashMap<&[u8], u32> = HashMap::new();
     let mut out = HeapTrace::default();
-    for field in fields(trace) {
+    for field in walker.fields(trace) {
         let field = field.map_err(|e| wire_error(path, e))?;
         let (1, Some(event)) = (field.number, field.as_bytes()) else { continue };
-        let (mut kind, mut buffer_id, mut share_with_canonical_id, mut name) = (0, 0, 0, Bytes::new());
-        for part in fields(event) {
+        let (mut kind, mut buffer_id, mut share_with_canonical_id, mut name): (u64, i64, i64, &[u8]) = (0, 0, 0, &[]);
+        for part in walker.fields(event) {
             let part = part.map_err(|e| wire_error(path, e))?;
             match (part.number, part.as_u64(), part.as_bytes()) {
                 (1, Some(v), _) => kind = v,
                 (2, Some(v), _) => buffer_id = v as i64,
                 (5, Some(v), _) => share_with_canonical_id = v as i64,
-                (4, _, Some(b)) => name = b.clone(),
+                (4, _, Some(b)) => name = b,
                 _ => {}
             }
         }
@@ -119,9 +117,8 @@ fn wire_error(path: &Path, e: WireError) -> Error {
 /// are scanned for their id and for memory spaces named in their layouts.
 fn decode_module_parts(
     path: &Path,
-    whole: &Bytes,
-    base: u64,
-    module: Bytes,
+    walker: Walker,
+    module: &[u8],
     assignment: Option<RawAssignment>,
     program_id: Option<u64>,
 ) -> Result<Module> {
@@ -130,8 +127,7 @@ fn decode_module_parts(
         .flat_map(|a| a.proto.logical_buffers.iter())
         .filter_map(|b| b.defined_at.as_ref().map(|d| d.instruction_id))
         .collect();
-    let fields = |part: &Bytes| Fields::new(part.clone(), base + offset_within(whole, part));
-    let text = |b: &Bytes| String::from_utf8_lossy(b).into_owned();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut name = String::new();
     let mut entry_computation = String::new();
     let mut entry_signature = String::new();
@@ -139,47 +135,47 @@ fn decode_module_parts(
     let mut stack_frames = None;
     let mut layout_memory_spaces = Vec::new();
     let mut instructions: HashMap<i64, HloInstructionProto> = HashMap::new();
-    for field in fields(&module) {
+    for field in walker.fields(module) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
             (1, Some(b)) => name = text(b),
             (2, Some(b)) => entry_computation = text(b),
             (5, None) => module_id = field.as_u64(),
             (4, Some(program_shape)) => {
-                let decoded = ProgramShapeProto::decode(program_shape.clone()).map_err(|e| {
+                let decoded = ProgramShapeProto::decode(program_shape).map_err(|e| {
                     Error::malformed(path, Some(field.offset), format!("HloModuleProto host_program_shape: {e}"))
                 })?;
                 entry_signature = signature(&decoded);
-                for shape in fields(program_shape) {
+                for shape in walker.fields(program_shape) {
                     let shape = shape.map_err(|e| wire_error(path, e))?;
                     if let (1 | 2, Some(shape)) = (shape.number, shape.as_bytes()) {
-                        layout_spaces(&fields, shape, &mut layout_memory_spaces, 0).map_err(|e| wire_error(path, e))?;
+                        layout_spaces(walker, shape, &mut layout_memory_spaces, 0).map_err(|e| wire_error(path, e))?;
                     }
                 }
             }
             (17, Some(b)) => {
                 let at = field.offset;
                 stack_frames =
-                    Some(StackFrameIndexProto::decode(b.clone()).map_err(|e| {
+                    Some(StackFrameIndexProto::decode(b).map_err(|e| {
                         Error::malformed(path, Some(at), format!("HloModuleProto stack_frame_index: {e}"))
                     })?);
             }
             (3, Some(computation)) => {
-                for instruction in fields(computation) {
+                for instruction in walker.fields(computation) {
                     let instruction = instruction.map_err(|e| wire_error(path, e))?;
                     let (2, Some(bytes)) = (instruction.number, instruction.as_bytes()) else { continue };
                     let mut id = None;
-                    for part in fields(bytes) {
+                    for part in walker.fields(bytes) {
                         let part = part.map_err(|e| wire_error(path, e))?;
                         match (part.number, part.as_bytes()) {
                             (35, None) => id = part.as_u64().map(|v| v as i64),
-                            (3, Some(shape)) => layout_spaces(&fields, shape, &mut layout_memory_spaces, 0)
+                            (3, Some(shape)) => layout_spaces(walker, shape, &mut layout_memory_spaces, 0)
                                 .map_err(|e| wire_error(path, e))?,
                             _ => {}
                         }
                     }
                     if let Some(id) = id.filter(|id| wanted.contains(id)) {
-                        let decoded = HloInstructionProto::decode(bytes.clone()).map_err(|e| {
+                        let decoded = HloInstructionProto::decode(bytes).map_err(|e| {
                             Error::malformed(path, Some(instruction.offset), format!("HloInstructionProto: {e}"))
                         })?;
                         instructions.insert(id, decoded);
@@ -211,21 +207,16 @@ const MAX_SHAPE_DEPTH: usize = 64;
 /// Adds every non-zero `S(n)` memory space of a ShapeProto's layouts
 /// (`ShapeProto.layout` = 5 → `LayoutProto.memory_space` = 8; tuple
 /// elements are `ShapeProto.tuple_shapes` = 4), without decoding the shape.
-fn layout_spaces(
-    fields: &impl Fn(&Bytes) -> Fields,
-    shape: &Bytes,
-    spaces: &mut Vec<i64>,
-    depth: usize,
-) -> Result<(), WireError> {
+fn layout_spaces(walker: Walker, shape: &[u8], spaces: &mut Vec<i64>, depth: usize) -> Result<(), WireError> {
     if depth > MAX_SHAPE_DEPTH {
         return Ok(());
     }
-    for field in fields(shape) {
+    for field in walker.fields(shape) {
         let field = field?;
         match (field.number, field.as_bytes()) {
-            (4, Some(element)) => layout_spaces(fields, element, spaces, depth + 1)?,
+            (4, Some(element)) => layout_spaces(walker, element, spaces, depth + 1)?,
             (5, Some(layout)) => {
-                for part in fields(layout) {
+                for part in walker.fields(layout) {
                     let part = part?;
                     if let (8, Some(space)) = (part.number, part.as_u64()) {
                         let space = space as i64;

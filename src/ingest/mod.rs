@@ -133,12 +133,12 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
     let mut first_payload = None;
     let mut has_computations = false;
     let mut string_table_opens_empty = None;
-    for field in wire::Fields::new(bytes.clone(), 0) {
+    for field in wire::Fields::new(bytes, 0) {
         let field = field.map_err(|e| {
             Error::malformed(path, Some(e.offset), format!("not a protobuf message ({}); {EXPECTED}", e.what))
         })?;
         match (field.number, field.as_bytes()) {
-            (1, Some(payload)) if first_payload.is_none() => first_payload = Some(payload.clone()),
+            (1, Some(payload)) if first_payload.is_none() => first_payload = Some(payload),
             (3, Some(_)) => has_computations = true,
             (6, Some(entry)) if string_table_opens_empty.is_none() => string_table_opens_empty = Some(entry.is_empty()),
             _ => {}
@@ -180,8 +180,8 @@ pub fn load_bytes(path: &Path, bytes: Bytes) -> Result<Capture> {
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     match guess_file(path, &bytes)? {
         FileKind::XSpace => add_xspace(path, &bytes, &mut HashSet::new(), &mut capture)?,
-        FileKind::HloProto => capture.modules.push(hlo::decode(path, bytes, 0, None)?),
-        FileKind::HloModule => capture.modules.push(hlo::decode_module(path, bytes)?),
+        FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, None)?),
+        FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
     }
     Ok(capture)
@@ -230,7 +230,7 @@ fn add_xspace(host: &Path, bytes: &Bytes, seen_program_ids: &mut HashSet<u64>, c
         .into_par_iter()
         .map(|embedded| {
             let base = wire::offset_within(bytes, &embedded.bytes);
-            (embedded.name, hlo::decode(host, embedded.bytes, base, embedded.program_id))
+            (embedded.name, hlo::decode(host, &embedded.bytes, base, embedded.program_id))
         })
         .collect();
     for (name, module) in decoded {
@@ -246,7 +246,7 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
     let decoded: Vec<(PathBuf, Result<Module>)> = files
         .par_iter()
         .map(|file| {
-            let module = source::read(file, options.max_input_size).and_then(|c| hlo::decode(file, c.bytes, 0, None));
+            let module = source::read(file, options.max_input_size).and_then(|c| hlo::decode(file, &c.bytes, 0, None));
             (file.clone(), module)
         })
         .collect();

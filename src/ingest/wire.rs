@@ -2,8 +2,6 @@
 //! lines and events by their length prefix without decoding them, and it knows
 //! the byte offset of every field so errors can point at it.
 
-use bytes::Bytes;
-
 /// A decoding failure at a byte offset within the walked buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WireError {
@@ -12,23 +10,23 @@ pub struct WireError {
 }
 
 #[derive(Debug)]
-pub enum Value {
+pub enum Value<'a> {
     Varint(u64),
     Fixed64(u64),
     Fixed32(u32),
     /// A length-delimited payload: a string, bytes, a packed array or a sub-message.
-    Bytes(Bytes),
+    Bytes(&'a [u8]),
 }
 
 /// One field of a message: its number, its value and where it starts.
 #[derive(Debug)]
-pub struct Field {
+pub struct Field<'a> {
     pub number: u32,
-    pub value: Value,
+    pub value: Value<'a>,
     pub offset: u64,
 }
 
-impl Field {
+impl<'a> Field<'a> {
     pub fn as_u64(&self) -> Option<u64> {
         match self.value {
             Value::Varint(v) | Value::Fixed64(v) => Some(v),
@@ -45,8 +43,8 @@ impl Field {
         }
     }
 
-    pub fn as_bytes(&self) -> Option<&Bytes> {
-        match &self.value {
+    pub fn as_bytes(&self) -> Option<&'a [u8]> {
+        match self.value {
             Value::Bytes(b) => Some(b),
             _ => None,
         }
@@ -54,15 +52,15 @@ impl Field {
 }
 
 /// Iterates over the fields of one message held in `buf`.
-pub struct Fields {
-    buf: Bytes,
+pub struct Fields<'a> {
+    buf: &'a [u8],
     pos: usize,
     /// Offset of `buf[0]` in the file, for error messages.
     base: u64,
 }
 
-impl Fields {
-    pub fn new(buf: Bytes, base: u64) -> Self {
+impl<'a> Fields<'a> {
+    pub fn new(buf: &'a [u8], base: u64) -> Self {
         Fields { buf, pos: 0, base }
     }
 
@@ -89,11 +87,10 @@ impl Fields {
         Err(self.error(start, "varint longer than 10 bytes"))
     }
 
-    fn take(&mut self, len: usize, what: &str) -> Result<Bytes, WireError> {
+    fn take(&mut self, len: usize, what: &str) -> Result<&'a [u8], WireError> {
         let end = self.pos.checked_add(len).filter(|&end| end <= self.buf.len());
-        match end {
-            Some(end) => {
-                let slice = self.buf.slice(self.pos..end);
+        match end.and_then(|end| self.buf.get(self.pos..end).map(|slice| (end, slice))) {
+            Some((end, slice)) => {
                 self.pos = end;
                 Ok(slice)
             }
@@ -105,8 +102,8 @@ impl Fields {
     }
 }
 
-impl Iterator for Fields {
-    type Item = Result<Field, WireError>;
+impl<'a> Iterator for Fields<'a> {
+    type Item = Result<Field<'a>, WireError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.pos >= self.buf.len() {
@@ -124,7 +121,7 @@ impl Iterator for Fields {
                 1 => {
                     let raw = self.take(8, "fixed64 field")?;
                     let mut le = [0u8; 8];
-                    le.copy_from_slice(&raw);
+                    le.copy_from_slice(raw);
                     Value::Fixed64(u64::from_le_bytes(le))
                 }
                 2 => {
@@ -135,7 +132,7 @@ impl Iterator for Fields {
                 5 => {
                     let raw = self.take(4, "fixed32 field")?;
                     let mut le = [0u8; 4];
-                    le.copy_from_slice(&raw);
+                    le.copy_from_slice(raw);
                     Value::Fixed32(u32::from_le_bytes(le))
                 }
                 wire => return Err(self.error(start, format!("unsupported wire type {wire} in field {number}"))),
@@ -151,8 +148,32 @@ impl Iterator for Fields {
 }
 
 /// Where `part` (a slice of `whole`) starts within `whole`, for error offsets.
-pub fn offset_within(whole: &Bytes, part: &Bytes) -> u64 {
+pub fn offset_within(whole: &[u8], part: &[u8]) -> u64 {
     (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize) as u64
+}
+
+/// Walks sub-messages of one buffer (a file, or a proto embedded at `base`
+/// in one) so every error offset counts from the start of the file.
+#[derive(Clone, Copy)]
+pub struct Walker<'w> {
+    whole: &'w [u8],
+    base: u64,
+}
+
+impl<'w> Walker<'w> {
+    pub fn new(whole: &'w [u8], base: u64) -> Self {
+        Walker { whole, base }
+    }
+
+    /// The fields of `part`, which must be a slice of the walked buffer.
+    pub fn fields<'a>(&self, part: &'a [u8]) -> Fields<'a> {
+        Fields::new(part, self.offset(part))
+    }
+
+    /// Where `part` starts in the file.
+    pub fn offset(&self, part: &[u8]) -> u64 {
+        self.base + offset_within(self.whole, part)
+    }
 }
 
 #[cfg(test)]
@@ -162,12 +183,12 @@ mod tests {
     #[test]
     fn walks_fields_and_reports_truncation_offsets() {
         // field 1 varint 150, field 2 bytes "hi", then a field 3 claiming 10 bytes with 1 left.
-        let data = Bytes::from_static(&[0x08, 0x96, 0x01, 0x12, 0x02, b'h', b'i', 0x1a, 0x0a, 0x00]);
-        let mut fields = Fields::new(data, 100);
+        let data = [0x08, 0x96, 0x01, 0x12, 0x02, b'h', b'i', 0x1a, 0x0a, 0x00];
+        let mut fields = Fields::new(&data, 100);
         let first = fields.next().unwrap().unwrap();
         assert_eq!((first.number, first.as_u64()), (1, Some(150)));
         let second = fields.next().unwrap().unwrap();
-        assert_eq!(second.as_bytes().unwrap().as_ref(), b"hi");
+        assert_eq!(second.as_bytes().unwrap(), b"hi");
         assert_eq!(second.offset, 103);
         let third = fields.next().unwrap().unwrap_err();
         assert_eq!(third.offset, 109);
@@ -177,10 +198,10 @@ mod tests {
 
     #[test]
     fn rejects_overlong_varints_and_bad_wire_types() {
-        let overlong = Bytes::from_static(&[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
-        assert!(Fields::new(overlong, 0).next().unwrap().is_err());
-        let group = Bytes::from_static(&[0x0b]);
-        let err = Fields::new(group, 0).next().unwrap().unwrap_err();
+        let overlong = [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert!(Fields::new(&overlong, 0).next().unwrap().is_err());
+        let group = [0x0b];
+        let err = Fields::new(&group, 0).next().unwrap().unwrap_err();
         assert!(err.what.contains("wire type 3"));
     }
 }

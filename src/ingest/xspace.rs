@@ -14,7 +14,7 @@ use prost::Message;
 
 use super::allocator_events::{self, HostAllocators};
 use super::proto::xplane::{x_stat, XEventMetadata, XStatMetadata};
-use super::wire::{offset_within, Fields, WireError};
+use super::wire::{Walker, WireError};
 use crate::error::{Error, Result};
 use crate::model::Allocator;
 
@@ -47,16 +47,15 @@ pub fn wire_error(path: &Path, e: WireError) -> Error {
 }
 
 /// A plane's top-level parts, as zero-copy slices of the file.
-pub struct PlaneParts {
+pub struct PlaneParts<'f> {
     pub name: String,
-    pub lines: Vec<Bytes>,
-    pub event_metadata: Vec<Bytes>,
-    pub stat_metadata: Vec<Bytes>,
-    pub stats: Vec<Bytes>,
+    pub lines: Vec<&'f [u8]>,
+    pub event_metadata: Vec<&'f [u8]>,
+    pub stat_metadata: Vec<&'f [u8]>,
+    pub stats: Vec<&'f [u8]>,
 }
 
-fn split_plane(path: &Path, whole: &Bytes, plane: Bytes) -> Result<PlaneParts> {
-    let base = offset_within(whole, &plane);
+fn split_plane<'f>(path: &Path, walker: Walker<'f>, plane: &'f [u8]) -> Result<PlaneParts<'f>> {
     let mut parts = PlaneParts {
         name: String::new(),
         lines: Vec::new(),
@@ -64,14 +63,14 @@ fn split_plane(path: &Path, whole: &Bytes, plane: Bytes) -> Result<PlaneParts> {
         stat_metadata: Vec::new(),
         stats: Vec::new(),
     };
-    for field in Fields::new(plane, base) {
+    for field in walker.fields(plane) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
             (2, Some(name)) => parts.name = String::from_utf8_lossy(name).into_owned(),
-            (3, Some(line)) => parts.lines.push(line.clone()),
-            (4, Some(entry)) => parts.event_metadata.push(entry.clone()),
-            (5, Some(entry)) => parts.stat_metadata.push(entry.clone()),
-            (6, Some(stat)) => parts.stats.push(stat.clone()),
+            (3, Some(line)) => parts.lines.push(line),
+            (4, Some(entry)) => parts.event_metadata.push(entry),
+            (5, Some(entry)) => parts.stat_metadata.push(entry),
+            (6, Some(stat)) => parts.stats.push(stat),
             _ => {}
         }
     }
@@ -90,14 +89,14 @@ pub fn host_name(path: &Path) -> String {
 }
 
 /// A `map<int64, M>` entry: its key (field 1) and its value (field 2).
-pub fn map_entry(path: &Path, whole: &Bytes, entry: &Bytes) -> Result<(i64, Option<Bytes>)> {
+pub fn map_entry<'f>(path: &Path, walker: Walker<'f>, entry: &'f [u8]) -> Result<(i64, Option<&'f [u8]>)> {
     let mut key = 0;
     let mut value = None;
-    for field in Fields::new(entry.clone(), offset_within(whole, entry)) {
+    for field in walker.fields(entry) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match field.number {
             1 => key = field.as_u64().unwrap_or(0) as i64,
-            2 => value = field.as_bytes().cloned(),
+            2 => value = field.as_bytes(),
             _ => {}
         }
     }
@@ -114,15 +113,16 @@ pub fn read(path: &Path, bytes: &Bytes) -> Result<XSpaceContents> {
         host,
         allocators: Vec::new(),
     };
-    for field in Fields::new(bytes.clone(), 0) {
+    let walker = Walker::new(bytes, 0);
+    for field in walker.fields(bytes) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
             (1, Some(plane)) => {
-                let parts = split_plane(path, bytes, plane.clone())?;
+                let parts = split_plane(path, walker, plane)?;
                 if parts.name == METADATA_PLANE {
                     read_metadata_plane(path, bytes, &parts, &mut contents.hlo_protos)?;
                 } else {
-                    allocator_events::read_plane(path, bytes, &parts, &mut allocators)?;
+                    allocator_events::read_plane(path, walker, &parts, &mut allocators)?;
                 }
                 contents.plane_names.push(parts.name);
             }
@@ -137,19 +137,22 @@ pub fn read(path: &Path, bytes: &Bytes) -> Result<XSpaceContents> {
     Ok(contents)
 }
 
+/// `whole` is the file as `Bytes`, so the embedded HloProtos are decoded as
+/// zero-copy slices of it rather than copies.
 fn read_metadata_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut Vec<EmbeddedHlo>) -> Result<()> {
+    let walker = Walker::new(whole, 0);
     let mut stat_names: HashMap<i64, String> = HashMap::new();
     for entry in &plane.stat_metadata {
-        let (_, Some(value)) = map_entry(path, whole, entry)? else { continue };
-        let offset = offset_within(whole, &value);
+        let (_, Some(value)) = map_entry(path, walker, entry)? else { continue };
+        let offset = walker.offset(value);
         let stat = XStatMetadata::decode(value)
             .map_err(|e| Error::malformed(path, Some(offset), format!("XStatMetadata: {e}")))?;
         stat_names.insert(stat.id, stat.name);
     }
     for entry in &plane.event_metadata {
-        let (_, Some(value)) = map_entry(path, whole, entry)? else { continue };
-        let offset = offset_within(whole, &value);
-        let event = XEventMetadata::decode(value)
+        let (_, Some(value)) = map_entry(path, walker, entry)? else { continue };
+        let offset = walker.offset(value);
+        let event = XEventMetadata::decode(whole.slice_ref(value))
             .map_err(|e| Error::malformed(path, Some(offset), format!("XEventMetadata: {e}")))?;
         let mut hlo = None;
         let mut program_id = None;
