@@ -57,7 +57,7 @@ fn summary(event: &OomEvent) -> String {
     let detail = match event.kind {
         Kind::CompileTimeOom => compile_time(event),
         Kind::SparsecoreAllocation => needs(event).map(|needs| match &event.memory_space {
-            Some(space) => format!("{space}: {needs}"),
+            Some(space) => format!("{space} {needs}"),
             None => needs,
         }),
         Kind::BufferAssignmentOom => {

@@ -164,17 +164,18 @@ impl OomEvent {
 
     /// Adds one figure under `section`.
     fn fact(&mut self, section: &str, name: &str, bytes: Option<i64>, note: Option<String>) {
-        let items = &mut self.section(section).items;
-        if items.len() < MAX_ITEMS {
-            items.push(Item { name: name.to_string(), bytes, count: None, note });
-        }
+        self.push_item(section, Item { name: name.to_string(), bytes, count: None, note });
     }
 
     /// Adds a count (not bytes) under `section`.
     fn count(&mut self, section: &str, name: &str, count: u64) {
+        self.push_item(section, Item { name: name.to_string(), bytes: None, count: Some(count), note: None });
+    }
+
+    fn push_item(&mut self, section: &str, item: Item) {
         let items = &mut self.section(section).items;
         if items.len() < MAX_ITEMS {
-            items.push(Item { name: name.to_string(), bytes: None, count: Some(count), note: None });
+            items.push(item);
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::line::Line;
 use super::scanner::{key_from, Detected};
-use super::{Kind, OomEvent};
+use super::{Item, Kind, OomEvent};
 
 /// A SparseCore word.
 const WORD_BYTES: u64 = 4;
@@ -40,15 +40,16 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.op = regex!(r"Hlo-Op: (\S+?):? error").captures(text).map(|op| op[1].to_string());
         event.shape = regex!(r"memref<[^>]*>").find(text).map(|m| m.as_str().to_string());
         let section = "SparseCore allocation (4-byte words)";
-        for (name, count) in [
-            ("memory space", space),
+        if let Some(space) = space {
+            event.count(section, "memory space", space);
+        }
+        for (name, words) in [
             ("current allocation offset upper bound", upper),
             ("user allocatable offset upper bound", limit),
             ("allocating", allocating),
         ] {
-            if let Some(count) = count {
-                event.count(section, name, count);
-            }
+            let bytes = bytes(words).and_then(|b| i64::try_from(b).ok());
+            event.push_item(section, Item { name: name.to_string(), bytes, count: words, note: None });
         }
         let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
         return Some(Detected::new(event, key));

@@ -168,27 +168,25 @@ impl Report {
         if section == "HBM capacity" && name == "Currently allocated" {
             event.used_bytes = event.used_bytes.or(size::unsigned(bytes));
         }
-        event.fact(section, name, bytes, note);
-        if name == "HLO temp" {
-            hlo_temp_details(event, section, rest);
+        // `(99.8% utilization: Unpadded (9.06G) Padded (9.08G), 0.1% fragmentation (1.0M))`:
+        // each figure gets its own row.
+        let details = regex!(&format!(
+            r"^\(([\d.]+)% utilization(?:: Unpadded \(({TPU_SIZE})\) Padded \(({TPU_SIZE})\))?, ([\d.]+)% fragmentation \(({TPU_SIZE})\)\)$"
+        ))
+        .captures(rest)
+        .filter(|_| name == "HLO temp");
+        let Some(details) = details else {
+            event.fact(section, name, bytes, note);
+            return true;
+        };
+        event.fact(section, name, bytes, Some(format!("{}% utilization", &details[1])));
+        if let (Some(unpadded), Some(padded)) = (details.get(2), details.get(3)) {
+            event.fact(section, "HLO temp unpadded", size::parse(unpadded.as_str()), None);
+            event.fact(section, "HLO temp padded", size::parse(padded.as_str()), None);
         }
+        event.fact(section, "HLO temp fragmentation", size::parse(&details[5]), Some(format!("{}%", &details[4])));
         true
     }
-}
-
-/// `(99.8% utilization: Unpadded (9.06G) Padded (9.08G), 0.1% fragmentation (1.0M))`.
-fn hlo_temp_details(event: &mut OomEvent, section: &str, rest: &str) {
-    let Some(found) = regex!(&format!(
-        r"([\d.]+)% utilization(?:: Unpadded \(({TPU_SIZE})\) Padded \(({TPU_SIZE})\))?, ([\d.]+)% fragmentation \(({TPU_SIZE})\)"
-    ))
-    .captures(rest) else {
-        return;
-    };
-    if let (Some(unpadded), Some(padded)) = (found.get(2), found.get(3)) {
-        event.fact(section, "HLO temp unpadded", size::parse(unpadded.as_str()), None);
-        event.fact(section, "HLO temp padded", size::parse(padded.as_str()), None);
-    }
-    event.fact(section, "HLO temp fragmentation", size::parse(&found[5]), Some(format!("{}%", &found[4])));
 }
 
 fn set_space(event: &mut OomEvent, space: &str) {

@@ -19,7 +19,8 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Res
     }
     heading(out, flavor, 1, &format!("xmem oom: {}", report.input))?;
     let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
-    writeln!(out, "{} {errors} in {} lines.", report.events.len(), report.lines)?;
+    let lines = if report.lines == 1 { "line" } else { "lines" };
+    writeln!(out, "{} {errors} in {} {lines}.", report.events.len(), report.lines)?;
     for (i, event) in report.events.iter().enumerate() {
         writeln!(out)?;
         write_event(out, flavor, i + 1, event)?;
@@ -111,23 +112,33 @@ fn write_bins(out: &mut dyn Write, flavor: Flavor, event: &OomEvent) -> io::Resu
 
 fn write_allocations(out: &mut dyn Write, flavor: Flavor, allocations: &[Allocation]) -> io::Result<()> {
     paragraph(out, flavor, &format!("Largest allocations ({})", allocations.len()))?;
-    let mut t = table(flavor, &["Size", "Unpadded", "Padding", "Op name", "Shape", "XLA label", "Type"]);
-    for a in allocations {
-        let bytes = a.size_bytes.map(size).unwrap_or_default();
-        t.add_row(vec![
-            if a.count > 1 { format!("{} × {bytes}", a.count) } else { bytes },
-            a.unpadded_bytes.map(size).unwrap_or_default(),
-            a.expansion.map(|x| format!("{x:.1}x")).unwrap_or_default(),
-            a.op_name.clone().or_else(|| a.op_type.clone()).unwrap_or_default(),
-            a.shape.clone().unwrap_or_default(),
-            a.instruction.clone().or_else(|| a.xla_label.clone()).unwrap_or_default(),
-            a.allocation_type.clone().unwrap_or_default(),
-        ]);
+    const HEADER: [&str; 7] = ["Size", "Unpadded", "Padding", "Op name", "Shape", "XLA label", "Type"];
+    let rows: Vec<[String; 7]> = allocations
+        .iter()
+        .map(|a| {
+            let bytes = a.size_bytes.map(size).unwrap_or_default();
+            [
+                if a.count > 1 { format!("{} × {bytes}", a.count) } else { bytes },
+                a.unpadded_bytes.map(size).unwrap_or_default(),
+                a.expansion.map(|x| format!("{x:.1}x")).unwrap_or_default(),
+                a.op_name.clone().or_else(|| a.op_type.clone()).unwrap_or_default(),
+                a.shape.clone().unwrap_or_default(),
+                a.instruction.clone().or_else(|| a.xla_label.clone()).unwrap_or_default(),
+                a.allocation_type.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    // Each kind of log fills different columns; the ones it never fills are left out.
+    let shown: Vec<usize> = (0..HEADER.len()).filter(|&c| rows.iter().any(|row| !row[c].is_empty())).collect();
+    let mut t = table(flavor, &shown.iter().map(|&c| HEADER[c]).collect::<Vec<_>>());
+    for row in &rows {
+        t.add_row(shown.iter().map(|&c| row[c].clone()).collect::<Vec<_>>());
     }
-    align_right(&mut t, &[0, 1, 2]);
-    if flavor == Flavor::Text {
+    let position = |column: usize| shown.iter().position(|&c| c == column);
+    align_right(&mut t, &[0, 1, 2].into_iter().filter_map(position).collect::<Vec<_>>());
+    if let Some(op_name) = position(3).filter(|_| flavor == Flavor::Text) {
         // JAX op names run to hundreds of characters; a wider column wraps them over fewer lines.
-        if let Some(column) = t.column_mut(3) {
+        if let Some(column) = t.column_mut(op_name) {
             column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(OP_NAME_WIDTH)));
         }
     }
