@@ -176,3 +176,20 @@ fn html_is_refused() {
         .code(2)
         .stderr(predicate::str::contains("--format html is not available for oom"));
 }
+
+#[test]
+fn a_gzipped_log_reads_like_the_plain_one() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.log.gz");
+    let log = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/oom-logs/D-14.txt")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&log).unwrap();
+    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    let output = xmem().args(["oom", "--format", "json"]).arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["lines"], 71);
+    assert_eq!(json["events"][0]["allocator"], "GPU_0_bfc");
+    assert_eq!(json["events"][0]["capacity_bytes"], 285_474_816u64);
+}

@@ -10,7 +10,7 @@ use xmem::oom::{Kind, OomEvent, OomReport};
 fn scan(dir: &str, name: &str) -> OomReport {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(dir).join(name);
     let log = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    xmem::oom::scan(name, &log)
+    xmem::oom::scan(name, &log[..]).unwrap()
 }
 
 fn events(name: &str) -> Vec<OomEvent> {
@@ -854,7 +854,7 @@ fn every_log_of_the_corpus_is_explained() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "txt") {
             logs += 1;
-            let report = xmem::oom::scan("log", &std::fs::read(&path).unwrap());
+            let report = xmem::oom::scan("log", &std::fs::read(&path).unwrap()[..]).unwrap();
             assert!(!report.events.is_empty(), "{}", path.display());
             for event in &report.events {
                 assert_ne!(event.kind, Kind::Unrecognised, "{}: {}", path.display(), event.message);
@@ -863,4 +863,83 @@ fn every_log_of_the_corpus_is_explained() {
         }
     }
     assert_eq!(logs, 48);
+}
+
+/// A real log made messy the ways logs get messy: every line behind a Ray
+/// actor prefix, colour codes whose escape byte a copy lost, a terminal
+/// hard wrap every 80 characters, and the whole message printed twice.
+#[test]
+fn messy_copy_of_a_real_log_gives_the_same_facts() {
+    let clean =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oom-logs/G-01.txt")).unwrap();
+    let line = format!("[31m{}[0m", clean.trim_end());
+    let wrapped: Vec<String> = line.chars().collect::<Vec<_>>().chunks(80).map(|c| c.iter().collect()).collect();
+    let mut messy = String::new();
+    for _ in 0..2 {
+        messy.push_str(&format!("(RayWorker pid=4242) {}\n", wrapped[0]));
+        for rest in &wrapped[1..] {
+            messy.push_str(rest);
+            messy.push('\n');
+        }
+    }
+    let report = xmem::oom::scan("messy", messy.as_bytes()).unwrap();
+    assert_eq!(report.events.len(), 1, "{:#?}", report.events);
+    let e = &report.events[0];
+    assert_eq!(e.occurrences, 2);
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(mib(22.0)), Some(gib(23.65)), Some(mib(11.06)))
+    );
+    assert_eq!(e.used_bytes, Some(gib(23.60)));
+    assert_eq!(figure(e, "PyTorch", "reserved by PyTorch but unallocated"), b(mib(194.87)));
+}
+
+/// A real TPU report with its indentation turned into tabs and its blank lines lost.
+#[test]
+fn tabs_and_lost_blank_lines_do_not_matter() {
+    let clean =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oom-logs/A-09.txt")).unwrap();
+    let messy: String = clean
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| format!("{}\n", line.replacen("    ", "\t", 1)))
+        .collect();
+    let e = xmem::oom::scan("messy", messy.as_bytes()).unwrap().events.remove(0);
+    header(&e, "hbm", gib(17.60), gib(16.00), gib(1.60));
+    assert_eq!(figure(&e, "Program hbm requirement", "HLO temp"), b(gib(17.08)));
+    assert_eq!(e.allocations.len(), 20);
+    assert_eq!(e.allocations[0].instruction.as_deref(), Some("%fusion.1668"));
+    assert!(!e.truncated);
+}
+
+/// A complete report cut at any line, from the first line of its breakdown
+/// to its last allocation, is marked truncated; whole, it is not.
+#[test]
+fn a_report_cut_anywhere_is_truncated() {
+    let log =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oom-logs/A-09.txt")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let breakdown = lines.iter().position(|l| l.starts_with("Total hbm usage")).unwrap();
+    // The report ends with two blank lines before "TPU compilation failed".
+    let end = lines.iter().position(|l| l.trim() == "TPU compilation failed").unwrap() - 2;
+    for keep in breakdown + 1..end {
+        let cut = lines[..keep].join("\n") + "\n";
+        let event = xmem::oom::scan("cut", cut.as_bytes()).unwrap().events.remove(0);
+        assert!(event.truncated, "cut after line {keep}: {}", lines[keep - 1]);
+    }
+    assert!(!xmem::oom::scan("whole", log.as_bytes()).unwrap().events[0].truncated);
+}
+
+/// Logs cut at arbitrary bytes (mid-line, mid-character) still give events
+/// with a verdict and advice.
+#[test]
+fn logs_cut_mid_line_still_explain_what_is_there() {
+    for name in ["A-09.txt", "C-05.txt", "D-14.txt", "H-01.txt", "G-01.txt"] {
+        let log = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oom-logs").join(name)).unwrap();
+        for cut in (1..log.len()).step_by(53) {
+            for event in xmem::oom::scan(name, &log[..cut]).unwrap().events {
+                assert!(!event.summary.is_empty() && !event.advice.is_empty(), "{name} cut at {cut}");
+            }
+        }
+    }
 }

@@ -14,12 +14,11 @@ pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
         Format::Html => anyhow::bail!("--format html is not available for oom; use text, markdown or json"),
     };
     let limit = ReadOptions::default().max_input_size;
-    let (input, log) = if args.log == Path::new("-") {
-        ("<stdin>".to_string(), source::read_stdin(limit)?)
+    let report = if args.log == Path::new("-") {
+        oom::scan("<stdin>", &source::read_stdin(limit)?[..])?
     } else {
-        (args.log.display().to_string(), source::read(&args.log, limit)?.bytes)
+        oom::scan(&args.log.display().to_string(), source::open(&args.log, limit)?)?
     };
-    let report = oom::scan(&input, &log);
     let mut out = output::open(args.output.as_deref())?;
     let written = match flavor {
         Some(flavor) => render_oom::write(&mut out, flavor, &report),

@@ -7,6 +7,7 @@
 //! parsers only ever see the text after all of that.
 
 use std::borrow::Cow;
+use std::io::{self, BufRead};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -57,12 +58,50 @@ static REPEAT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\s*(?:\((?:×|x)(\d+)\)|\[repeated (\d+)x across cluster\])\s*$").expect("valid regex")
 });
 
+/// Calls `f` with the number (1-based) and the bytes of each line of `reader`,
+/// without its newline; returns how many lines there were. A line longer than
+/// [`MAX_LINE_BYTES`] is passed cut there, so memory stays bounded whatever the input.
+pub fn read_lines(mut reader: impl BufRead, mut f: impl FnMut(u64, &[u8])) -> io::Result<u64> {
+    let mut line = Vec::new();
+    let mut number = 0;
+    let mut pending = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            break;
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let part = &available[..newline.unwrap_or(available.len())];
+        let room = MAX_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        pending = true;
+        let used = newline.map_or(available.len(), |at| at + 1);
+        reader.consume(used);
+        if newline.is_some() {
+            number += 1;
+            f(number, &line);
+            line.clear();
+            pending = false;
+        }
+    }
+    if pending {
+        number += 1;
+        f(number, &line);
+    }
+    Ok(number)
+}
+
 /// A line as the parsers see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line<'a> {
     /// 1-based line number in the log.
     pub number: u64,
-    /// The message without colour codes, log prefixes, repeat markers or trailing space.
+    /// The message without colour codes, log prefixes or repeat markers. Trailing
+    /// space is kept: where a terminal wrapped a line, it is the space between two words.
     pub text: Cow<'a, str>,
     /// How many times the log says this line occurred (a collapsed repeat counts more than once).
     pub repeats: u64,
@@ -77,10 +116,9 @@ impl Line<'_> {
     }
 }
 
-/// Cleans one raw line (without its newline).
+/// Cleans one raw line (without its newline or carriage return).
 pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    let raw = raw.get(..MAX_LINE_BYTES).unwrap_or(raw);
     let mut text = String::from_utf8_lossy(raw);
     if text.contains(['\x1b', '[']) {
         if let Cow::Owned(stripped) = ANSI.replace_all(&text, "") {
@@ -101,16 +139,6 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
         text = match text {
             Cow::Borrowed(s) => Cow::Borrowed(&s[end..]),
             Cow::Owned(s) => Cow::Owned(s[end..].to_string()),
-        };
-    }
-    let trimmed = text.trim_end().len();
-    if trimmed < text.len() {
-        text = match text {
-            Cow::Borrowed(s) => Cow::Borrowed(&s[..trimmed]),
-            Cow::Owned(mut s) => {
-                s.truncate(trimmed);
-                Cow::Owned(s)
-            }
         };
     }
     Line { number, text, repeats, prefixed }
@@ -184,6 +212,24 @@ mod tests {
         assert_eq!((line.text.as_ref(), line.repeats), ("OutOfResources: out of resource", 5));
         let line = normalise(2, b"CUDA out of memory. [repeated 3x across cluster]");
         assert_eq!((line.text.as_ref(), line.repeats), ("CUDA out of memory.", 3));
+    }
+
+    #[test]
+    fn lines_are_read_whatever_their_ending() {
+        let mut seen = Vec::new();
+        let count = read_lines(&b"first\r\n\nlast"[..], |n, line| seen.push((n, line.to_vec()))).unwrap();
+        assert_eq!(count, 3);
+        assert_eq!(seen, [(1, b"first\r".to_vec()), (2, Vec::new()), (3, b"last".to_vec())]);
+        assert_eq!(read_lines(&b"one\n"[..], |_, _| {}).unwrap(), 1);
+        assert_eq!(read_lines(&b""[..], |_, _| {}).unwrap(), 0);
+    }
+
+    #[test]
+    fn an_endless_line_is_cut() {
+        let long = vec![b'x'; MAX_LINE_BYTES + 10];
+        let mut lengths = Vec::new();
+        read_lines(&long[..], |_, line| lengths.push(line.len())).unwrap();
+        assert_eq!(lengths, [MAX_LINE_BYTES]);
     }
 
     #[test]

@@ -36,7 +36,11 @@ mod tpu_report;
 mod tpu_runtime;
 mod triton;
 
+use std::io::BufRead;
+
 use serde::Serialize;
+
+use crate::error::Error;
 
 pub const OOM_SCHEMA: &str = "xmem.oom/1";
 
@@ -251,22 +255,15 @@ pub struct BfcBin {
     pub requested_bytes: Option<u64>,
 }
 
-/// Reads a whole log and explains every memory error in it. `input` names
-/// the log in the report; `log` is its bytes (any encoding; invalid UTF-8 is replaced).
-pub fn scan(input: &str, log: &[u8]) -> OomReport {
+/// Reads a log once, front to back, and explains every memory error in it.
+/// `input` names the log in the report and in errors; `log` is its text in any
+/// encoding (invalid UTF-8 is replaced).
+pub fn scan(input: &str, log: impl BufRead) -> crate::Result<OomReport> {
     let mut scanner = scanner::Scanner::default();
-    let mut lines = 0;
-    if !log.is_empty() {
-        // A final newline ends the last line; it does not start another.
-        let body = log.strip_suffix(b"\n").unwrap_or(log);
-        for raw in body.split(|&b| b == b'\n') {
-            lines += 1;
-            scanner.feed(lines, raw);
-        }
-    }
+    let lines = line::read_lines(log, |number, raw| scanner.feed(number, raw)).map_err(|e| Error::io(input, e))?;
     let mut events = scanner.finish();
     for event in &mut events {
         explain::explain(event);
     }
-    OomReport { schema: OOM_SCHEMA, input: input.to_string(), lines, events }
+    Ok(OomReport { schema: OOM_SCHEMA, input: input.to_string(), lines, events })
 }

@@ -3,19 +3,30 @@
 //! speak of memory but match no parser as "unrecognised" events.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use super::line::{looks_cut, normalise, Line};
 use super::{bfc, gpu, pytorch, sparsecore, tpu_compile, tpu_report, tpu_runtime, triton, Kind, OomEvent};
 
 /// Lines worth a closer look; everything else is skipped without being
-/// cleaned up, which keeps the pass over a large log cheap.
-const TRIGGER: &str = concat!(
-    r"(?i:out[ -]of[ -]memory|resource[ _]?exhausted|failed to allocate|\boom[-_ ]?kill)",
-    r"|OutOfMemory|OUT_OF_MEMORY|out of resource|Attempting to (?:allocate|reserve)|usage >=|Hbm usage",
-    r"|BufferAssignment OOM|Chunks of size|Bin \(|BFCAllocator dump|Sum Total of in-use|memref\.alloca",
-    r"|would exceed memory|OOM when allocating|Scoped allocation with size|HLO temporaries|No viable logical replica",
-    r"|Fixed size allocations|Largest program allocations|requirement \d|Size: \d|\bE\d{4}: [A-Z]",
-);
+/// decoded or cleaned up, which keeps the pass over a large log cheap. Plain,
+/// case-sensitive literals, so the regex engine can search for them all at once.
+static TRIGGER: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    regex::bytes::Regex::new(concat!(
+        r"out of memory|Out of memory|Out Of Memory|OUT OF MEMORY|out-of-memory|OutOfMemory|OUT_OF_MEMORY",
+        r"|RESOURCE_EXHAUSTED|Resource exhausted|resource exhausted|ResourceExhausted",
+        r"|failed to allocate|Failed to allocate|oom-kill|oom_kill|OOM killer",
+        r"|CompileTime|AllocationFailure|out of resource|Attempting to allocate|Attempting to reserve",
+        r"|usage >=|Hbm usage|BufferAssignment OOM|Chunks of size|Bin \(|BFCAllocator dump|Sum Total of in-use",
+        r"|memref\.alloca|would exceed memory|OOM when allocating|Scoped allocation with size|HLO temporaries",
+        r"|No viable logical replica|Fixed size allocations|Largest program allocations|requirement \d|Size: \d",
+    ))
+    .expect("regex literal in xmem's source")
+});
+
+fn triggers(text: &[u8]) -> bool {
+    TRIGGER.is_match(text)
+}
 
 /// Words that make a line a memory error even when no parser knows it.
 const MEMORY_WORDS: &str = concat!(
@@ -135,7 +146,7 @@ impl Continuation {
             || line.is_blank()
             || line.prefixed
             || self.lines >= MAX_CONTINUATION_LINES
-            || regex!(TRIGGER).is_match(&line.text)
+            || triggers(line.text.as_bytes())
         {
             return Feed::Ended;
         }
@@ -184,7 +195,7 @@ pub(super) struct Scanner {
 
 impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
-        if self.open.is_none() && !regex!(TRIGGER).is_match(&String::from_utf8_lossy(raw)) {
+        if self.open.is_none() && !triggers(raw) {
             self.expire_preamble(number);
             return;
         }
@@ -204,7 +215,7 @@ impl Scanner {
             self.close(false);
         }
         self.expire_preamble(number);
-        if !regex!(TRIGGER).is_match(&line.text) {
+        if !triggers(line.text.as_bytes()) {
             return;
         }
         match detect(&line) {
@@ -232,7 +243,7 @@ impl Scanner {
         if let Some(code) = error_code(&line.text).or_else(|| error_code(preamble)) {
             event.error_code = Some(code);
         }
-        let before_message = line.text.strip_suffix(key.as_str()).unwrap_or("");
+        let before_message = line.text.trim_end().strip_suffix(key.as_str()).unwrap_or("");
         event.exception = exception(before_message).or_else(|| exception(preamble));
         if let Some(&at) = self.by_key.get(&key) {
             let first = &mut self.events[at];

@@ -22,7 +22,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         }
         if let Some(stack) = regex!(r"while allocating on stack for (\S+) = (.*)$").captures(text) {
             event.op = Some(stack[1].to_string());
-            event.shape = Some(stack[2].to_string());
+            event.shape = Some(stack[2].trim_end().to_string());
         }
         let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
         return Some(Detected::new(event, key).with_block(Block::Tpu(Report::default())));
