@@ -11,7 +11,7 @@ use crate::oom::{Allocation, OomEvent, OomReport};
 use crate::units::human_bytes_precise as size;
 
 /// Columns of the allocation table's op name in a terminal.
-const OP_NAME_WIDTH: u16 = 36;
+const OP_NAME_WIDTH: u16 = 28;
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
     if report.events.is_empty() {
@@ -135,10 +135,17 @@ fn write_allocations(out: &mut dyn Write, flavor: Flavor, allocations: &[Allocat
         t.add_row(shown.iter().map(|&c| row[c].clone()).collect::<Vec<_>>());
     }
     let position = |column: usize| shown.iter().position(|&c| c == column);
-    align_right(&mut t, &[0, 1, 2].into_iter().filter_map(position).collect::<Vec<_>>());
-    if let Some(op_name) = position(3).filter(|_| flavor == Flavor::Text) {
-        // JAX op names run to hundreds of characters; a wider column wraps them over fewer lines.
-        if let Some(column) = t.column_mut(op_name) {
+    let sizes: Vec<usize> = [0, 1, 2].into_iter().filter_map(position).collect();
+    align_right(&mut t, &sizes);
+    if flavor == Flavor::Text {
+        // Sizes never wrap; JAX op names run to hundreds of characters, so
+        // their column is kept wide enough to wrap them over few lines.
+        for &c in &sizes {
+            if let Some(column) = t.column_mut(c) {
+                column.set_constraint(ColumnConstraint::ContentWidth);
+            }
+        }
+        if let Some(column) = position(3).and_then(|c| t.column_mut(c)) {
             column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(OP_NAME_WIDTH)));
         }
     }
