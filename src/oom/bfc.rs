@@ -4,7 +4,7 @@
 //! memory dump that follows it, and TensorFlow's `OOM when allocating tensor`.
 
 use super::line::Line;
-use super::scanner::{key_from, Block, Detected, Feed};
+use super::scanner::{Block, Detected, Feed};
 use super::size::{self, SIZE};
 use super::{Allocation, BfcBin, Kind, OomEvent};
 
@@ -33,14 +33,12 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         }
         event.op = regex!(r"requested by op ?(.*)$").captures(text).map(|op| op[1].trim().to_string());
         event.non_fatal = found.get(5).is_some() || text.contains("The caller indicates that this is not a failure");
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key).with_block(Block::Bfc(Dump::default())));
+        return Some(Detected::at(event, text, &found).with_block(Block::Bfc(Dump::default())));
     }
-    if tensor_oom(text).is_some() {
+    if let Some(found) = tensor_oom(text) {
         let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
         Dump::default().feed(&mut event, line);
-        let start = text.find("OOM when allocating").unwrap_or(0);
-        return Some(Detected::new(event, key_from(text, start)));
+        return Some(Detected::at(event, text, &found));
     }
     let t = text.trim();
     let fragment = regex!(

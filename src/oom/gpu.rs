@@ -4,8 +4,8 @@
 //! and the BufferAssignment report XLA prints after the first two.
 
 use super::line::Line;
-use super::listing::Entry;
-use super::scanner::{key_from, Block, Detected, Feed};
+use super::listing::Listing;
+use super::scanner::{Block, Detected, Feed};
 use super::size::{self, SIZE};
 use super::{Kind, OomEvent};
 
@@ -19,8 +19,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
         let exact = found.get(1).and_then(|n| size::parse_exact(n.as_str()));
         event.requested_bytes = size::unsigned(exact.or_else(|| found.get(2).and_then(|s| size::parse(s.as_str()))));
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key).with_block(Block::Gpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Block::Gpu(Report::default())));
     }
     if let Some(found) =
         regex!(&format!(r"Failed to allocate request for ({SIZE}) \((\d+)B\) on device ordinal (\d+)")).captures(text)
@@ -28,8 +27,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
         event.requested_bytes = size::unsigned(size::parse_exact(&found[2]).or_else(|| size::parse(&found[1])));
         event.memory_space = Some(format!("device ordinal {}", &found[3]));
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key).with_block(Block::Gpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Block::Gpu(Report::default())));
     }
     if let Some(found) =
         regex!(&format!(r"failed to allocate ({SIZE}) \((\d+) bytes\) from device(?:: (.*))?")).captures(text)
@@ -39,8 +37,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         if let Some(error) = found.get(3) {
             event.fact("Driver", "error", None, Some(error.as_str().trim().to_string()));
         }
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key));
+        return Some(Detected::at(event, text, &found));
     }
     if line.text.trim() == "BufferAssignment OOM Debugging." {
         let mut event = OomEvent::new(Kind::BufferAssignmentOom, line);
@@ -56,7 +53,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
 pub(super) struct Report {
     started: bool,
     in_stats: bool,
-    entry: Option<Entry>,
+    listing: Listing,
     blanks: u8,
 }
 
@@ -77,10 +74,8 @@ impl Report {
         if !self.started {
             return Feed::Ended;
         }
-        if let Some(entry) = &mut self.entry {
-            if !entry.is_closed() && entry.field(&line.text) {
-                return Feed::Consumed;
-            }
+        if self.listing.field(&line.text) {
+            return Feed::Consumed;
         }
         if t == "BufferAssignment stats:" {
             self.in_stats = true;
@@ -89,8 +84,7 @@ impl Report {
             self.in_stats = false;
         } else if regex!(r"^Buffer \d+:$").is_match(t) {
             self.in_stats = false;
-            self.finish_entry(event);
-            self.entry = Some(Entry::new(None));
+            self.listing.start(event, None);
         } else if let Some(found) =
             regex!(&format!(r"^([a-z_ ]+?):\s+({SIZE})(?:\s+\(([\d.]+)%\))?$")).captures(t).filter(|_| self.in_stats)
         {
@@ -103,12 +97,6 @@ impl Report {
     }
 
     pub fn close(&mut self, event: &mut OomEvent) {
-        self.finish_entry(event);
-    }
-
-    fn finish_entry(&mut self, event: &mut OomEvent) {
-        if let Some(entry) = self.entry.take() {
-            entry.finish(event);
-        }
+        self.listing.finish(event);
     }
 }

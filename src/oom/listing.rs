@@ -8,8 +8,37 @@ use super::{Allocation, OomEvent};
 /// An `Operator:` line longer than this is not joined further (a runaway quote).
 const MAX_OPERATOR_CHARS: usize = 64 << 10;
 
+/// The allocation list being read: at most one entry is open at a time.
+#[derive(Default)]
+pub(super) struct Listing {
+    entry: Option<Entry>,
+}
+
+impl Listing {
+    /// Feeds `text` to the open entry; false if none is open or it is not one of its fields.
+    pub fn field(&mut self, text: &str) -> bool {
+        self.entry.as_mut().is_some_and(|entry| !entry.closed && entry.field(text))
+    }
+
+    /// Ends the open entry, if any, and opens a new one.
+    pub fn start(&mut self, event: &mut OomEvent, size_bytes: Option<i64>) {
+        self.finish(event);
+        self.entry = Some(Entry::new(size_bytes));
+    }
+
+    /// Adds the open entry to the event, with whatever it got (an entry the log cut keeps its fields).
+    pub fn finish(&mut self, event: &mut OomEvent) {
+        if let Some(mut entry) = self.entry.take() {
+            if let Some(operator) = entry.operator.take() {
+                entry.set_operator(&operator);
+            }
+            event.push_allocation(entry.allocation);
+        }
+    }
+}
+
 /// The entry being read.
-pub(super) struct Entry {
+struct Entry {
     allocation: Allocation,
     /// An `Operator:` value whose quotes do not close yet: a terminal wrapped it mid-token.
     operator: Option<String>,
@@ -18,7 +47,7 @@ pub(super) struct Entry {
 }
 
 impl Entry {
-    pub fn new(size_bytes: Option<i64>) -> Entry {
+    fn new(size_bytes: Option<i64>) -> Entry {
         Entry {
             allocation: Allocation { size_bytes: size::unsigned(size_bytes), count: 1, ..Allocation::default() },
             operator: None,
@@ -26,12 +55,8 @@ impl Entry {
         }
     }
 
-    pub fn is_closed(&self) -> bool {
-        self.closed
-    }
-
     /// Reads `text` if it is a line of this entry; false if it is not.
-    pub fn field(&mut self, text: &str) -> bool {
+    fn field(&mut self, text: &str) -> bool {
         if let Some(operator) = &mut self.operator {
             operator.push_str(text);
             if operator.matches('"').count() % 2 == 0 || operator.len() > MAX_OPERATOR_CHARS {
@@ -101,13 +126,5 @@ impl Entry {
             (Some(file), None) => Some(file),
             (None, _) => None,
         };
-    }
-
-    /// Adds the entry to the event, with whatever it got (an entry the log cut keeps its fields).
-    pub fn finish(mut self, event: &mut OomEvent) {
-        if let Some(operator) = self.operator.take() {
-            self.set_operator(&operator);
-        }
-        event.push_allocation(self.allocation);
     }
 }

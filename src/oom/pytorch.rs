@@ -4,7 +4,7 @@
 //! (`GPU 0 has a total capacity of …`, including the `capacty` typo of 2.1).
 
 use super::line::Line;
-use super::scanner::{key_from, Continuation, Detected};
+use super::scanner::Detected;
 use super::size;
 use super::{Kind, OomEvent};
 
@@ -14,13 +14,8 @@ const P: &str = r"\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB|TiB)";
 const SECTION: &str = "PyTorch";
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
-    let text = line.text.as_ref();
-    let start = regex!(r"(?:CUDA|HIP) out of memory\. Tried to allocate").find(text)?.start();
-    let mut event = OomEvent::new(Kind::PytorchCudaOom, line);
-    let continuation = Continuation::after(&mut event, text, fill);
-    let mut detected = Detected::new(event, key_from(text, start));
-    detected.block = continuation;
-    Some(detected)
+    let start = regex!(r"(?:CUDA|HIP) out of memory\. Tried to allocate").find(&line.text)?.start();
+    Some(Detected::message(Kind::PytorchCudaOom, line, start, fill))
 }
 
 /// Reads every figure the message gives; true once its last figure is there.

@@ -62,6 +62,22 @@ impl Detected {
         Detected { event, block: None, key: key.to_string(), tentative: false }
     }
 
+    /// Identified by the message from where the signature `found` starts, so the
+    /// same error printed by two layers (`OP_REQUIRES failed … : RESOURCE_EXHAUSTED: …`
+    /// and `(1) RESOURCE_EXHAUSTED: …`) is one event.
+    pub fn at(event: OomEvent, text: &str, found: &regex::Captures) -> Detected {
+        Detected::new(event, key_from(text, found.get(0).map_or(0, |m| m.start())))
+    }
+
+    /// A one-line message whose figures `fill` reads from where its signature
+    /// starts, joined with the next lines if a wrap cut it.
+    pub fn message(kind: Kind, line: &Line, start: usize, fill: Fill) -> Detected {
+        let text = line.text.as_ref();
+        let mut event = OomEvent::new(kind, line);
+        let block = Continuation::after(&mut event, text, fill);
+        Detected { event, block, key: key_from(text, start).to_string(), tentative: false }
+    }
+
     pub fn with_block(mut self, block: Block) -> Detected {
         self.block = Some(block);
         self
@@ -122,13 +138,15 @@ pub(super) struct Continuation {
     lines: usize,
     /// Every field was found: the message is whole.
     complete: bool,
-    /// Re-reads the joined message into the event; true when nothing is missing any more.
-    fill: fn(&mut OomEvent, &str) -> bool,
+    fill: Fill,
 }
+
+/// Re-reads a joined message into the event; true when nothing is missing any more.
+pub(super) type Fill = fn(&mut OomEvent, &str) -> bool;
 
 impl Continuation {
     /// A continuation if `fill` finds fields missing in `text`, after filling what is there.
-    pub fn after(event: &mut OomEvent, text: &str, fill: fn(&mut OomEvent, &str) -> bool) -> Option<Block> {
+    fn after(event: &mut OomEvent, text: &str, fill: Fill) -> Option<Block> {
         if fill(event, text) {
             return None;
         }
@@ -333,9 +351,7 @@ fn exception(text: &str) -> Option<String> {
         .map(|c| c[1].to_string())
 }
 
-/// The key for folding repeats: the message from where its signature starts,
-/// so the same error printed by two layers (`OP_REQUIRES failed … : RESOURCE_EXHAUSTED: …`
-/// and `(1) RESOURCE_EXHAUSTED: …`) is one event.
-pub(super) fn key_from(text: &str, start: usize) -> &str {
+/// The key for folding repeats: the message from where its signature starts.
+fn key_from(text: &str, start: usize) -> &str {
     text.get(start..).unwrap_or(text).trim_end()
 }

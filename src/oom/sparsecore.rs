@@ -3,7 +3,7 @@
 //! SparseCore counts in 4-byte words and names memory spaces by number.
 
 use super::line::Line;
-use super::scanner::{key_from, Detected};
+use super::scanner::Detected;
 use super::{Item, Kind, OomEvent};
 
 /// A SparseCore word.
@@ -51,8 +51,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             let bytes = bytes(words).and_then(|b| i64::try_from(b).ok());
             event.push_item(section, Item { name: name.to_string(), bytes, count: words, note: None });
         }
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key));
+        return Some(Detected::at(event, text, &found));
     }
     if let Some(found) =
         regex!(r"Fixed size allocations \(([^)]*)\) do not fit in TileSpmem \(([^)]*)\)").captures(text)
@@ -62,8 +61,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.memory_space = Some("tilespmem".to_string());
         event.fact("TileSpmem", "fixed size allocations", None, Some(found[1].to_string()));
         event.fact("TileSpmem", "available", None, Some(found[2].to_string()));
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key));
+        return Some(Detected::at(event, text, &found));
     }
     let found =
         regex!(r"No viable logical replica count for the embedding table with metadata: (.*)").captures(text)?;
@@ -80,6 +78,5 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             event.capacity_bytes = value;
         }
     }
-    let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-    Some(Detected::new(event, key))
+    Some(Detected::at(event, text, &found))
 }

@@ -3,7 +3,7 @@
 //! its first line.
 
 use super::line::Line;
-use super::scanner::{key_from, Block, Detected};
+use super::scanner::{Block, Detected};
 use super::size;
 use super::tpu_report::{Report, TPU_SIZE};
 use super::{Kind, OomEvent};
@@ -24,8 +24,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             event.op = Some(stack[1].to_string());
             event.shape = Some(stack[2].trim_end().to_string());
         }
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key).with_block(Block::Tpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
     }
     if let Some(found) = regex!(&format!(
         r"TPU TensorCore Hbm usage: ({TPU_SIZE}), SparseCore Hbm usage ({TPU_SIZE}), exceeding available bytes: ({TPU_SIZE})"
@@ -37,8 +36,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.capacity_bytes = size::unsigned(size::parse(&found[3]));
         event.fact("HBM usage", "TensorCore", size::parse(&found[1]), None);
         event.fact("HBM usage", "SparseCore", size::parse(&found[2]), None);
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key));
+        return Some(Detected::at(event, text, &found));
     }
     if let Some(found) = regex!(&format!(
         r"Scoped allocation with size ({TPU_SIZE}) and limit ({TPU_SIZE}) exceeded scoped vmem limit(?: by ({TPU_SIZE}))?"
@@ -50,8 +48,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.used_bytes = size::unsigned(size::parse(&found[1]));
         event.capacity_bytes = size::unsigned(size::parse(&found[2]));
         event.exceeded_by_bytes = found.get(3).and_then(|by| size::unsigned(size::parse(by.as_str())));
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key).with_block(Block::Tpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
     }
     if let Some(found) = regex!(&format!(
         r"total memory required for HLO temporaries \(({TPU_SIZE})\) exceeds available HBM \(({TPU_SIZE})\)"
@@ -62,8 +59,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.memory_space = Some("hbm".to_string());
         event.used_bytes = size::unsigned(size::parse(&found[1]));
         event.capacity_bytes = size::unsigned(size::parse(&found[2]));
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key).with_block(Block::Tpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
     }
     report_without_header(line)
 }

@@ -4,7 +4,7 @@
 //! across years of libtpu, so every line is recognised by its words alone.
 
 use super::line::Line;
-use super::listing::Entry;
+use super::listing::Listing;
 use super::scanner::Feed;
 use super::size;
 use super::OomEvent;
@@ -19,7 +19,7 @@ const BLANKS_THAT_END: u8 = 2;
 #[derive(Default)]
 pub(super) struct Report {
     section: Option<String>,
-    entry: Option<Entry>,
+    listing: Listing,
     in_list: bool,
     blanks: u8,
 }
@@ -33,19 +33,16 @@ impl Report {
         }
         self.blanks = 0;
         let t = text.trim();
-        if let Some(entry) = &mut self.entry {
-            if !entry.is_closed() && entry.field(text) {
-                return Feed::Consumed;
-            }
+        if self.listing.field(text) {
+            return Feed::Consumed;
         }
         if self.header_continuation(event, t) || self.heading(event, t) {
             return Feed::Consumed;
         }
         if let Some(found) = regex!(&format!(r"^(?:\d+\.\s+)?Size: ({TPU_SIZE})$")).captures(t) {
-            self.finish_entry(event);
             self.section = None;
             self.in_list = true;
-            self.entry = Some(Entry::new(size::parse(&found[1])));
+            self.listing.start(event, size::parse(&found[1]));
             return Feed::Consumed;
         }
         if let Some(section) = self.section.clone().filter(|_| !self.in_list) {
@@ -57,13 +54,7 @@ impl Report {
     }
 
     pub fn close(&mut self, event: &mut OomEvent) {
-        self.finish_entry(event);
-    }
-
-    fn finish_entry(&mut self, event: &mut OomEvent) {
-        if let Some(entry) = self.entry.take() {
-            entry.finish(event);
-        }
+        self.listing.finish(event);
     }
 
     /// The parts of the first message that a wrap or a newer format puts on later lines.
@@ -127,7 +118,7 @@ impl Report {
                 event.fact("Output", "shared with arguments", size::parse(shared.as_str()), None);
             }
         } else if let Some(found) = regex!(r"^Largest program allocations in (\w+):$").captures(t) {
-            self.finish_entry(event);
+            self.listing.finish(event);
             self.section = None;
             self.in_list = true;
             set_space(event, &found[1]);
@@ -138,7 +129,7 @@ impl Report {
     }
 
     fn open_section(&mut self, event: &mut OomEvent, name: &str, bytes: Option<&str>, note: Option<&str>) {
-        self.finish_entry(event);
+        self.listing.finish(event);
         self.in_list = false;
         let section = event.section(name);
         section.bytes = bytes.and_then(size::parse);

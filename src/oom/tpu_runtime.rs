@@ -3,7 +3,7 @@
 //! descriptor (`Allocation (size=…) would exceed memory (size=…) :: #allocationN […]`).
 
 use super::line::Line;
-use super::scanner::{key_from, Block, Detected};
+use super::scanner::{Block, Detected};
 use super::size::{self, SIZE};
 use super::tpu_report::Report;
 use super::{Allocation, Kind, OomEvent};
@@ -25,8 +25,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
                 regex!(r"(?i)_([a-z]+)\d*$").captures(location.as_str()).map(|space| space[1].to_lowercase());
             event.fact("Device buffer", "location", None, Some(location.as_str().to_string()));
         }
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key));
+        return Some(Detected::at(event, text, &found));
     }
     if let Some(found) = regex!(&format!(
         r"Attempting to reserve ({SIZE}) at the bottom of memory\. That was not possible\. There are ({SIZE}) free, ({SIZE}) reserved, and ({SIZE}) reservable\."
@@ -44,8 +43,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             let note = format!("replica {}, partition {}", &replica[1], &replica[2]);
             event.fact("Program reservation", "failed on", None, Some(note));
         }
-        let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-        return Some(Detected::new(event, key).with_block(Block::Tpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
     }
     let found = regex!(
         r"Allocation \(size=(\d+)\) would exceed memory \(size=(\d+)\) :: (#allocation\d+) \[shape = '([^']*)', space=(\w+), size = (0x[0-9a-fA-F]+), tag = '([^']*)'\](?: :: (.*))?"
@@ -74,6 +72,5 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         count: 1,
         ..Allocation::default()
     });
-    let key = key_from(text, found.get(0).map_or(0, |m| m.start()));
-    Some(Detected::new(event, key))
+    Some(Detected::at(event, text, &found))
 }

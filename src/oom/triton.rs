@@ -3,17 +3,12 @@
 //! (`triton.code_gen`, `triton.runtime.autotuner`, `triton.runtime.errors`).
 
 use super::line::Line;
-use super::scanner::{key_from, Continuation, Detected};
+use super::scanner::Detected;
 use super::{Kind, OomEvent};
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
-    let text = line.text.as_ref();
-    let start = text.find("out of resource:")?;
-    let mut event = OomEvent::new(Kind::TritonOutOfResources, line);
-    let continuation = Continuation::after(&mut event, text, fill);
-    let mut detected = Detected::new(event, key_from(text, start));
-    detected.block = continuation;
-    Some(detected)
+    let start = line.text.find("out of resource:")?;
+    Some(Detected::message(Kind::TritonOutOfResources, line, start, fill))
 }
 
 /// Reads the resource and both numbers; true once they are all there.
