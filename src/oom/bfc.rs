@@ -36,7 +36,10 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found).with_block(Block::Bfc(Dump::default())));
     }
     if let Some(found) = tensor_oom(text) {
-        let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
+        // On its own, TensorFlow's message is a BFC failure only when it names a BFC allocator.
+        let bfc = found.get(5).is_some_and(|allocator| allocator.as_str().ends_with("_bfc"));
+        let kind = if bfc { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };
+        let mut event = OomEvent::new(kind, line);
         Dump::default().feed(&mut event, line);
         return Some(Detected::at(event, text, &found));
     }
@@ -225,4 +228,30 @@ fn bin(t: &str) -> Option<BfcBin> {
         in_use_bytes: bytes(6),
         requested_in_use_bytes: bytes(7),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::oom::{scan, Kind};
+
+    /// TensorFlow 2's op message, as a public training log prints it after the allocator's warning.
+    const OP_KERNEL: &str = "2022-11-09 16:53:58.305871: W tensorflow/core/framework/op_kernel.cc:1780] OP_REQUIRES failed at conv_grad_input_ops.cc:327 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[500,512,4,4] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+
+    #[test]
+    fn tensorflow_op_message_names_the_bfc_allocator() {
+        let event = scan("log", OP_KERNEL.as_bytes()).unwrap().events.remove(0);
+        assert_eq!(event.kind, Kind::BfcAllocatorOom);
+        assert_eq!(event.allocator.as_deref(), Some("GPU_0_bfc"));
+        assert_eq!(event.shape.as_deref(), Some("[500,512,4,4]"));
+        assert_eq!(event.summary, "BFC allocator OOM: GPU_0_bfc could not allocate a tensor of shape [500,512,4,4]");
+    }
+
+    #[test]
+    fn without_an_allocator_it_is_not_called_bfc() {
+        let line =
+            "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[28000,6,29,29]\n";
+        let event = scan("log", line.as_bytes()).unwrap().events.remove(0);
+        assert_eq!(event.kind, Kind::RuntimeAllocationFailure);
+        assert_eq!(event.shape.as_deref(), Some("[28000,6,29,29]"));
+    }
 }

@@ -150,6 +150,8 @@ fn bfc(event: &OomEvent) -> Option<String> {
             None => {}
         }
         parts.push(failed);
+    } else if let Some(shape) = &event.shape {
+        parts.push(format!("{allocator} could not allocate a tensor of shape {shape}"));
     }
     if let (Some(used), Some(capacity)) = (event.used_bytes, event.capacity_bytes) {
         parts.push(format!("{} in use of a {} limit", size(used), size(capacity)));
@@ -176,7 +178,9 @@ fn runtime(event: &OomEvent) -> Option<String> {
         let space = event.memory_space.as_deref().unwrap_or("device");
         return Some(format!("an allocation of {} would exceed the {} of {space}", size(requested), size(capacity)));
     }
-    let mut text = could_not(event, "allocate")?;
+    let Some(mut text) = could_not(event, "allocate") else {
+        return event.shape.as_ref().map(|shape| format!("could not allocate a tensor of shape {shape}"));
+    };
     if let Some(error) = note(event, "Driver", "error") {
         text.push_str(&format!(" ({error})"));
     }

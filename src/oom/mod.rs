@@ -4,10 +4,10 @@
 //!
 //! The log is read once, line by line ([`scan`]); memory grows with the
 //! errors found, not with the log. Each family of messages has its module:
-//! [`tpu_compile`] and [`tpu_runtime`] (libtpu, sharing the report parser in
-//! [`tpu_report`]), [`sparsecore`], [`gpu`] (XLA GPU with its BufferAssignment
-//! report), [`bfc`] (the TensorFlow/TSL allocator), [`triton`] and [`pytorch`].
-//! [`explain`] turns the facts of an event into a verdict and advice.
+//! `tpu_compile` and `tpu_runtime` (libtpu, sharing the report parser in
+//! `tpu_report`), `sparsecore`, `gpu` (XLA GPU with its BufferAssignment
+//! report), `bfc` (the TensorFlow/TSL allocator), `triton` and `pytorch`.
+//! `explain` and `advice` turn the facts of an event into a verdict and advice.
 //!
 //! Never invented: a figure the log does not give is `None` (`null` in JSON),
 //! and a report the log ends in the middle of is marked `truncated`.
@@ -29,7 +29,7 @@ mod line;
 mod listing;
 mod pytorch;
 mod scanner;
-pub mod size;
+mod size;
 mod sparsecore;
 mod tpu_compile;
 mod tpu_report;
