@@ -12,6 +12,26 @@ pub fn human_bytes(bytes: u64) -> String {
     bytesize::ByteSize(bytes).display().iec().to_string()
 }
 
+/// Formats a byte count with binary units and two decimals (`21.95 GiB`), the
+/// precision XLA, libtpu and PyTorch print in their OOM messages, so a figure
+/// from a log reads the same in xmem's report. Negative counts (a shortfall) keep their sign.
+pub fn human_bytes_precise(bytes: impl Into<i128>) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let bytes = bytes.into();
+    let sign = if bytes < 0 { "-" } else { "" };
+    let magnitude = bytes.unsigned_abs();
+    if magnitude < 1024 {
+        return format!("{sign}{magnitude} B");
+    }
+    let mut value = magnitude as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{sign}{value:.2} {}", UNITS[unit])
+}
+
 /// Like [`human_bytes`] for signed deltas, with an explicit sign.
 pub fn human_delta(bytes: i64) -> String {
     let sign = if bytes < 0 { "-" } else { "+" };
@@ -106,6 +126,14 @@ mod tests {
             assert_eq!(typed.parse::<Growth>().map(|g| g.to_string()), Ok(typed.to_string()));
         }
         assert_eq!(Growth::Bytes(64 << 20).to_string(), "64.0 MiB");
+    }
+
+    #[test]
+    fn precise_sizes_read_as_the_log_printed_them() {
+        assert_eq!(human_bytes_precise(23_568_633_037u64), "21.95 GiB");
+        assert_eq!(human_bytes_precise(555_745_280u64), "530.00 MiB");
+        assert_eq!(human_bytes_precise(1023u64), "1023 B");
+        assert_eq!(human_bytes_precise(-2_738_041_651i64), "-2.55 GiB");
     }
 
     #[test]

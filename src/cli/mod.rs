@@ -4,6 +4,7 @@
 pub mod args;
 mod diff;
 mod list;
+mod oom;
 mod output;
 mod plot;
 mod report;
@@ -62,8 +63,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             clap_complete::generate(shell, &mut Cli::command(), "xmem", &mut std::io::stdout());
             Ok(Outcome::Success)
         }
-        Command::Oom(_) => {
-            anyhow::bail!("this command is not built yet")
-        }
+        Command::Oom(args) => oom::run(args),
     }
 }

@@ -3,7 +3,7 @@
 //! filling memory.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use bytes::Bytes;
@@ -49,6 +49,50 @@ pub fn read(path: &Path, limit: u64) -> Result<Contents> {
         Ok(Contents { bytes: gunzip(path, &raw, limit)?, was_gzip: true })
     } else {
         Ok(Contents { bytes: raw, was_gzip: false })
+    }
+}
+
+/// Opens `path` as a stream, gunzipped on the fly when it starts with the
+/// gzip magic. For inputs read once from front to back (logs): however large
+/// the file, only the reader's buffer is in memory. `limit` caps the bytes delivered.
+pub fn open(path: &Path, limit: u64) -> Result<Box<dyn BufRead>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
+    if metadata.is_dir() {
+        return Err(Error::unrecognised(path, "is a directory, expected a file"));
+    }
+    let mut reader = BufReader::with_capacity(STREAM_BUFFER_BYTES, file);
+    if is_gzip(reader.fill_buf().map_err(|e| Error::io(path, e))?) {
+        let decoder = Capped { inner: MultiGzDecoder::new(reader), delivered: 0, limit };
+        return Ok(Box::new(BufReader::with_capacity(STREAM_BUFFER_BYTES, decoder)));
+    }
+    if metadata.len() > limit {
+        return Err(Error::TooLarge { path: path.to_path_buf(), limit });
+    }
+    Ok(Box::new(reader))
+}
+
+const STREAM_BUFFER_BYTES: usize = 1 << 16;
+
+/// A reader that fails once it has delivered more than `limit` bytes, so a
+/// gzip bomb read as a stream stops with an error.
+struct Capped<R> {
+    inner: R,
+    delivered: u64,
+    limit: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.delivered = self.delivered.saturating_add(n as u64);
+        if self.delivered > self.limit {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("decompressed size exceeds the limit of {} bytes", self.limit),
+            ));
+        }
+        Ok(n)
     }
 }
 
@@ -111,6 +155,18 @@ mod tests {
         assert_eq!(ok.bytes.len(), 1 << 20);
         let err = read(&path, 1000).err().unwrap();
         assert!(matches!(err, Error::TooLarge { limit: 1000, .. }), "{err}");
+    }
+
+    #[test]
+    fn streams_are_gunzipped_and_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.log.gz");
+        std::fs::write(&path, gz(&vec![b'x'; 1 << 20])).unwrap();
+        let mut text = Vec::new();
+        open(&path, 2 << 20).unwrap().read_to_end(&mut text).unwrap();
+        assert_eq!(text.len(), 1 << 20);
+        let err = open(&path, 1000).unwrap().read_to_end(&mut Vec::new()).err().unwrap();
+        assert!(err.to_string().contains("exceeds the limit of 1000 bytes"), "{err}");
     }
 
     #[test]

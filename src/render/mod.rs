@@ -5,5 +5,6 @@ pub mod diff;
 pub mod html;
 pub mod json;
 pub mod list;
+pub mod oom;
 pub mod svg;
 pub mod text;

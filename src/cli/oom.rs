@@ -1,0 +1,29 @@
+use std::path::Path;
+
+use super::args::{Format, OomArgs};
+use super::{output, Outcome};
+use crate::ingest::{source, ReadOptions};
+use crate::oom;
+use crate::render::{json, oom as render_oom, text::Flavor};
+
+pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
+    let flavor = match args.format {
+        Format::Text => Some(Flavor::Text),
+        Format::Markdown => Some(Flavor::Markdown),
+        Format::Json => None,
+        Format::Html => anyhow::bail!("--format html is not available for oom; use text, markdown or json"),
+    };
+    let limit = ReadOptions::default().max_input_size;
+    let report = if args.log == Path::new("-") {
+        oom::scan("<stdin>", &source::read_stdin(limit)?[..])?
+    } else {
+        oom::scan(&args.log.display().to_string(), source::open(&args.log, limit)?)?
+    };
+    let mut out = output::open(args.output.as_deref())?;
+    let written = match flavor {
+        Some(flavor) => render_oom::write(&mut out, flavor, &report),
+        None => json::write(&mut out, &report),
+    };
+    output::finish(written, &mut out)?;
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,373 @@
+//! What to try, per kind of error, with the exact flags and parameters from
+//! XLA's error pages (E0100, E0101, E1000, E1001, E3000, E3001), its flags
+//! guidance, JAX's GPU memory notes, Triton's and PyTorch's own hints.
+//! Advice that the event's figures single out comes first.
+
+use super::explain::{figure, note};
+use super::{Kind, OomEvent};
+use crate::units::human_bytes_precise as size;
+
+/// A padded allocation this many times its data is worth pointing at.
+const NOTABLE_EXPANSION: f64 = 1.5;
+
+pub(super) fn advice(event: &OomEvent) -> Vec<String> {
+    match event.kind {
+        Kind::CompileTimeOom => match event.memory_space.as_deref() {
+            Some("vmem") => scoped_vmem(event),
+            Some("hbm") | None => compile_time_hbm(event),
+            Some(_) => small_memory(event),
+        },
+        Kind::SparsecoreAllocation => sparsecore(event),
+        Kind::BufferAssignmentOom => xla_gpu(),
+        Kind::BfcAllocatorOom => bfc(event),
+        Kind::RuntimeAllocationFailure => runtime(event),
+        Kind::TritonOutOfResources => triton(event),
+        Kind::PytorchCudaOom => pytorch(event),
+        Kind::Unrecognised => unrecognised(event),
+    }
+}
+
+fn compile_time_hbm(event: &OomEvent) -> Vec<String> {
+    let mut advice = Vec::new();
+    if let (Some(tc), Some(sc)) = (figure(event, "HBM usage", "TensorCore"), figure(event, "HBM usage", "SparseCore")) {
+        if sc >= tc {
+            advice.push(format!(
+                "SparseCore uses more HBM ({}) than TensorCore ({}): serialise table processing with \
+                 --xla_sc_num_serialized_tables_to_optimize_hbm (costs parallelism), lower maximum_parallel_iterations, \
+                 check that embedding tables are mod-sharded across chips, and mind the 32-byte (8-float) row padding \
+                 of narrow tables.",
+                size(sc),
+                size(tc)
+            ));
+        }
+    }
+    let largest = event.allocations.iter().filter_map(|a| Some((a.size_bytes?, a))).max_by_key(|(bytes, _)| *bytes);
+    if let (Some((bytes, allocation)), Some(capacity)) = (largest, event.capacity_bytes) {
+        if bytes > capacity / 2 {
+            let what = allocation.op_name.as_deref().or(allocation.shape.as_deref()).unwrap_or("one allocation");
+            advice.push(format!(
+                "One allocation ({}, {what}) is over half of HBM: that is usually a configuration bug. Look for a \
+                 leftover jax.debug.print() (it forces full materialisation) and for a missing sharding annotation \
+                 (unannotated arrays are replicated on every chip); the XLA label leads to the JAX source.",
+                size(bytes)
+            ));
+        }
+    }
+    if let Some(padded) = most_padded(event) {
+        advice.push(padded);
+    }
+    advice.extend([
+        "Shard more: spread parameters, optimizer state and large activations over more chips (FSDP-style \
+         parameter sharding, sharding hints for big intermediates); this is the safe change with the biggest wins."
+            .to_string(),
+        "Shrink the step: a smaller batch (or micro-batching with gradient accumulation, which keeps the \
+         effective batch), jax.jit(..., donate_argnums=...) for inputs you no longer need, bf16 instead of f32."
+            .to_string(),
+        "Rematerialise: wrap the largest blocks in jax.checkpoint (jax.remat), or make XLA remat harder with \
+         --xla_tpu_rematerialization_algo=PEAK_PRIORITY and --xla_tpu_max_hbm_size_mib=<MiB below the capacity>; \
+         --xla_tpu_rematerialization_max_block_size_limit=32, --xla_tpu_rematerialization_block_effort_factor=10.0 \
+         and --xla_tpu_pre_fusion_remat=true try harder at the cost of compile time."
+            .to_string(),
+        "Memory flags, last resort (they may cost speed): --xla_latency_hiding_scheduler_rerun=5, \
+         --xla_memory_scheduler=kBrkga, --xla_tpu_rwb_fusion=false, --xla_tpu_enable_latency_hiding_scheduler=false, \
+         --xla_jf_spmd_threshold_for_windowed_einsum_mib=<10 to 1024>."
+            .to_string(),
+        "See every buffer at the peak: capture a profile (jax.profiler.trace) and run `xmem report` on it, or open \
+         XProf's Memory Viewer (memory type HBM); offloading activations or optimizer state to host memory helps \
+         when nothing else fits."
+            .to_string(),
+    ]);
+    advice
+}
+
+/// TPU layouts pad; a listed allocation much larger than its data says where.
+fn most_padded(event: &OomEvent) -> Option<String> {
+    let allocation = event
+        .allocations
+        .iter()
+        .filter(|a| a.expansion.is_some_and(|x| x >= NOTABLE_EXPANSION))
+        .max_by_key(|a| a.padding_bytes.unwrap_or(0))?;
+    Some(format!(
+        "Padding: {} takes {} for {} of data ({}x). TPU layouts pad the minor dimension to a multiple of 128 and \
+         the second-minor to 8; make large dimensions multiples of 128, or reorder them so the small one is not minor.",
+        allocation.shape.as_deref().unwrap_or("an allocation"),
+        allocation.size_bytes.map(size).unwrap_or_default(),
+        allocation.unpadded_bytes.map(size).unwrap_or_default(),
+        allocation.expansion.unwrap_or_default(),
+    ))
+}
+
+fn scoped_vmem(event: &OomEvent) -> Vec<String> {
+    let kernel = is_pallas_kernel(event);
+    let mut advice = Vec::new();
+    let kernel_advice = "For a Pallas/Mosaic kernel (custom_call_target=\"tpu_custom_call\"): use smaller block \
+        shapes in its BlockSpecs, and give it more scoped VMEM with pltpu.CompilerParams(vmem_limit_bytes=...)."
+        .to_string();
+    if kernel {
+        advice.push(kernel_advice.clone());
+    }
+    let at_least = event.used_bytes.map(|used| format!("; this program needs at least {} KiB", used.div_ceil(1024)));
+    advice.push(format!(
+        "Raise the scoped VMEM limit for the whole program: --xla_tpu_scoped_vmem_limit_kib=<KiB> (default 16384, \
+         at most the chip's VMEM size minus 1024){}.",
+        at_least.unwrap_or_default()
+    ));
+    if !kernel {
+        advice.push(kernel_advice);
+    }
+    advice.push(
+        "Pin operands to VMEM sparingly (pltpu.with_memory_space_constraint): every pinned operand and \
+         double-buffered block takes scoped VMEM."
+            .to_string(),
+    );
+    advice.push(
+        "If the op is not a custom kernel, this is most likely an XLA bug: report it with an HLO dump \
+         (XLA_FLAGS=--xla_dump_to=DIR)."
+            .to_string(),
+    );
+    advice
+}
+
+fn is_pallas_kernel(event: &OomEvent) -> bool {
+    let mentions = |text: &str| text.contains("tpu_custom_call") || text.contains("pallas_call");
+    mentions(&event.message)
+        || event
+            .allocations
+            .iter()
+            .any(|a| a.xla_label.as_deref().is_some_and(mentions) || a.op_name.as_deref().is_some_and(mentions))
+}
+
+fn small_memory(event: &OomEvent) -> Vec<String> {
+    let space = event.memory_space.as_deref().unwrap_or("this memory");
+    vec![
+        format!(
+            "{space} is small and per core: in Pallas kernels request less of it (scalar prefetch, scratch_shapes such \
+             as pltpu.SMEM(...))."
+        ),
+        "Otherwise this is most likely an XLA limitation: report it with an HLO dump (XLA_FLAGS=--xla_dump_to=DIR)."
+            .to_string(),
+    ]
+}
+
+fn sparsecore(event: &OomEvent) -> Vec<String> {
+    if event.error_code.as_deref() == Some("E3001") {
+        return vec![
+            "Set max_nz_per_row and max_unique_nz_per_row to the real ID distribution (FDO can estimate them), \
+             or reduce the batch size (sample_count)."
+                .to_string(),
+        ];
+    }
+    if event.memory_space.as_deref() == Some("hbm") {
+        return vec!["Check the sharding of the embedding tables and of SparseCore collective operands; lower \
+             max_ids_per_partition and max_unique_ids_per_partition to what the data needs."
+            .to_string()];
+    }
+    vec![
+        "In a Pallas SparseCore kernel, shrink scratch_shapes; with embeddings, a smaller batch or more chips \
+         lowers the per-tile footprint."
+            .to_string(),
+        "Try without SparseCore collective offload: --xla_tpu_enable_sparse_core_collective_offload_all_gather=false \
+         --xla_tpu_enable_sparse_core_collective_offload_all_reduce=false."
+            .to_string(),
+        "This is usually a compiler limitation: dump with --xla_sc_dump_mlir_to=DIR and --xla_mosaic_dump_to=DIR \
+         and report it."
+            .to_string(),
+    ]
+}
+
+fn xla_gpu() -> Vec<String> {
+    let mut advice = gpu_pool().to_vec();
+    advice.push(CUDA_MALLOC_ASYNC.to_string());
+    advice.push(
+        "Lower the program's peak: a smaller batch, sharding over more devices, jax.checkpoint (jax.remat) on the \
+         largest activations, jax.jit(..., donate_argnums=...); if XLA's automatic remat chooses badly, \
+         jax.config.update('jax_compiler_enable_remat_pass', False) and remat by hand."
+            .to_string(),
+    );
+    advice.push("--xla_debug_buffer_assignment_show_max=<N> lists more than the default 15 peak buffers.".to_string());
+    advice
+}
+
+const CUDA_MALLOC_ASYNC: &str = "TF_GPU_ALLOCATOR=cuda_malloc_async replaces the BFC pool with CUDA's own \
+    allocator, which fragments differently (the BFC allocator's own suggestion when fragmentation is the cause).";
+
+/// How JAX sizes its GPU pool, from JAX's GPU memory notes.
+fn gpu_pool() -> [String; 2] {
+    [
+        "JAX preallocates 75% of GPU memory: make sure no other process holds the GPU (another JAX process, or \
+         TensorFlow: hide the GPU from it with tf.config.experimental.set_visible_devices([], \"GPU\")), and \
+         give XLA a larger share with XLA_CLIENT_MEM_FRACTION=.95 (XLA_PYTHON_CLIENT_MEM_FRACTION on older JAX)."
+            .to_string(),
+        "XLA_PYTHON_CLIENT_PREALLOCATE=false allocates on demand; XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates \
+         exactly what is used (slow, but shows the real footprint)."
+            .to_string(),
+    ]
+}
+
+fn bfc(event: &OomEvent) -> Vec<String> {
+    let mut advice = Vec::new();
+    if event.non_fatal {
+        advice.push(
+            "The allocator says this is not a failure: the op falls back to a slower path. Act only if an error \
+             follows."
+                .to_string(),
+        );
+    }
+    if event.allocator.as_deref().is_some_and(|name| name.contains("host")) {
+        advice.push(format!(
+            "{} is pinned host memory, not device memory: shrink host-side staging and prefetch buffers.",
+            event.allocator.as_deref().unwrap_or_default()
+        ));
+    }
+    if let (Some(free), Some(requested)) = (event.free_bytes, event.requested_bytes) {
+        if free >= requested {
+            advice.push(format!(
+                "The pool has {} free but no chunk of {}: fragmentation, not capacity.",
+                size(free),
+                size(requested)
+            ));
+        }
+    }
+    advice.push(CUDA_MALLOC_ASYNC.to_string());
+    advice.push(
+        "Lower the peak: a smaller batch, or fewer tensors alive at once; in TensorFlow add \
+         report_tensor_allocations_upon_oom to RunOptions to list the tensors allocated when the OOM happens."
+            .to_string(),
+    );
+    advice.extend(gpu_pool());
+    advice
+}
+
+fn runtime(event: &OomEvent) -> Vec<String> {
+    let tpu_leaks = "Drop references to arrays you no longer need (a leaked jax.Array keeps its memory), and set \
+        the libtpu flag tpu_log_allocations_on_oom to list every live allocation at the next OOM.";
+    match event.error_code.as_deref() {
+        Some("E0100") => {
+            let mut advice = fragmentation(event, event.free_bytes);
+            advice.push(
+                "Shrink what lives in HBM: a smaller batch, parameters sharded over more chips, shorter sequences, \
+                 jax.jit(..., donate_argnums=...) for inputs you no longer need; TPU tiling pads small dimensions."
+                    .to_string(),
+            );
+            advice.push(tpu_leaks.to_string());
+            advice
+        }
+        Some("E0101") => {
+            let reservable = figure(event, "Program reservation", "reservable").and_then(|b| u64::try_from(b).ok());
+            let mut advice = fragmentation(event, reservable.filter(|_| event.free_bytes >= event.requested_bytes));
+            advice.push(
+                "Loading a program reserves a contiguous region at the bottom of HBM, and live buffers come first: \
+                 reduce buffers (batch, sharding, donation), keep fewer jitted programs loaded, or lower the program's \
+                 temporaries with the tpu_shared_memory_percent flag (may cost speed)."
+                    .to_string(),
+            );
+            advice.push(tpu_leaks.to_string());
+            advice
+        }
+        _ if !event.allocations.is_empty() => vec![
+            format!(
+                "A single allocation{} is larger than the whole memory: check this array's shape and its sharding.",
+                event.shape.as_deref().map(|shape| format!(" ({shape})")).unwrap_or_default()
+            ),
+            "Capture a profile (jax.profiler.trace) and open it in XProf's Memory Viewer or `xmem report` to see \
+             what is live."
+                .to_string(),
+        ],
+        _ => {
+            let mut advice = Vec::new();
+            if note(event, "Driver", "error").is_some() {
+                advice.push(
+                    "The driver refused more device memory: another process may hold it (check nvidia-smi or \
+                     rocm-smi)."
+                        .to_string(),
+                );
+            }
+            advice.extend(gpu_pool());
+            advice.push(
+                "Lower the peak: a smaller batch, sharding over more devices, jax.checkpoint (jax.remat), \
+                 donate_argnums."
+                    .to_string(),
+            );
+            advice
+        }
+    }
+}
+
+/// When the memory free would have held the request, the failure is about contiguity.
+fn fragmentation(event: &OomEvent, usable: Option<u64>) -> Vec<String> {
+    match (event.free_bytes, usable, event.requested_bytes) {
+        (Some(free), Some(usable), Some(requested)) if free >= requested => vec![format!(
+            "{} is free, more than the {} requested, but only {} of it is usable in one piece: this is \
+             fragmentation, not capacity.",
+            size(free),
+            size(requested),
+            size(usable.min(free))
+        )],
+        _ => Vec::new(),
+    }
+}
+
+fn triton(event: &OomEvent) -> Vec<String> {
+    if event.memory_space.as_deref() == Some("shared memory") {
+        let limit = event.capacity_bytes.map(|l| format!(" (here {l} bytes)")).unwrap_or_default();
+        vec![
+            "Use smaller block sizes (BLOCK_M, BLOCK_N, BLOCK_K) or fewer pipeline stages (num_stages): shared \
+             memory holds a copy of each tile per stage."
+                .to_string(),
+            format!(
+                "With @triton.autotune, drop the configs that need more shared memory than this GPU has{limit}: \
+                 configs tuned on a larger GPU fail on smaller ones."
+            ),
+        ]
+    } else {
+        vec!["Use smaller tiles (BLOCK_M × BLOCK_N accumulators) so they fit the hardware limit.".to_string()]
+    }
+}
+
+fn pytorch(event: &OomEvent) -> Vec<String> {
+    let mut advice = Vec::new();
+    let reserved_unused =
+        figure(event, "PyTorch", "reserved by PyTorch but unallocated").and_then(|b| u64::try_from(b).ok());
+    if let (Some(unused), Some(requested)) = (reserved_unused, event.requested_bytes) {
+        if unused >= requested {
+            advice.push(format!(
+                "PyTorch holds {} reserved but unallocated, more than the {} requested: fragmentation.",
+                size(unused),
+                size(requested)
+            ));
+        }
+    }
+    if let (Some(requested), Some(capacity)) = (event.requested_bytes, event.capacity_bytes) {
+        if requested > capacity / 2 {
+            advice.push(format!(
+                "The request alone ({}) is over half of the GPU ({}): look at that tensor's shape (batch, sequence \
+                 length, an unintended broadcast).",
+                size(requested),
+                size(capacity)
+            ));
+        }
+    }
+    advice.push(
+        "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch 2.1 and later) to avoid fragmentation, or \
+         PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:<MB> on older versions."
+            .to_string(),
+    );
+    advice.push(
+        "Lower the peak: a smaller batch, activation checkpointing (torch.utils.checkpoint), mixed precision \
+         (torch.autocast), and no references to tensors you are done with; torch.cuda.memory_summary() shows the \
+         allocator's state."
+            .to_string(),
+    );
+    advice.push("If other processes share the GPU, nvidia-smi shows who holds the rest.".to_string());
+    advice
+}
+
+fn unrecognised(event: &OomEvent) -> Vec<String> {
+    let mut advice = vec![
+        "xmem has no parser for this message; it is shown as printed. Report it to xmem with the log.".to_string(),
+    ];
+    if let Some(code) = event.error_code.as_deref().and_then(|code| code.strip_prefix('E')) {
+        advice.push(format!("XLA explains this error at https://openxla.org/xla/errors/error_{code}."));
+    }
+    advice
+}

@@ -1,0 +1,257 @@
+//! The TensorFlow/TSL BFC allocator (`GPU_0_bfc`, `cuda_host_bfc`): its
+//! failure line in every generation (classic, spatial-partitioning, and the
+//! non-fatal "caller indicates that this is not a failure" variant), the
+//! memory dump that follows it, and TensorFlow's `OOM when allocating tensor`.
+
+use super::line::Line;
+use super::scanner::{Block, Detected, Feed};
+use super::size::{self, SIZE};
+use super::{Allocation, BfcBin, Kind, OomEvent};
+
+const REQUEST: &str = "Request";
+const STATS: &str = "Stats";
+const CHUNKS: &str = "Chunks";
+
+pub(super) fn detect(line: &Line) -> Option<Detected> {
+    let text = line.text.as_ref();
+    if let Some(found) = regex!(&format!(
+        r"(?:Allocator \(([^)]+)\) r|\bR)an out of memory trying to allocate ({SIZE})(?: \(rounded to (\d+)\))?(?: from the (\w+) end)?(?: with freed_by_count=(\d+))?"
+    ))
+    .captures(text)
+    {
+        let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
+        event.allocator = found.get(1).map(|name| name.as_str().to_string());
+        event.requested_bytes = size::unsigned(size::parse(&found[2]));
+        if let Some(rounded) = found.get(3) {
+            event.fact(REQUEST, "rounded to", size::parse_exact(rounded.as_str()), None);
+        }
+        if let Some(end) = found.get(4) {
+            event.fact(REQUEST, "from the end", None, Some(end.as_str().to_string()));
+        }
+        if let Some(freed) = found.get(5).and_then(|n| n.as_str().parse().ok()) {
+            event.count(REQUEST, "freed_by_count", freed);
+        }
+        event.op = regex!(r"requested by op ?(.*)$").captures(text).map(|op| op[1].trim().to_string());
+        event.non_fatal = found.get(5).is_some() || text.contains("The caller indicates that this is not a failure");
+        return Some(Detected::at(event, text, &found).with_block(Block::Bfc(Dump::default())));
+    }
+    if let Some(found) = tensor_oom(text) {
+        // On its own, TensorFlow's message is a BFC failure only when it names a BFC allocator.
+        let bfc = found.get(5).is_some_and(|allocator| allocator.as_str().ends_with("_bfc"));
+        let kind = if bfc { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };
+        let mut event = OomEvent::new(kind, line);
+        Dump::default().feed(&mut event, line);
+        return Some(Detected::at(event, text, &found));
+    }
+    let t = text.trim();
+    let fragment = regex!(
+        r"^(?:BFCAllocator dump for \S+|Bin \(\d+\):\s*Total Chunks:.*|\d+ Chunks of size \d+ totalling .*|Sum Total of in-use chunks: .*)$"
+    );
+    if fragment.is_match(t) {
+        // The dump without the failure line that comes before it.
+        let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
+        let mut dump = Dump::default();
+        dump.feed(&mut event, line);
+        return Some(Detected::new(event, t).with_block(Block::Bfc(dump)));
+    }
+    None
+}
+
+/// TensorFlow's op-level message: shape, and in newer versions the allocator.
+fn tensor_oom(text: &str) -> Option<regex::Captures<'_>> {
+    regex!(r"OOM when allocating tensor(?: with shape\s?\[([^\]]*)\]| of shape \[([^\]]*)\])?(?: and type (\w+))?(?: on (\S+))?(?: by allocator (\S+))?")
+        .captures(text)
+}
+
+/// `DumpMemoryLog`, the occupancy map and the op's message after it.
+#[derive(Default)]
+pub(super) struct Dump {
+    finished: bool,
+    in_stats: bool,
+    blanks: u8,
+    chunks_in_use: u64,
+    chunks_free: u64,
+    largest_free: Option<u64>,
+}
+
+impl Dump {
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    pub fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+        let t = line.text.trim();
+        if t.is_empty() {
+            self.blanks += 1;
+            return if self.blanks >= 2 { Feed::Ended } else { Feed::Consumed };
+        }
+        self.blanks = 0;
+        if let Some(found) = tensor_oom(t) {
+            event.shape = event.shape.take().or(found.get(1).or(found.get(2)).map(|s| format!("[{}]", s.as_str())));
+            if let Some(allocator) = found.get(5) {
+                event.allocator = event.allocator.take().or(Some(allocator.as_str().to_string()));
+            }
+            // TensorFlow's message is the last thing printed for this failure.
+            self.finished = true;
+            return Feed::Consumed;
+        }
+        if self.finished {
+            return Feed::Ended;
+        }
+        if self.in_stats && self.stat(event, t) {
+            return Feed::Consumed;
+        }
+        self.in_stats = false;
+        if regex!(r"^[*_x]{10,}$").is_match(t) || t == "<allocator contains no memory>" {
+            // The occupancy map closes the allocator's own output.
+            self.finished = true;
+        } else if is_commentary(t) {
+        } else if let Some(found) =
+            regex!(&format!(r"^Size: ({SIZE}) \| Requested Size: ({SIZE}) \| in_use: (\d)")).captures(t)
+        {
+            // The chunk the request was tried in, with its neighbours.
+            let state = if &found[3] == "1" { "in use" } else { "free" };
+            event.fact("Chunk state", "chunk", size::parse(&found[1]), Some(state.to_string()));
+        } else if let Some(found) = regex!(r"^BFCAllocator dump for (\S+)$").captures(t) {
+            event.allocator = event.allocator.take().or(Some(found[1].to_string()));
+        } else if let Some(bin) = bin(t) {
+            if event.bins.len() < super::MAX_ITEMS {
+                event.bins.push(bin);
+            }
+        } else if let Some(found) = regex!(&format!(r"^Bin for ({SIZE}) was ({SIZE}), Chunk State:$")).captures(t) {
+            event.fact("Chunk state", "request", size::parse(&found[1]), None);
+            event.fact("Chunk state", "bin", size::parse(&found[2]), None);
+        } else if let Some(found) = regex!(r"^(InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+ of size (\d+)").captures(t) {
+            if &found[1] == "Free" {
+                self.chunks_free += 1;
+                let bytes = found[2].parse().ok();
+                self.largest_free = self.largest_free.max(bytes);
+            } else {
+                self.chunks_in_use += 1;
+            }
+        } else if let Some(found) = regex!(r"^Next region of size (\d+)").captures(t) {
+            event.fact(CHUNKS, "region", size::parse_exact(&found[1]), None);
+        } else if let Some(found) = regex!(&format!(r"^(\d+) Chunks of size (\d+) totalling ({SIZE})$")).captures(t) {
+            event.push_allocation(Allocation {
+                size_bytes: found[2].parse().ok(),
+                allocation_type: Some("in use".to_string()),
+                count: found[1].parse().unwrap_or(1),
+                ..Allocation::default()
+            });
+        } else if let Some(found) = regex!(&format!(r"^Sum Total of in-use chunks: ({SIZE})$")).captures(t) {
+            event.fact(CHUNKS, "in use (sum)", size::parse(&found[1]), None);
+        } else if let Some(found) = regex!(
+            r"^total_region_allocated_bytes_: (\d+) memory_limit_: (\d+) available bytes: (\d+) curr_region_allocation_bytes_: (\d+)"
+        )
+        .captures(t)
+        {
+            for (name, at) in [("total region allocated", 1), ("memory limit", 2), ("available", 3), ("current region allocation", 4)] {
+                event.fact("Regions", name, size::parse_exact(&found[at]), None);
+            }
+            event.capacity_bytes = event.capacity_bytes.or(found[2].parse().ok());
+        } else if let Some(found) = regex!(&format!(
+            r"^Allocator memory summary: rounded request ({SIZE}), total free in pool ({SIZE}), largest free chunk usable by (\w+) end ({SIZE}), unallocated bytes ({SIZE}), pool size ({SIZE}), pool limit ({SIZE})"
+        ))
+        .captures(t)
+        {
+            let names = ["rounded request", "total free in pool", "", "largest free chunk", "unallocated", "pool size", "pool limit"];
+            for (at, name) in names.iter().enumerate().filter(|(_, name)| !name.is_empty()) {
+                event.fact("Memory summary", name, size::parse(&found[at + 1]), None);
+            }
+            event.free_bytes = event.free_bytes.or(size::unsigned(size::parse(&found[2])));
+            event.capacity_bytes = event.capacity_bytes.or(size::unsigned(size::parse(&found[7])));
+        } else if t == "Stats:" {
+            self.in_stats = true;
+            event.section(STATS);
+        } else {
+            return Feed::Ended;
+        }
+        Feed::Consumed
+    }
+
+    /// `Limit:  10925244416` (raw bytes) or, from StreamExecutor, `Limit: 10.17GiB`.
+    fn stat(&mut self, event: &mut OomEvent, t: &str) -> bool {
+        let Some(found) = regex!(r"^(\w+):\s+(\S.*)$").captures(t) else { return false };
+        let (name, value) = (&found[1], found[2].trim());
+        let bytes = size::parse_exact(value).or_else(|| size::parse(value));
+        if name == "NumAllocs" {
+            if let Ok(count) = value.parse() {
+                event.count(STATS, name, count);
+            }
+            return true;
+        }
+        match name {
+            "Limit" => event.capacity_bytes = event.capacity_bytes.or(size::unsigned(bytes)),
+            "InUse" => event.used_bytes = event.used_bytes.or(size::unsigned(bytes)),
+            _ => {}
+        }
+        event.fact(STATS, name, bytes, None);
+        true
+    }
+
+    pub fn close(&mut self, event: &mut OomEvent) {
+        if self.chunks_in_use + self.chunks_free > 0 {
+            event.count(CHUNKS, "chunks in use (listed)", self.chunks_in_use);
+            event.count(CHUNKS, "free chunks (listed)", self.chunks_free);
+            if let Some(largest) = self.largest_free.and_then(|b| i64::try_from(b).ok()) {
+                event.fact(CHUNKS, "largest free chunk", Some(largest), None);
+            }
+        }
+        // The summary lists sizes smallest first; the report shows the largest first.
+        event.allocations.sort_by_key(|a| std::cmp::Reverse(a.size_bytes));
+    }
+}
+
+/// Lines the allocator prints around its dump that carry no figure.
+fn is_commentary(t: &str) -> bool {
+    t == "Current allocation summary follows."
+        || t.starts_with("If the cause is memory fragmentation")
+        || t.starts_with("If this is caused by memory fragmentation")
+        || t.starts_with("Allocator region growth hint:")
+        || t.starts_with("Summary of in-use Chunks by size")
+}
+
+/// `Bin (256): \tTotal Chunks: 64, Chunks in use: 64. 16.0KiB allocated for chunks. 16.0KiB in use in bin. 14.0KiB client-requested in use in bin.`
+/// Old builds add `… client-requested for chunks.` and drop the period after the count.
+fn bin(t: &str) -> Option<BfcBin> {
+    let found = regex!(&format!(
+        r"^Bin \((\d+)\):\s*Total Chunks: (\d+), Chunks in use: (\d+)\.? ({SIZE}) allocated for chunks\. (?:({SIZE}) client-requested for chunks\. )?({SIZE}) in use in bin\. ({SIZE}) client-requested in use in bin\.$"
+    ))
+    .captures(t)?;
+    let bytes = |at: usize| found.get(at).and_then(|m| size::unsigned(size::parse(m.as_str())));
+    Some(BfcBin {
+        bin_bytes: found[1].parse().ok()?,
+        total_chunks: found[2].parse().ok()?,
+        chunks_in_use: found[3].parse().ok()?,
+        allocated_bytes: bytes(4),
+        requested_bytes: bytes(5),
+        in_use_bytes: bytes(6),
+        requested_in_use_bytes: bytes(7),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::oom::{scan, Kind};
+
+    /// TensorFlow 2's op message, as a public training log prints it after the allocator's warning.
+    const OP_KERNEL: &str = "2022-11-09 16:53:58.305871: W tensorflow/core/framework/op_kernel.cc:1780] OP_REQUIRES failed at conv_grad_input_ops.cc:327 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[500,512,4,4] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+
+    #[test]
+    fn tensorflow_op_message_names_the_bfc_allocator() {
+        let event = scan("log", OP_KERNEL.as_bytes()).unwrap().events.remove(0);
+        assert_eq!(event.kind, Kind::BfcAllocatorOom);
+        assert_eq!(event.allocator.as_deref(), Some("GPU_0_bfc"));
+        assert_eq!(event.shape.as_deref(), Some("[500,512,4,4]"));
+        assert_eq!(event.summary, "BFC allocator OOM: GPU_0_bfc could not allocate a tensor of shape [500,512,4,4]");
+    }
+
+    #[test]
+    fn without_an_allocator_it_is_not_called_bfc() {
+        let line =
+            "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[28000,6,29,29]\n";
+        let event = scan("log", line.as_bytes()).unwrap().events.remove(0);
+        assert_eq!(event.kind, Kind::RuntimeAllocationFailure);
+        assert_eq!(event.shape.as_deref(), Some("[28000,6,29,29]"));
+    }
+}

@@ -1,0 +1,231 @@
+//! From the facts of an event to what a reader needs first: the error code
+//! its kind implies, the excess when the log gives both sides, a one-sentence
+//! verdict, and the advice.
+
+use super::{advice, Kind, OomEvent};
+use crate::units::human_bytes_precise as size;
+
+pub(super) fn explain(event: &mut OomEvent) {
+    if event.error_code.is_none() {
+        event.error_code = implied_code(event).map(str::to_string);
+    }
+    let states_an_excess =
+        matches!(event.kind, Kind::CompileTimeOom | Kind::SparsecoreAllocation | Kind::TritonOutOfResources);
+    if states_an_excess && event.exceeded_by_bytes.is_none() {
+        if let (Some(used), Some(capacity)) = (event.used_bytes, event.capacity_bytes) {
+            event.exceeded_by_bytes = used.checked_sub(capacity).filter(|&over| over > 0);
+        }
+    }
+    event.summary = summary(event);
+    event.advice = advice::advice(event);
+}
+
+/// The code XLA gives this kind of failure when the log does not print one:
+/// E1000 for a compile-time HBM OOM, E1001 for scoped VMEM.
+fn implied_code(event: &OomEvent) -> Option<&'static str> {
+    match (event.kind, event.memory_space.as_deref()) {
+        (Kind::CompileTimeOom, Some("hbm")) => Some("E1000"),
+        (Kind::CompileTimeOom, Some("vmem")) => Some("E1001"),
+        _ => None,
+    }
+}
+
+/// The kind as a reader names it, with the space and the code:
+/// `compile-time HBM OOM (E1000)`.
+fn title(event: &OomEvent) -> String {
+    let name = match event.kind {
+        Kind::CompileTimeOom => match &event.memory_space {
+            Some(space) => format!("compile-time {} OOM", space.to_uppercase()),
+            None => "compile-time OOM".to_string(),
+        },
+        Kind::SparsecoreAllocation => "SparseCore allocation failure".to_string(),
+        Kind::BufferAssignmentOom => "XLA GPU OOM".to_string(),
+        Kind::BfcAllocatorOom if event.non_fatal => "BFC allocator OOM, not fatal".to_string(),
+        Kind::BfcAllocatorOom => "BFC allocator OOM".to_string(),
+        Kind::RuntimeAllocationFailure => "runtime allocation failure".to_string(),
+        Kind::TritonOutOfResources => "Triton out of resources".to_string(),
+        Kind::PytorchCudaOom => "PyTorch CUDA OOM".to_string(),
+        Kind::Unrecognised => "unrecognised memory error".to_string(),
+    };
+    match &event.error_code {
+        Some(code) => format!("{name} ({code})"),
+        None => name,
+    }
+}
+
+fn summary(event: &OomEvent) -> String {
+    let detail = match event.kind {
+        Kind::CompileTimeOom => compile_time(event),
+        Kind::SparsecoreAllocation => needs(event).map(|needs| match &event.memory_space {
+            Some(space) => format!("{space} {needs}"),
+            None => needs,
+        }),
+        Kind::BufferAssignmentOom => {
+            let total = figure(event, "BufferAssignment stats", "total allocation");
+            could_not(event, "allocate").map(|failed| match total {
+                Some(total) => format!("{failed}; the program's buffers total {}", size(total)),
+                None => failed,
+            })
+        }
+        Kind::BfcAllocatorOom => bfc(event),
+        Kind::RuntimeAllocationFailure => runtime(event),
+        Kind::TritonOutOfResources => triton(event),
+        Kind::PytorchCudaOom => could_not(event, "allocate"),
+        Kind::Unrecognised => Some(event.message.clone()),
+    };
+    match detail {
+        Some(detail) => format!("{}: {detail}", title(event)),
+        None => title(event),
+    }
+}
+
+/// `needs 21.95 GiB of 15.48 GiB — 6.47 GiB over`.
+fn needs(event: &OomEvent) -> Option<String> {
+    let (used, capacity) = (event.used_bytes?, event.capacity_bytes?);
+    let mut text = format!("needs {} of {}", size(used), size(capacity));
+    if let Some(over) = event.exceeded_by_bytes {
+        text.push_str(&format!(" — {} over", size(over)));
+    }
+    if let Some(requested) = event.requested_bytes {
+        text.push_str(&format!(", while allocating {}", size(requested)));
+    }
+    Some(text)
+}
+
+/// `could not allocate 22.00 MiB on GPU 0: 11.06 MiB free of 23.65 GiB`.
+fn could_not(event: &OomEvent, verb: &str) -> Option<String> {
+    let mut text = format!("could not {verb} {}", size(event.requested_bytes?));
+    if let Some(space) = &event.memory_space {
+        // A numbered device (`GPU 0`, `device ordinal 0`) is a place; `hbm` is a memory.
+        let preposition = if space.contains(|c: char| c.is_ascii_digit()) { "on" } else { "in" };
+        text.push_str(&format!(" {preposition} {space}"));
+    }
+    match (event.free_bytes, event.capacity_bytes) {
+        (Some(free), Some(capacity)) => text.push_str(&format!(": {} free of {}", size(free), size(capacity))),
+        (Some(free), None) => text.push_str(&format!(": {} free", size(free))),
+        (None, Some(capacity)) => text.push_str(&format!(" of {}", size(capacity))),
+        (None, None) => {}
+    }
+    Some(text)
+}
+
+fn compile_time(event: &OomEvent) -> Option<String> {
+    if let Some(needs) = needs(event) {
+        return Some(needs);
+    }
+    if let (Some(tc), Some(sc), Some(available)) =
+        (figure(event, "HBM usage", "TensorCore"), figure(event, "HBM usage", "SparseCore"), event.capacity_bytes)
+    {
+        return Some(format!(
+            "TensorCore {} + SparseCore {} of HBM exceed the {} available",
+            size(tc),
+            size(sc),
+            size(available)
+        ));
+    }
+    if let (Some(requested), Some(capacity)) = (event.requested_bytes, event.capacity_bytes) {
+        return Some(format!("an allocation of {} would exceed the {} of memory", size(requested), size(capacity)));
+    }
+    if let Some(op) = &event.op {
+        return Some(format!("ran out while allocating on stack for {op}"));
+    }
+    if let Some(total) = event.breakdown.first().and_then(|section| Some((&section.name, section.bytes?))) {
+        return Some(format!("{} >= {} (the log does not show the capacity)", total.0, size(total.1)));
+    }
+    let largest = event.allocations.first()?.size_bytes?;
+    Some(format!("the log holds only part of the allocation list; the first is {}", size(largest)))
+}
+
+fn bfc(event: &OomEvent) -> Option<String> {
+    let allocator = event.allocator.as_deref().unwrap_or("the allocator");
+    let mut parts = Vec::new();
+    if let Some(requested) = event.requested_bytes {
+        let mut failed = format!("{allocator} could not allocate {}", size(requested));
+        if let Some(rounded) = figure(event, "Request", "rounded to") {
+            failed.push_str(&format!(" (rounded to {rounded} bytes)"));
+        }
+        match event.op.as_deref() {
+            Some("") => failed.push_str(" for an unnamed op"),
+            Some(op) => failed.push_str(&format!(" for op {op}")),
+            None => {}
+        }
+        parts.push(failed);
+    } else if let Some(shape) = &event.shape {
+        parts.push(format!("{allocator} could not allocate a tensor of shape {shape}"));
+    }
+    if let (Some(used), Some(capacity)) = (event.used_bytes, event.capacity_bytes) {
+        parts.push(format!("{} in use of a {} limit", size(used), size(capacity)));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+fn runtime(event: &OomEvent) -> Option<String> {
+    if event.error_code.as_deref() == Some("E0101") {
+        let mut text = format!("could not reserve {} for the program", size(event.requested_bytes?));
+        if let Some(program) = &event.op {
+            text.push_str(&format!(" '{program}'"));
+        }
+        if let Some(free) = event.free_bytes {
+            text.push_str(&format!(": {} free", size(free)));
+            if let Some(reservable) = figure(event, "Program reservation", "reservable") {
+                text.push_str(&format!(", {} reservable", size(reservable)));
+            }
+        }
+        return Some(text);
+    }
+    if !event.allocations.is_empty() {
+        let (requested, capacity) = (event.requested_bytes?, event.capacity_bytes?);
+        let space = event.memory_space.as_deref().unwrap_or("device");
+        return Some(format!("an allocation of {} would exceed the {} of {space}", size(requested), size(capacity)));
+    }
+    let Some(mut text) = could_not(event, "allocate") else {
+        return event.shape.as_ref().map(|shape| format!("could not allocate a tensor of shape {shape}"));
+    };
+    if let Some(error) = note(event, "Driver", "error") {
+        text.push_str(&format!(" ({error})"));
+    }
+    Some(text)
+}
+
+fn triton(event: &OomEvent) -> Option<String> {
+    let space = event.memory_space.as_deref()?;
+    match (event.used_bytes, event.capacity_bytes) {
+        (Some(required), Some(limit)) => {
+            let mut text =
+                format!("the kernel needs {} of {space}, the hardware limit is {}", size(required), size(limit));
+            if let Some(over) = event.exceeded_by_bytes {
+                text.push_str(&format!(" — {} over", size(over)));
+            }
+            Some(text)
+        }
+        _ => {
+            let count = |name: &str| event.breakdown.iter().flat_map(|s| &s.items).find(|i| i.name == name)?.count;
+            Some(format!(
+                "the kernel needs {} of {space}, the hardware limit is {}",
+                count("required")?,
+                count("hardware limit")?
+            ))
+        }
+    }
+}
+
+/// The bytes of one item of the breakdown.
+pub(super) fn figure(event: &OomEvent, section: &str, name: &str) -> Option<i64> {
+    item(event, section, name)?.bytes
+}
+
+pub(super) fn note<'a>(event: &'a OomEvent, section: &str, name: &str) -> Option<&'a str> {
+    item(event, section, name)?.note.as_deref()
+}
+
+fn item<'a>(event: &'a OomEvent, section: &str, name: &str) -> Option<&'a super::Item> {
+    event.breakdown.iter().find(|s| s.name == section)?.items.iter().find(|i| i.name == name)
+}
+
+/// `text` cut to `max` characters, marked with an ellipsis when cut.
+pub(super) fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}

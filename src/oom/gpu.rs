@@ -1,0 +1,102 @@
+//! XLA on GPU (CUDA and ROCm): the allocator's failure (`Out of memory while
+//! trying to allocate N bytes.`, `Failed to allocate request for … on device
+//! ordinal N`), the driver's (`failed to allocate … from device: CUDA_ERROR_OUT_OF_MEMORY`),
+//! and the BufferAssignment report XLA prints after the first two.
+
+use super::line::Line;
+use super::listing::Listing;
+use super::scanner::{Block, Detected, Feed};
+use super::size::{self, SIZE};
+use super::{Kind, OomEvent};
+
+const STATS: &str = "BufferAssignment stats";
+
+pub(super) fn detect(line: &Line) -> Option<Detected> {
+    let text = line.text.as_ref();
+    if let Some(found) =
+        regex!(&format!(r"Out of memory while trying to allocate (?:(\d+) bytes|({SIZE}))\.?")).captures(text)
+    {
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        let exact = found.get(1).and_then(|n| size::parse_exact(n.as_str()));
+        event.requested_bytes = size::unsigned(exact.or_else(|| found.get(2).and_then(|s| size::parse(s.as_str()))));
+        return Some(Detected::at(event, text, &found).with_block(Block::Gpu(Report::default())));
+    }
+    if let Some(found) =
+        regex!(&format!(r"Failed to allocate request for ({SIZE}) \((\d+)B\) on device ordinal (\d+)")).captures(text)
+    {
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.requested_bytes = size::unsigned(size::parse_exact(&found[2]).or_else(|| size::parse(&found[1])));
+        event.memory_space = Some(format!("device ordinal {}", &found[3]));
+        return Some(Detected::at(event, text, &found).with_block(Block::Gpu(Report::default())));
+    }
+    if let Some(found) =
+        regex!(&format!(r"failed to allocate ({SIZE}) \((\d+) bytes\) from device(?:: (.*))?")).captures(text)
+    {
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.requested_bytes = size::unsigned(size::parse_exact(&found[2]).or_else(|| size::parse(&found[1])));
+        if let Some(error) = found.get(3) {
+            event.fact("Driver", "error", None, Some(error.as_str().trim().to_string()));
+        }
+        return Some(Detected::at(event, text, &found));
+    }
+    if line.text.trim() == "BufferAssignment OOM Debugging." {
+        let mut event = OomEvent::new(Kind::BufferAssignmentOom, line);
+        let mut report = Report::default();
+        report.feed(&mut event, line);
+        return Some(Detected::new(event, line.text.trim()).with_block(Block::Gpu(report)));
+    }
+    None
+}
+
+/// `BufferAssignment::ToVerboseString`: the stats, then the peak buffers.
+#[derive(Default)]
+pub(super) struct Report {
+    started: bool,
+    in_stats: bool,
+    listing: Listing,
+    blanks: u8,
+}
+
+impl Report {
+    pub fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+        let t = line.text.trim();
+        if t.is_empty() {
+            self.blanks += 1;
+            // A blank line separates buffers; two end the report (and one before it starts).
+            return if self.blanks >= 2 || !self.started { Feed::Ended } else { Feed::Consumed };
+        }
+        self.blanks = 0;
+        if t == "BufferAssignment OOM Debugging." {
+            self.started = true;
+            event.kind = Kind::BufferAssignmentOom;
+            return Feed::Consumed;
+        }
+        if !self.started {
+            return Feed::Ended;
+        }
+        if self.listing.field(&line.text) {
+            return Feed::Consumed;
+        }
+        if t == "BufferAssignment stats:" {
+            self.in_stats = true;
+            event.section(STATS);
+        } else if t == "Peak buffers:" {
+            self.in_stats = false;
+        } else if regex!(r"^Buffer \d+:$").is_match(t) {
+            self.in_stats = false;
+            self.listing.start(event, None);
+        } else if let Some(found) =
+            regex!(&format!(r"^([a-z_ ]+?):\s+({SIZE})(?:\s+\(([\d.]+)%\))?$")).captures(t).filter(|_| self.in_stats)
+        {
+            let note = found.get(3).map(|percent| format!("{}%", percent.as_str()));
+            event.fact(STATS, &found[1], size::parse(&found[2]), note);
+        } else {
+            return Feed::Ended;
+        }
+        Feed::Consumed
+    }
+
+    pub fn close(&mut self, event: &mut OomEvent) {
+        self.listing.finish(event);
+    }
+}

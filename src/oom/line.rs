@@ -1,0 +1,241 @@
+//! One log line made comparable: what the program printed, without what the
+//! logging stack, the terminal or the paste around it added.
+//!
+//! Logs reach xmem through glog, absl, Python logging, vLLM, Ray, Elixir's
+//! Logger, `kubectl logs`, terminals that keep colour codes (sometimes without
+//! the escape byte) and issue comments that prefix lines with `#`. The message
+//! parsers only ever see the text after all of that.
+
+use std::borrow::Cow;
+use std::io::{self, BufRead};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// A line is read up to this many bytes; a longer one (a binary blob, a
+/// minified dump) is cut there, so one line cannot claim the whole log's size in memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Colour and cursor codes, with the escape byte or with it lost in a copy
+/// (`[31m`, `[0;1m`).
+static ANSI: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b|\[\d{1,3}(?:;\d{1,3})*m")
+        .expect("valid regex")
+});
+
+/// What log frameworks put before the message. Applied repeatedly, because
+/// prefixes nest (a timestamp, then a severity and a source file).
+static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:",
+        // vLLM / Ray actors: (EngineCore pid=106339) , (RayWorker pid=1, ip=10.0.0.1)
+        r"\(\w[\w-]* pid=\d+(?:, ip=[\d.]+)?\)\s*",
+        // vLLM: ERROR 06-03 07:41:11 [core.py:1184]
+        r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?\s+\[[^\]]*\]\s?",
+        // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165:
+        r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
+        // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826]
+        r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+[\w./-]+:\d+\]\s?",
+        // TF after its timestamp, or alone in old builds: W tensorflow/core/common_runtime/bfc_allocator.cc:217]
+        r"|[IWEF]\s+[\w./-]+:\d+\]\s?",
+        // pod logs: 10.128.0.33 [3]
+        r"|\d{1,3}(?:\.\d{1,3}){3}\s+\[\d+\]\s+",
+        // [16:10:33] stdout/INFO
+        r"|\[\d{2}:\d{2}:\d{2}(?:\.\d+)?\]\s+(?:[\w-]+/[A-Z]+\s+)?",
+        // Elixir Logger: 12:00:00.000 [error]
+        r"|(?:\d{2}:\d{2}:\d{2}\.\d{3}\s+)?\[(?:debug|info|notice|warning|warn|error|critical|alert|emergency)\]\s+",
+        // line numbers from an editor or a CI viewer: 123 | , 123 │
+        r"|\s*\d+\s*[|│]\s?",
+        // a paste commented out with #
+        r"|#+\s?",
+        r")",
+    ))
+    .expect("valid regex")
+});
+
+/// Log collapsers that fold repeats into one line: `(×5)`, `(x5)`, Ray's `[repeated 5x across cluster]`.
+static REPEAT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\s*(?:\((?:×|x)(\d+)\)|\[repeated (\d+)x across cluster\])\s*$").expect("valid regex")
+});
+
+/// Calls `f` with the number (1-based) and the bytes of each line of `reader`,
+/// without its newline; returns how many lines there were. A line longer than
+/// [`MAX_LINE_BYTES`] is passed cut there, so memory stays bounded whatever the input.
+pub fn read_lines(mut reader: impl BufRead, mut f: impl FnMut(u64, &[u8])) -> io::Result<u64> {
+    let mut line = Vec::new();
+    let mut number = 0;
+    let mut pending = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            break;
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let part = &available[..newline.unwrap_or(available.len())];
+        let room = MAX_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        pending = true;
+        let used = newline.map_or(available.len(), |at| at + 1);
+        reader.consume(used);
+        if newline.is_some() {
+            number += 1;
+            f(number, &line);
+            line.clear();
+            pending = false;
+        }
+    }
+    if pending {
+        number += 1;
+        f(number, &line);
+    }
+    Ok(number)
+}
+
+/// A line as the parsers see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// 1-based line number in the log.
+    pub number: u64,
+    /// The message without colour codes, log prefixes or repeat markers. Trailing
+    /// space is kept: where a terminal wrapped a line, it is the space between two words.
+    pub text: Cow<'a, str>,
+    /// How many times the log says this line occurred (a collapsed repeat counts more than once).
+    pub repeats: u64,
+    /// A log prefix was removed: the line is a record of its own, not the
+    /// wrapped tail of the line before.
+    pub prefixed: bool,
+}
+
+impl Line<'_> {
+    pub fn is_blank(&self) -> bool {
+        self.text.trim().is_empty()
+    }
+}
+
+/// Cleans one raw line (without its newline or carriage return).
+pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let mut text = String::from_utf8_lossy(raw);
+    if text.contains(['\x1b', '[']) {
+        if let Cow::Owned(stripped) = ANSI.replace_all(&text, "") {
+            text = Cow::Owned(stripped);
+        }
+    }
+    let mut repeats = 1;
+    if let Some(found) = REPEAT.captures(&text) {
+        repeats = found.get(1).or_else(|| found.get(2)).and_then(|n| n.as_str().parse().ok()).unwrap_or(1);
+        let at = found.get(0).map_or(text.len(), |m| m.start());
+        text = Cow::Owned(text[..at].to_string());
+    }
+    let mut prefixed = false;
+    for _ in 0..4 {
+        let Some(prefix) = PREFIX.find(&text).filter(|m| !m.is_empty()) else { break };
+        prefixed = true;
+        let end = prefix.end();
+        text = match text {
+            Cow::Borrowed(s) => Cow::Borrowed(&s[end..]),
+            Cow::Owned(s) => Cow::Owned(s[end..].to_string()),
+        };
+    }
+    Line { number, text, repeats, prefixed }
+}
+
+/// Whether a line stops in the middle of something: an unclosed bracket or
+/// quote, as when an excerpt or a terminal cuts a message mid-way.
+pub fn looks_cut(text: &str) -> bool {
+    let mut depth = 0i64;
+    let mut quotes = 0;
+    for c in text.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            '"' => quotes += 1,
+            _ => {}
+        }
+    }
+    depth > 0 || quotes % 2 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean(raw: &str) -> String {
+        normalise(1, raw.as_bytes()).text.into_owned()
+    }
+
+    #[test]
+    fn log_prefixes_are_removed() {
+        assert_eq!(
+            clean("2021-03-15 17:16:57.309165: W tensorflow/core/common_runtime/bfc_allocator.cc:433] Allocator (GPU_0_bfc) ran"),
+            "Allocator (GPU_0_bfc) ran"
+        );
+        assert_eq!(
+            clean("E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826] Execution of replica 0 failed"),
+            "Execution of replica 0 failed"
+        );
+        assert_eq!(
+            clean("(EngineCore pid=106339) ERROR 06-03 07:41:11 [core.py:1184]     scoped           76.58M"),
+            "    scoped           76.58M"
+        );
+        assert_eq!(clean("2020-10-22 02:48:58 10.128.0.33 [3]   (1) Resource exhausted"), "(1) Resource exhausted");
+        assert_eq!(
+            clean("[16:10:33] stdout/INFO  triton.runtime.errors.OutOfResources"),
+            "triton.runtime.errors.OutOfResources"
+        );
+        assert_eq!(clean("12:00:01.123 [error] CUDA out of memory."), "CUDA out of memory.");
+        assert_eq!(clean("#XlaRuntimeError: RESOURCE_EXHAUSTED"), "XlaRuntimeError: RESOURCE_EXHAUSTED");
+        assert_eq!(clean("  42 | Used 1G"), "Used 1G");
+    }
+
+    #[test]
+    fn message_indentation_survives() {
+        assert_eq!(clean("  1. Size: 32.00G"), "  1. Size: 32.00G");
+        assert_eq!(clean("\t\tSize: 38.10GiB"), "\t\tSize: 38.10GiB");
+        assert_eq!(clean("1 Chunks of size 1280 totalling 1.2KiB"), "1 Chunks of size 1280 totalling 1.2KiB");
+    }
+
+    #[test]
+    fn colour_codes_go_with_or_without_the_escape_byte() {
+        assert_eq!(clean("\x1b[31mRESOURCE_EXHAUSTED\x1b[0m: Out of memory"), "RESOURCE_EXHAUSTED: Out of memory");
+        assert_eq!(clean("[1;31mRESOURCE_EXHAUSTED[0m: Out of memory"), "RESOURCE_EXHAUSTED: Out of memory");
+        assert_eq!(clean("f32[4096,256]"), "f32[4096,256]");
+    }
+
+    #[test]
+    fn collapsed_repeats_are_counted() {
+        let line = normalise(2, "OutOfResources: out of resource  (×5)".as_bytes());
+        assert_eq!((line.text.as_ref(), line.repeats), ("OutOfResources: out of resource", 5));
+        let line = normalise(2, b"CUDA out of memory. [repeated 3x across cluster]");
+        assert_eq!((line.text.as_ref(), line.repeats), ("CUDA out of memory.", 3));
+    }
+
+    #[test]
+    fn lines_are_read_whatever_their_ending() {
+        let mut seen = Vec::new();
+        let count = read_lines(&b"first\r\n\nlast"[..], |n, line| seen.push((n, line.to_vec()))).unwrap();
+        assert_eq!(count, 3);
+        assert_eq!(seen, [(1, b"first\r".to_vec()), (2, Vec::new()), (3, b"last".to_vec())]);
+        assert_eq!(read_lines(&b"one\n"[..], |_, _| {}).unwrap(), 1);
+        assert_eq!(read_lines(&b""[..], |_, _| {}).unwrap(), 0);
+    }
+
+    #[test]
+    fn an_endless_line_is_cut() {
+        let long = vec![b'x'; MAX_LINE_BYTES + 10];
+        let mut lengths = Vec::new();
+        read_lines(&long[..], |_, line| lengths.push(line.len())).unwrap();
+        assert_eq!(lengths, [MAX_LINE_BYTES]);
+    }
+
+    #[test]
+    fn cut_lines_are_noticed() {
+        assert!(looks_cut("%flash_attention.27 = bf16[1,2,37888,72]{3,2,1,0:T(8,128)("));
+        assert!(looks_cut("Operator: op_name=\"jit(apply_fn)/a"));
+        assert!(!looks_cut("Shape: f32[32,4096,4096]{1,2,0:T(8,128)}"));
+    }
+}

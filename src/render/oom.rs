@@ -1,0 +1,161 @@
+//! `xmem oom` as text or Markdown: per error, its verdict, the figures the
+//! log gives, the allocations it lists, and the advice. Sizes are printed with
+//! two decimals, the precision of the logs themselves, so they can be found there.
+
+use std::io::{self, Write};
+
+use comfy_table::{ColumnConstraint, Width};
+
+use super::text::{align_right, fact, heading, table, Flavor};
+use crate::oom::{Allocation, OomEvent, OomReport};
+use crate::units::human_bytes_precise as size;
+
+/// Columns of the allocation table's op name in a terminal.
+const OP_NAME_WIDTH: u16 = 28;
+
+pub fn write(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
+    if report.events.is_empty() {
+        return writeln!(out, "No memory error found in {} ({} lines read).", report.input, report.lines);
+    }
+    heading(out, flavor, 1, &format!("xmem oom: {}", report.input))?;
+    let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
+    let lines = if report.lines == 1 { "line" } else { "lines" };
+    writeln!(out, "{} {errors} in {} {lines}.", report.events.len(), report.lines)?;
+    for (i, event) in report.events.iter().enumerate() {
+        writeln!(out)?;
+        write_event(out, flavor, i + 1, event)?;
+    }
+    Ok(())
+}
+
+fn write_event(out: &mut dyn Write, flavor: Flavor, number: usize, event: &OomEvent) -> io::Result<()> {
+    heading(out, flavor, 2, &format!("{number}. {}", event.summary))?;
+    fact(out, flavor, &format!("Line {}", event.line), &event.message)?;
+    if event.occurrences > 1 {
+        fact(out, flavor, "Occurrences", &format!("{} (repeats of the same message)", event.occurrences))?;
+    }
+    let named =
+        [("Exception", &event.exception), ("Allocator", &event.allocator), ("Op", &event.op), ("Shape", &event.shape)];
+    for (label, value) in named {
+        match value.as_deref() {
+            Some("") => fact(out, flavor, label, "(empty in the log)")?,
+            Some(value) => fact(out, flavor, label, value)?,
+            None => {}
+        }
+    }
+    if event.truncated {
+        fact(out, flavor, "Truncated", "the log ends inside this report; what would have followed is missing")?;
+    }
+    if !event.breakdown.is_empty() {
+        writeln!(out)?;
+        write_breakdown(out, flavor, event)?;
+    }
+    if !event.bins.is_empty() {
+        writeln!(out)?;
+        write_bins(out, flavor, event)?;
+    }
+    if !event.allocations.is_empty() {
+        writeln!(out)?;
+        write_allocations(out, flavor, &event.allocations)?;
+    }
+    writeln!(out)?;
+    paragraph(out, flavor, "Advice")?;
+    for advice in &event.advice {
+        writeln!(out, "- {advice}")?;
+    }
+    Ok(())
+}
+
+fn write_breakdown(out: &mut dyn Write, flavor: Flavor, event: &OomEvent) -> io::Result<()> {
+    paragraph(out, flavor, "What the log reports")?;
+    let mut t = table(flavor, &["Section", "Item", "Size", "Detail"]);
+    for section in &event.breakdown {
+        let mut label = section.name.clone();
+        if section.bytes.is_some() || section.note.is_some() {
+            t.add_row(vec![
+                std::mem::take(&mut label),
+                String::new(),
+                section.bytes.map(size).unwrap_or_default(),
+                section.note.clone().unwrap_or_default(),
+            ]);
+        }
+        for item in &section.items {
+            let detail = [item.count.map(|c| c.to_string()), item.note.clone()].into_iter().flatten();
+            t.add_row(vec![
+                std::mem::take(&mut label),
+                item.name.clone(),
+                item.bytes.map(size).unwrap_or_default(),
+                detail.collect::<Vec<_>>().join(", "),
+            ]);
+        }
+    }
+    align_right(&mut t, &[2]);
+    writeln!(out, "{t}")
+}
+
+fn write_bins(out: &mut dyn Write, flavor: Flavor, event: &OomEvent) -> io::Result<()> {
+    paragraph(out, flavor, "Allocator bins")?;
+    let mut t = table(flavor, &["Bin", "Chunks", "In use", "Allocated", "In use (bytes)", "Requested in use"]);
+    for bin in &event.bins {
+        t.add_row(vec![
+            size(bin.bin_bytes),
+            bin.total_chunks.to_string(),
+            bin.chunks_in_use.to_string(),
+            bin.allocated_bytes.map(size).unwrap_or_default(),
+            bin.in_use_bytes.map(size).unwrap_or_default(),
+            bin.requested_in_use_bytes.map(size).unwrap_or_default(),
+        ]);
+    }
+    align_right(&mut t, &[0, 1, 2, 3, 4, 5]);
+    writeln!(out, "{t}")
+}
+
+fn write_allocations(out: &mut dyn Write, flavor: Flavor, allocations: &[Allocation]) -> io::Result<()> {
+    paragraph(out, flavor, &format!("Largest allocations ({})", allocations.len()))?;
+    const HEADER: [&str; 7] = ["Size", "Unpadded", "Padding", "Op name", "Shape", "XLA label", "Type"];
+    let rows: Vec<[String; 7]> = allocations
+        .iter()
+        .map(|a| {
+            let bytes = a.size_bytes.map(size).unwrap_or_default();
+            [
+                if a.count > 1 { format!("{} × {bytes}", a.count) } else { bytes },
+                a.unpadded_bytes.map(size).unwrap_or_default(),
+                a.expansion.map(|x| format!("{x:.1}x")).unwrap_or_default(),
+                a.op_name.clone().or_else(|| a.op_type.clone()).unwrap_or_default(),
+                a.shape.clone().unwrap_or_default(),
+                a.instruction.clone().or_else(|| a.xla_label.clone()).unwrap_or_default(),
+                a.allocation_type.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    // Each kind of log fills different columns; the ones it never fills are left out.
+    let shown: Vec<usize> = (0..HEADER.len()).filter(|&c| rows.iter().any(|row| !row[c].is_empty())).collect();
+    let mut t = table(flavor, &shown.iter().map(|&c| HEADER[c]).collect::<Vec<_>>());
+    for row in &rows {
+        t.add_row(shown.iter().map(|&c| row[c].clone()).collect::<Vec<_>>());
+    }
+    let position = |column: usize| shown.iter().position(|&c| c == column);
+    let sizes: Vec<usize> = [0, 1, 2].into_iter().filter_map(position).collect();
+    align_right(&mut t, &sizes);
+    if flavor == Flavor::Text {
+        // Sizes never wrap; JAX op names run to hundreds of characters, so
+        // their column is kept wide enough to wrap them over few lines.
+        for &c in &sizes {
+            if let Some(column) = t.column_mut(c) {
+                column.set_constraint(ColumnConstraint::ContentWidth);
+            }
+        }
+        if let Some(column) = position(3).and_then(|c| t.column_mut(c)) {
+            column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(OP_NAME_WIDTH)));
+        }
+    }
+    writeln!(out, "{t}")
+}
+
+/// A label above a table or a list.
+fn paragraph(out: &mut dyn Write, flavor: Flavor, label: &str) -> io::Result<()> {
+    match flavor {
+        Flavor::Text => writeln!(out, "{label}:"),
+        Flavor::Markdown => writeln!(out, "**{label}**\n"),
+    }
+}
