@@ -150,7 +150,7 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
     let Some(payload) = first_payload else {
         return Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}")));
     };
-    if has_computations && std::str::from_utf8(&payload).is_ok_and(|name| !name.is_empty()) {
+    if has_computations && std::str::from_utf8(payload).is_ok_and(|name| !name.is_empty()) {
         return Ok(FileKind::HloModule);
     }
     match payload.first() {
