@@ -63,6 +63,16 @@ fn main_module_growth() -> (i64, f64) {
     (delta, delta as f64 / base[&key] as f64)
 }
 
+/// `diff base new flag bytes` passes; one byte less fails, and that run is returned to check its output.
+fn limit_just_under_fails(base: &str, new: &str, flag: &str, bytes: i64) -> assert_cmd::assert::Assert {
+    xmem()
+        .args(["diff", base, new, flag, &bytes.to_string()])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Verdict: PASS"));
+    xmem().args(["diff", base, new, flag, &(bytes - 1).to_string()]).assert().code(1)
+}
+
 /// A percentage limit written with three decimals just under and just over `ratio`.
 fn percent_around(ratio: f64) -> (String, String) {
     let percent = ratio * 100.0;
@@ -123,18 +133,9 @@ fn dump_files_diff_like_the_profiles() {
 #[test]
 fn a_size_limit_just_under_the_growth_fails_and_one_at_it_passes() {
     // Without --module the limit covers every module; the main one grew most.
-    let (growth, _) = main_module_growth();
-    xmem()
-        .args(["diff", BASE, NEW, "--fail-if-peak-grows", &(growth - 1).to_string()])
-        .assert()
-        .code(1)
+    limit_just_under_fails(BASE, NEW, "--fail-if-peak-grows", main_module_growth().0)
         .stdout(predicate::str::contains("Verdict: FAIL, 1 limit crossed"))
         .stderr(predicate::str::contains("xmem: FAIL, 1 limit crossed"));
-    xmem()
-        .args(["diff", BASE, NEW, "--fail-if-peak-grows", &growth.to_string()])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("Verdict: PASS"));
 }
 
 #[test]
@@ -158,12 +159,8 @@ fn a_percentage_limit_covers_every_matched_peak() {
 #[test]
 fn a_ceiling_just_under_the_new_peak_fails_and_one_at_it_passes() {
     let largest = *oracle_peaks("pair_new").values().max().unwrap();
-    xmem()
-        .args(["diff", BASE, NEW, "--fail-if-over", &(largest - 1).to_string()])
-        .assert()
-        .code(1)
+    limit_just_under_fails(BASE, NEW, "--fail-if-over", largest)
         .stdout(predicate::str::contains(format!("{MAIN_MODULE}(40) · hbm: peak 86.4 MiB crosses --fail-if-over")));
-    xmem().args(["diff", BASE, NEW, "--fail-if-over", &largest.to_string()]).assert().code(0);
 }
 
 #[test]
@@ -273,16 +270,11 @@ fn allocator_delta_is_the_difference_of_the_two_peaks() {
 #[test]
 fn an_allocator_size_limit_just_under_its_growth_fails_and_one_at_it_passes() {
     // The new modules' peaks (19.0 and 7.0 MiB) are far below the allocator's growth.
-    let (growth, _) = allocator_growth();
-    xmem()
-        .args(["diff", TF_FIT, TF_XLA, "--fail-if-peak-grows", &(growth - 1).to_string()])
-        .assert()
-        .code(1)
+    limit_just_under_fails(TF_FIT, TF_XLA, "--fail-if-peak-grows", allocator_growth().0)
         .stdout(predicate::str::contains("Verdict: FAIL, 1 limit crossed"))
         .stdout(predicate::str::contains(format!(
             "allocator {ALLOCATOR} on vm: peak grew 85.2 MiB → 280.6 MiB (+195.4 MiB, +229.4%) crosses"
         )));
-    xmem().args(["diff", TF_FIT, TF_XLA, "--fail-if-peak-grows", &growth.to_string()]).assert().code(0);
 }
 
 #[test]
@@ -306,11 +298,9 @@ fn an_allocator_percentage_limit_judges_only_the_allocator_selected() {
 
 #[test]
 fn an_allocator_ceiling_just_under_the_new_peak_fails_and_one_at_it_passes() {
-    let new = oracle_allocator_peak("tf_keras_xla");
-    xmem().args(["diff", TF_FIT, TF_XLA, "--fail-if-over", &(new - 1).to_string()]).assert().code(1).stdout(
+    limit_just_under_fails(TF_FIT, TF_XLA, "--fail-if-over", oracle_allocator_peak("tf_keras_xla")).stdout(
         predicate::str::contains(format!("allocator {ALLOCATOR} on vm: peak 280.6 MiB crosses --fail-if-over")),
     );
-    xmem().args(["diff", TF_FIT, TF_XLA, "--fail-if-over", &new.to_string()]).assert().code(0);
 }
 
 #[test]
@@ -334,31 +324,29 @@ fn a_profile_with_allocators_only_against_itself_has_zero_deltas_and_passes() {
         .stdout(predicate::str::ends_with("Verdict: PASS (--fail-if-peak-grows 0%, --fail-if-over 1.0 GiB)\n"));
 }
 
+/// What `xmem diff` prints when a limit is crossed, as a user sees it.
+fn stdout_of_a_failing_diff(args: &[&str]) -> String {
+    let output = xmem().arg("diff").args(args).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[test]
 fn allocators_in_markdown_for_a_pull_request() {
-    let output = xmem()
-        .args(["diff", TF_FIT, TF_XLA, "--format", "markdown", "--top", "3", "--fail-if-peak-grows", "150%"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+    let args = [TF_FIT, TF_XLA, "--format", "markdown", "--top", "3", "--fail-if-peak-grows", "150%"];
+    insta::assert_snapshot!(stdout_of_a_failing_diff(&args));
 }
 
 #[test]
 fn markdown_for_a_pull_request() {
-    let output = xmem()
-        .args(["diff", BASE, NEW, "--format", "markdown", "--top", "5", "--fail-if-peak-grows", "5%"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+    let args = [BASE, NEW, "--format", "markdown", "--top", "5", "--fail-if-peak-grows", "5%"];
+    insta::assert_snapshot!(stdout_of_a_failing_diff(&args));
 }
 
 #[test]
 fn text_for_a_terminal() {
-    let output = xmem().args(["diff", BASE_DUMP, NEW_DUMP, "--top", "6", "--fail-if-over", "64MiB"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+    let args = [BASE_DUMP, NEW_DUMP, "--top", "6", "--fail-if-over", "64MiB"];
+    insta::assert_snapshot!(stdout_of_a_failing_diff(&args));
 }
 
 #[test]
