@@ -1,6 +1,8 @@
 //! `xmem diff` run as a user runs it, on the real regression pair in
 //! `fixtures/profiles/pair_base` and `pair_new` (a wide-MLP step at width 1024
-//! and 1536). Expected peaks come from XProf 2.24.2's own oracle files.
+//! and 1536), and for allocators on the two TensorFlow runs `tf_keras_fit`
+//! and `tf_keras_xla` (one BFC allocator each, on host `vm`). Expected peaks
+//! come from XProf 2.24.2's own oracle files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,11 @@ const BASE_DUMP: &str =
 const NEW_DUMP: &str =
     "fixtures/profiles/pair_new/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb";
 const MAIN_MODULE: &str = "jit_wide_mlp_step";
+/// A Keras fit without XLA: allocator events, no XLA module.
+const TF_FIT: &str = "fixtures/profiles/tf_keras_fit/profile";
+/// A Keras fit with XLA: the same allocator, and two XLA modules.
+const TF_XLA: &str = "fixtures/profiles/tf_keras_xla/profile";
+const ALLOCATOR: &str = "bfc_cpu_allocator_for_gpu";
 
 fn xmem() -> Command {
     let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("xmem");
@@ -54,6 +61,22 @@ fn main_module_growth() -> (i64, f64) {
     let key = (MAIN_MODULE.to_string(), 40);
     let delta = new[&key] - base[&key];
     (delta, delta as f64 / base[&key] as f64)
+}
+
+/// `diff base new flag bytes` passes; one byte less fails, and that run is returned to check its output.
+fn limit_just_under_fails(base: &str, new: &str, flag: &str, bytes: i64) -> assert_cmd::assert::Assert {
+    xmem()
+        .args(["diff", base, new, flag, &bytes.to_string()])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Verdict: PASS"));
+    xmem().args(["diff", base, new, flag, &(bytes - 1).to_string()]).assert().code(1)
+}
+
+/// A percentage limit written with three decimals just under and just over `ratio`.
+fn percent_around(ratio: f64) -> (String, String) {
+    let percent = ratio * 100.0;
+    (format!("{:.3}%", (percent * 1000.0).floor() / 1000.0), format!("{:.3}%", (percent * 1000.0).ceil() / 1000.0))
 }
 
 #[test]
@@ -110,26 +133,14 @@ fn dump_files_diff_like_the_profiles() {
 #[test]
 fn a_size_limit_just_under_the_growth_fails_and_one_at_it_passes() {
     // Without --module the limit covers every module; the main one grew most.
-    let (growth, _) = main_module_growth();
-    xmem()
-        .args(["diff", BASE, NEW, "--fail-if-peak-grows", &(growth - 1).to_string()])
-        .assert()
-        .code(1)
+    limit_just_under_fails(BASE, NEW, "--fail-if-peak-grows", main_module_growth().0)
         .stdout(predicate::str::contains("Verdict: FAIL, 1 limit crossed"))
         .stderr(predicate::str::contains("xmem: FAIL, 1 limit crossed"));
-    xmem()
-        .args(["diff", BASE, NEW, "--fail-if-peak-grows", &growth.to_string()])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("Verdict: PASS"));
 }
 
 #[test]
 fn a_percentage_limit_just_under_the_growth_fails_and_just_over_passes() {
-    let (_, ratio) = main_module_growth();
-    let percent = ratio * 100.0;
-    let under = format!("{:.3}%", (percent * 1000.0).floor() / 1000.0);
-    let over = format!("{:.3}%", (percent * 1000.0).ceil() / 1000.0);
+    let (under, over) = percent_around(main_module_growth().1);
     for (limit, code) in [(under, 1), (over, 0)] {
         xmem().args(["diff", BASE, NEW, "--module", MAIN_MODULE, "--fail-if-peak-grows", &limit]).assert().code(code);
     }
@@ -138,10 +149,9 @@ fn a_percentage_limit_just_under_the_growth_fails_and_just_over_passes() {
 #[test]
 fn a_percentage_limit_covers_every_matched_peak() {
     let (base, new) = (oracle_peaks("pair_base"), oracle_peaks("pair_new"));
-    let largest = base.iter().map(|(key, &b)| (new[key] - b) as f64 / b as f64).fold(0.0, f64::max) * 100.0;
-    assert!(largest > main_module_growth().1 * 100.0, "a smaller module grew faster than the main one");
-    let under = format!("{:.3}%", (largest * 1000.0).floor() / 1000.0);
-    let over = format!("{:.3}%", (largest * 1000.0).ceil() / 1000.0);
+    let largest = base.iter().map(|(key, &b)| (new[key] - b) as f64 / b as f64).fold(0.0, f64::max);
+    assert!(largest > main_module_growth().1, "a smaller module grew faster than the main one");
+    let (under, over) = percent_around(largest);
     xmem().args(["diff", BASE, NEW, "--fail-if-peak-grows", &under]).assert().code(1);
     xmem().args(["diff", BASE, NEW, "--fail-if-peak-grows", &over]).assert().code(0);
 }
@@ -149,12 +159,8 @@ fn a_percentage_limit_covers_every_matched_peak() {
 #[test]
 fn a_ceiling_just_under_the_new_peak_fails_and_one_at_it_passes() {
     let largest = *oracle_peaks("pair_new").values().max().unwrap();
-    xmem()
-        .args(["diff", BASE, NEW, "--fail-if-over", &(largest - 1).to_string()])
-        .assert()
-        .code(1)
+    limit_just_under_fails(BASE, NEW, "--fail-if-over", largest)
         .stdout(predicate::str::contains(format!("{MAIN_MODULE}(40) · hbm: peak 86.4 MiB crosses --fail-if-over")));
-    xmem().args(["diff", BASE, NEW, "--fail-if-over", &largest.to_string()]).assert().code(0);
 }
 
 #[test]
@@ -197,21 +203,150 @@ fn a_module_without_baseline_crosses_a_percentage_limit() {
     assert_eq!(gone["modules"].as_array().unwrap().iter().filter(|m| m["change"] == "gone").count(), 20);
 }
 
+/// Proto3 JSON writes int64 as a string.
+fn int64(value: &Value) -> i64 {
+    value.as_str().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("not an int64 string: {value}"))
+}
+
+/// XProf's Memory Profile summary of the allocator in a TensorFlow fixture.
+fn oracle_allocator(workload: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles").join(workload);
+    let oracle: Value =
+        serde_json::from_slice(&std::fs::read(path.join("oracle/memory_profile.json")).unwrap()).unwrap();
+    oracle["memoryProfilePerAllocator"][ALLOCATOR]["profileSummary"].clone()
+}
+
+/// XProf's peak heap plus stack of the allocator, checked against its parts.
+fn oracle_allocator_peak(workload: &str) -> i64 {
+    let peak = &oracle_allocator(workload)["peakStats"];
+    let in_use = int64(&peak["peakBytesInUse"]);
+    assert_eq!(in_use, int64(&peak["heapAllocatedBytes"]) + int64(&peak["stackReservedBytes"]), "{workload}");
+    in_use
+}
+
+/// The allocator's peak as `xmem report` gives it.
+fn reported_allocator_peak(profile: &str) -> i64 {
+    let output = xmem().args(["report", profile, "--format", "json"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let [allocator] = report["allocators"].as_array().unwrap().as_slice() else { panic!("one allocator") };
+    assert_eq!((allocator["host"].as_str(), allocator["name"].as_str()), (Some("vm"), Some(ALLOCATOR)));
+    allocator["peak_bytes"].as_i64().unwrap()
+}
+
+/// The allocator's growth from tf_keras_fit to tf_keras_xla: (bytes, ratio).
+fn allocator_growth() -> (i64, f64) {
+    let (base, new) = (oracle_allocator_peak("tf_keras_fit"), oracle_allocator_peak("tf_keras_xla"));
+    (new - base, (new - base) as f64 / base as f64)
+}
+
+#[test]
+fn allocator_delta_is_the_difference_of_the_two_peaks() {
+    let (base, new) = (reported_allocator_peak(TF_FIT), reported_allocator_peak(TF_XLA));
+    assert_eq!((base, new), (oracle_allocator_peak("tf_keras_fit"), oracle_allocator_peak("tf_keras_xla")));
+    let diff = diff_json(&[TF_FIT, TF_XLA]);
+    let [allocator] = diff["allocators"].as_array().unwrap().as_slice() else { panic!("one allocator, paired") };
+    assert_eq!((allocator["host"].as_str(), allocator["base_host"].as_str()), (Some("vm"), Some("vm")));
+    assert_eq!(allocator["name"], ALLOCATOR);
+    assert_eq!(allocator["change"], "grown");
+    assert_eq!(allocator["base_peak_bytes"].as_i64(), Some(base));
+    assert_eq!(allocator["new_peak_bytes"].as_i64(), Some(new));
+    assert_eq!(allocator["delta_bytes"].as_i64(), Some(new - base));
+    assert_eq!(new - base, 204_891_136);
+    let ratio = allocator["delta_ratio"].as_f64().unwrap();
+    assert!((ratio - allocator_growth().1).abs() < 1e-12, "{ratio}");
+    for (side, workload) in [("base", "tf_keras_fit"), ("new", "tf_keras_xla")] {
+        let oracle = oracle_allocator(workload);
+        assert_eq!(allocator[format!("{side}_capacity_bytes")].as_i64(), Some(int64(&oracle["memoryCapacity"])));
+        assert_eq!(allocator[format!("{side}_fragmentation_at_peak")], oracle["peakStats"]["fragmentation"]);
+    }
+    assert_eq!(allocator["capacity_delta_bytes"].as_i64(), Some(0));
+    // The XLA run's two modules are new; the run without XLA has none.
+    let modules = diff["modules"].as_array().unwrap();
+    assert_eq!(modules.len(), 2);
+    assert!(modules.iter().all(|m| m["change"] == "new"));
+}
+
+#[test]
+fn an_allocator_size_limit_just_under_its_growth_fails_and_one_at_it_passes() {
+    // The new modules' peaks (19.0 and 7.0 MiB) are far below the allocator's growth.
+    limit_just_under_fails(TF_FIT, TF_XLA, "--fail-if-peak-grows", allocator_growth().0)
+        .stdout(predicate::str::contains("Verdict: FAIL, 1 limit crossed"))
+        .stdout(predicate::str::contains(format!(
+            "allocator {ALLOCATOR} on vm: peak grew 85.2 MiB → 280.6 MiB (+195.4 MiB, +229.4%) crosses"
+        )));
+}
+
+#[test]
+fn an_allocator_percentage_limit_judges_only_the_allocator_selected() {
+    let (under, over) = percent_around(allocator_growth().1);
+    for (limit, code) in [(&under, 1), (&over, 0)] {
+        xmem()
+            .args(["diff", TF_FIT, TF_XLA, "--allocator", ALLOCATOR, "--fail-if-peak-grows", limit])
+            .assert()
+            .code(code);
+    }
+    // Without --allocator, the two modules new in the XLA run grew from nothing: any percentage fails.
+    let diff = diff_json(&[TF_FIT, TF_XLA, "--fail-if-peak-grows", &over]);
+    let violations = diff["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), 2);
+    assert!(violations.iter().all(|v| v["change"] == "new" && v["color"] == 0), "{violations:?}");
+    // --module leaves the allocators out of the comparison and the limits.
+    let modules_only = diff_json(&[TF_FIT, TF_XLA, "--module", "/one_step/", "--fail-if-peak-grows", "1000%"]);
+    assert_eq!(modules_only["allocators"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn an_allocator_ceiling_just_under_the_new_peak_fails_and_one_at_it_passes() {
+    limit_just_under_fails(TF_FIT, TF_XLA, "--fail-if-over", oracle_allocator_peak("tf_keras_xla")).stdout(
+        predicate::str::contains(format!("allocator {ALLOCATOR} on vm: peak 280.6 MiB crosses --fail-if-over")),
+    );
+}
+
+#[test]
+fn a_profile_with_allocators_only_against_itself_has_zero_deltas_and_passes() {
+    let args = [TF_FIT, TF_FIT, "--fail-if-peak-grows", "0%", "--fail-if-over", "1GiB"];
+    let diff = diff_json(&args);
+    assert_eq!(diff["verdict"], "pass");
+    assert_eq!(diff["modules"].as_array().map(Vec::len), Some(0));
+    let [allocator] = diff["allocators"].as_array().unwrap().as_slice() else { panic!("one allocator") };
+    assert_eq!(allocator["change"], "unchanged");
+    assert_eq!(allocator["delta_bytes"].as_i64(), Some(0));
+    assert_eq!(allocator["new_peak_bytes"].as_i64(), Some(oracle_allocator_peak("tf_keras_fit")));
+    assert_eq!(allocator["capacity_delta_bytes"].as_i64(), Some(0));
+    assert_eq!(allocator["fragmentation_delta"].as_f64(), Some(0.0));
+    xmem()
+        .arg("diff")
+        .args(args)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("No peak changed").not())
+        .stdout(predicate::str::ends_with("Verdict: PASS (--fail-if-peak-grows 0%, --fail-if-over 1.0 GiB)\n"));
+}
+
+/// What `xmem diff` prints when a limit is crossed, as a user sees it.
+fn stdout_of_a_failing_diff(args: &[&str]) -> String {
+    let output = xmem().arg("diff").args(args).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn allocators_in_markdown_for_a_pull_request() {
+    let args = [TF_FIT, TF_XLA, "--format", "markdown", "--top", "3", "--fail-if-peak-grows", "150%"];
+    insta::assert_snapshot!(stdout_of_a_failing_diff(&args));
+}
+
 #[test]
 fn markdown_for_a_pull_request() {
-    let output = xmem()
-        .args(["diff", BASE, NEW, "--format", "markdown", "--top", "5", "--fail-if-peak-grows", "5%"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+    let args = [BASE, NEW, "--format", "markdown", "--top", "5", "--fail-if-peak-grows", "5%"];
+    insta::assert_snapshot!(stdout_of_a_failing_diff(&args));
 }
 
 #[test]
 fn text_for_a_terminal() {
-    let output = xmem().args(["diff", BASE_DUMP, NEW_DUMP, "--top", "6", "--fail-if-over", "64MiB"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+    let args = [BASE_DUMP, NEW_DUMP, "--top", "6", "--fail-if-over", "64MiB"];
+    insta::assert_snapshot!(stdout_of_a_failing_diff(&args));
 }
 
 #[test]
@@ -225,12 +360,14 @@ fn bad_input_exits_2_with_one_line() {
     std::fs::write(&unoptimized, HloProto { hlo_module: Some(module), buffer_assignment: None }.encode_to_vec())
         .unwrap();
     let (garbage, unoptimized) = (garbage.display().to_string(), unoptimized.display().to_string());
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (&[BASE, "fixtures/profiles/no_such_run"], "fixtures/profiles/no_such_run: No such file"),
         (&[BASE_DUMP, &garbage], &garbage),
         (&[&unoptimized, NEW_DUMP], "--xla_dump_hlo_as_proto"),
         (&[BASE, NEW, "--memory-space", "nowhere"], "unknown memory space 'nowhere'"),
         (&[BASE, NEW, "--module", "no_such_module"], "no module matches"),
+        (&[BASE, NEW, "--allocator", ALLOCATOR], "no allocator named 'bfc_cpu_allocator_for_gpu': the inputs have no"),
+        (&[TF_FIT, TF_XLA, "--allocator", "GPU_0_bfc"], "(the inputs have vm/bfc_cpu_allocator_for_gpu)"),
     ];
     for (args, reason) in cases {
         let output = xmem().arg("diff").args(args).output().unwrap();

@@ -43,10 +43,13 @@ pub struct Report {
 
 impl Report {
     /// Why nothing could be analysed, when that is so: there is no device
-    /// memory profile, and every module lacks a buffer assignment or the
-    /// input holds no module at all.
+    /// memory profile and no allocator, and every module lacks a buffer
+    /// assignment or the input holds no module at all.
     pub fn nothing_usable(&self) -> Option<String> {
-        if !self.device_memory.is_empty() || self.modules.iter().any(|m| m.problem.is_none()) {
+        if !self.device_memory.is_empty()
+            || !self.allocators.is_empty()
+            || self.modules.iter().any(|m| m.problem.is_none())
+        {
             return None;
         }
         Some(match self.modules.iter().find_map(|m| m.problem.as_ref()) {

@@ -83,16 +83,23 @@ pub fn narrow(report: &mut Report, module: Option<&ModuleFilter>, memory_space: 
 }
 
 /// `--allocator NAME`: keeps the allocators named `NAME` (on any host) or
-/// `HOST/NAME`; an error listing the allocators there are when none matches.
-pub fn narrow_allocators(report: &mut Report, name: &str) -> Result<(), String> {
-    let available: Vec<String> = report.allocators.iter().map(|a| a.display_name()).collect();
-    report.allocators.retain(|a| a.name == name || a.display_name() == name);
-    if !report.allocators.is_empty() {
+/// `HOST/NAME` in each report; an error listing the allocators there are
+/// when no report has one that matches.
+pub fn narrow_allocators(reports: &mut [Report], name: &str) -> Result<(), String> {
+    let mut available: Vec<String> =
+        reports.iter().flat_map(|r| r.allocators.iter().map(|a| a.display_name())).collect();
+    available.sort();
+    available.dedup();
+    for report in reports.iter_mut() {
+        report.allocators.retain(|a| a.name == name || a.display_name() == name);
+    }
+    if reports.iter().any(|r| !r.allocators.is_empty()) {
         return Ok(());
     }
+    let inputs = if reports.len() == 1 { "the input has" } else { "the inputs have" };
     Err(if available.is_empty() {
-        format!("no allocator named '{name}': the input has no allocator events")
+        format!("no allocator named '{name}': {inputs} no allocator events")
     } else {
-        format!("no allocator named '{name}' (the input has {})", available.join(", "))
+        format!("no allocator named '{name}' ({inputs} {})", available.join(", "))
     })
 }

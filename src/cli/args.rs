@@ -134,11 +134,13 @@ pub struct DiffArgs {
     pub new: PathBuf,
 
     /// Fail (exit 1) when any matched peak grows by more than this: a percentage (5%) or a size (64MiB).
+    /// Peaks are those of memory spaces and of allocators (heap plus stack; --allocator NAME judges one only).
     /// For two device memory profiles, the peak is their total live bytes (a leak check).
     #[arg(long, value_name = "PCT|SIZE")]
     pub fail_if_peak_grows: Option<Growth>,
 
-    /// Fail (exit 1) when any peak of the new input (or its total live bytes, for a device memory profile) is above this size.
+    /// Fail (exit 1) when any peak of the new input (a memory space's or an allocator's, or its total live
+    /// bytes for a device memory profile) is above this size.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub fail_if_over: Option<u64>,
 

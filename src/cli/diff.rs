@@ -1,19 +1,15 @@
-use std::path::Path;
-
-use super::args::{DiffArgs, Format, InputOptions};
+use super::args::{DiffArgs, Format};
 use super::{output, Outcome};
-use crate::analysis::{self, select, Report};
 use crate::diff::{self, Limit, Verdict};
 use crate::render::{self, json, text};
 
 pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
-    let filter = select::Filter::parse(args.selection.module.as_deref(), args.selection.memory_space.as_deref())
-        .map_err(anyhow::Error::msg)?;
+    let filter = output::module_filter(&args.selection)?;
     if args.format == Format::Html {
         anyhow::bail!("diff: --format html is not available; use text, markdown or json");
     }
-    let mut base = usable_report(&args.base, &args.input)?;
-    let mut new = usable_report(&args.new, &args.input)?;
+    let base = output::usable_report(std::slice::from_ref(&args.base), &args.input)?;
+    let new = output::usable_report(std::slice::from_ref(&args.new), &args.input)?;
     if base.device_memory.is_empty() != new.device_memory.is_empty() {
         let (profile, other) =
             if base.device_memory.is_empty() { (&args.new, &args.base) } else { (&args.base, &args.new) };
@@ -23,11 +19,9 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
             other.display()
         );
     }
-    filter.apply(&mut base);
-    filter.apply(&mut new);
-    if filter.is_set() && base.modules.is_empty() && new.modules.is_empty() {
-        anyhow::bail!("no module matches the given --module / --memory-space in either input");
-    }
+    let mut sides = [base, new];
+    output::select(&mut sides, &filter, args.selection.allocator.as_deref())?;
+    let [base, new] = sides;
     let limits: Vec<Limit> = args
         .fail_if_peak_grows
         .map(Limit::from)
@@ -52,14 +46,4 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
         Verdict::Pass => Outcome::Success,
         Verdict::Fail => Outcome::LimitCrossed,
     })
-}
-
-/// An input with nothing to analyse is an error rather than a side whose every
-/// module is "gone" or "new": that would hide a wrong path behind a verdict.
-fn usable_report(path: &Path, input: &InputOptions) -> anyhow::Result<Report> {
-    let report = analysis::analyze(&[output::load(path, input)?]);
-    match report.nothing_usable() {
-        Some(reason) => anyhow::bail!("{}: {reason}", path.display()),
-        None => Ok(report),
-    }
 }

@@ -51,28 +51,48 @@ pub fn finish(result: io::Result<()>, out: &mut dyn Write) -> anyhow::Result<()>
 /// `--module` and `--memory-space` select and the allocator `--allocator`
 /// selects; an input with nothing to analyse is an error that says why.
 pub fn selected_report(paths: &[PathBuf], selection: &Selection, input: &InputOptions) -> anyhow::Result<Report> {
-    let filter = select::Filter::parse(selection.module.as_deref(), selection.memory_space.as_deref())
-        .map_err(anyhow::Error::msg)?;
+    let filter = module_filter(selection)?;
+    let mut report = usable_report(paths, input)?;
+    select(std::slice::from_mut(&mut report), &filter, selection.allocator.as_deref())?;
+    Ok(report)
+}
+
+/// `--module` and `--memory-space`, checked before any input is read.
+pub fn module_filter(selection: &Selection) -> anyhow::Result<select::Filter> {
+    select::Filter::parse(selection.module.as_deref(), selection.memory_space.as_deref()).map_err(anyhow::Error::msg)
+}
+
+/// Loads and analyses the inputs as one report. An input with nothing to
+/// analyse is an error rather than a report (or a side of a diff) that is
+/// empty: that would hide a wrong path.
+pub fn usable_report(paths: &[PathBuf], input: &InputOptions) -> anyhow::Result<Report> {
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
-    let mut report = analysis::analyze(&captures);
-    // A profile with allocator events has something to report even without a module.
-    if let Some(reason) = report.nothing_usable().filter(|_| report.allocators.is_empty()) {
-        anyhow::bail!("{}: {reason}", report.inputs.join(", "));
+    let report = analysis::analyze(&captures);
+    match report.nothing_usable() {
+        Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
+        None => Ok(report),
     }
-    filter.apply(&mut report);
-    if report.modules.is_empty() && filter.is_set() {
+}
+
+/// Narrows every report to the selection; it is an error when none of them
+/// has what was selected. Selecting modules or an allocator shows what was
+/// selected and nothing else.
+pub fn select(reports: &mut [Report], filter: &select::Filter, allocator: Option<&str>) -> anyhow::Result<()> {
+    for report in reports.iter_mut() {
+        filter.apply(report);
+    }
+    if filter.is_set() && reports.iter().all(|r| r.modules.is_empty()) {
         anyhow::bail!("no module matches the given --module / --memory-space");
     }
-    // Selecting modules or an allocator shows what was selected and nothing else.
-    match &selection.allocator {
+    match allocator {
         Some(name) => {
-            select::narrow_allocators(&mut report, name).map_err(anyhow::Error::msg)?;
+            select::narrow_allocators(reports, name).map_err(anyhow::Error::msg)?;
             if !filter.is_set() {
-                report.modules.clear();
+                reports.iter_mut().for_each(|r| r.modules.clear());
             }
         }
-        None if filter.is_set() => report.allocators.clear(),
+        None if filter.is_set() => reports.iter_mut().for_each(|r| r.allocators.clear()),
         None => {}
     }
-    Ok(report)
+    Ok(())
 }

@@ -1,11 +1,13 @@
 //! The CI gate: `--fail-if-peak-grows` and `--fail-if-over`, judged on every
-//! memory space the comparison kept and on the live bytes of every pair of
-//! device memory profiles.
+//! memory space and allocator the comparison kept and on the live bytes of
+//! every pair of device memory profiles.
 
 use serde::Serialize;
 
+use super::allocators::AllocatorDiff;
 use super::device_memory::{DeviceMemoryDiff, LiveDiff};
 use super::programs::{MemorySpaceDiff, PeakDiff};
+use super::PeakDelta;
 use crate::units::Growth;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -15,7 +17,7 @@ pub enum Limit {
     PeakGrowthRatio { ratio: f64 },
     /// `--fail-if-peak-grows 64MiB`.
     PeakGrowthBytes { bytes: u64 },
-    /// `--fail-if-over 15GiB`: a ceiling on every peak of the new run.
+    /// `--fail-if-over 15GiB`: a ceiling on every peak of the new run, allocators' included.
     PeakOver { bytes: u64 },
 }
 
@@ -29,12 +31,12 @@ impl From<Growth> for Limit {
 }
 
 impl Limit {
-    /// A memory space that only the new run has (a module compiled for the
-    /// first time, or renamed) grew from nothing: it crosses a size limit when
-    /// its peak is above it and any percentage limit unless its peak is zero,
-    /// so it cannot slip past a growth limit unseen. A memory space that went
-    /// away never crosses a growth limit.
-    fn crossed_by(self, peak: &PeakDiff) -> bool {
+    /// A peak that only the new run has (a module compiled for the first
+    /// time, or renamed; an allocator first used) grew from nothing: it
+    /// crosses a size limit when it is above it and any percentage limit
+    /// unless it is zero, so it cannot slip past a growth limit unseen. A
+    /// peak that went away never crosses a growth limit.
+    fn crossed_by(self, peak: &PeakDelta) -> bool {
         self.crossed(peak.new_peak_bytes, peak.delta_bytes, peak.delta_ratio)
     }
 
@@ -61,7 +63,7 @@ pub enum Verdict {
     Fail,
 }
 
-/// A limit crossed by one memory space's peak or one device memory profile's live bytes.
+/// A limit crossed by one memory space's or allocator's peak, or one device memory profile's live bytes.
 #[derive(Debug, Clone, Serialize)]
 pub struct Violation {
     pub limit: Limit,
@@ -74,23 +76,34 @@ pub struct Violation {
 #[serde(untagged)]
 pub enum Crossed {
     Peak(PeakDiff),
+    AllocatorPeak(AllocatorDiff),
     LiveBytes(LiveDiff),
 }
 
-/// Every limit crossed, limit by limit, in the order of `spaces`, then of `device_memory`.
-pub fn check(limits: &[Limit], spaces: &[MemorySpaceDiff], device_memory: &[DeviceMemoryDiff]) -> Vec<Violation> {
+/// Every limit crossed, limit by limit, in the order of `spaces`, then of
+/// `allocators`, then of `device_memory`.
+pub fn check(
+    limits: &[Limit],
+    spaces: &[MemorySpaceDiff],
+    allocators: &[AllocatorDiff],
+    device_memory: &[DeviceMemoryDiff],
+) -> Vec<Violation> {
     limits
         .iter()
         .flat_map(|&limit| {
             let peaks = spaces
                 .iter()
-                .filter(move |s| limit.crossed_by(&s.peak))
+                .filter(move |s| limit.crossed_by(&s.peak.delta))
                 .map(move |s| Violation { limit, crossed: Crossed::Peak(s.peak.clone()) });
+            let allocators = allocators
+                .iter()
+                .filter(move |a| limit.crossed_by(&a.delta))
+                .map(move |a| Violation { limit, crossed: Crossed::AllocatorPeak(a.clone()) });
             let live = device_memory
                 .iter()
                 .filter(move |d| limit.crossed_by_live(&d.total))
                 .map(move |d| Violation { limit, crossed: Crossed::LiveBytes(d.total.clone()) });
-            peaks.chain(live)
+            peaks.chain(allocators).chain(live)
         })
         .collect()
 }
@@ -98,28 +111,10 @@ pub fn check(limits: &[Limit], spaces: &[MemorySpaceDiff], device_memory: &[Devi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::Change;
-
-    fn peak(base: Option<i64>, new: Option<i64>) -> PeakDiff {
-        let delta_bytes = new.unwrap_or(0) - base.unwrap_or(0);
-        PeakDiff {
-            name: "jit_step".into(),
-            base_program_id: base.map(|_| 1),
-            new_program_id: new.map(|_| 1),
-            color: 0,
-            memory_space: "hbm".into(),
-            trace_index: Some(0),
-            change: Change::of(base, new),
-            base_peak_bytes: base,
-            new_peak_bytes: new,
-            delta_bytes,
-            delta_ratio: base.filter(|&b| b != 0).map(|b| delta_bytes as f64 / b as f64),
-        }
-    }
 
     #[test]
     fn growth_limits_are_strict_upper_bounds() {
-        let grown = peak(Some(1000), Some(1100));
+        let grown = PeakDelta::between(Some(1000), Some(1100));
         assert!(Limit::PeakGrowthRatio { ratio: 0.09 }.crossed_by(&grown));
         assert!(!Limit::PeakGrowthRatio { ratio: 0.1 }.crossed_by(&grown));
         assert!(Limit::PeakGrowthBytes { bytes: 99 }.crossed_by(&grown));
@@ -129,18 +124,18 @@ mod tests {
     }
 
     #[test]
-    fn a_memory_space_only_in_the_new_run_grew_from_nothing() {
-        let new = peak(None, Some(4096));
+    fn a_peak_only_in_the_new_run_grew_from_nothing() {
+        let new = PeakDelta::between(None, Some(4096));
         assert!(Limit::PeakGrowthRatio { ratio: 1000.0 }.crossed_by(&new));
         assert!(Limit::PeakGrowthBytes { bytes: 4095 }.crossed_by(&new));
         assert!(!Limit::PeakGrowthBytes { bytes: 4096 }.crossed_by(&new));
-        assert!(!Limit::PeakGrowthRatio { ratio: 0.0 }.crossed_by(&peak(None, Some(0))));
-        assert!(Limit::PeakGrowthRatio { ratio: 0.0 }.crossed_by(&peak(Some(0), Some(1))));
+        assert!(!Limit::PeakGrowthRatio { ratio: 0.0 }.crossed_by(&PeakDelta::between(None, Some(0))));
+        assert!(Limit::PeakGrowthRatio { ratio: 0.0 }.crossed_by(&PeakDelta::between(Some(0), Some(1))));
     }
 
     #[test]
-    fn a_memory_space_that_went_away_crosses_no_limit() {
-        let gone = peak(Some(1 << 30), None);
+    fn a_peak_that_went_away_crosses_no_limit() {
+        let gone = PeakDelta::between(Some(1 << 30), None);
         for limit in
             [Limit::PeakGrowthRatio { ratio: 0.0 }, Limit::PeakGrowthBytes { bytes: 0 }, Limit::PeakOver { bytes: 0 }]
         {

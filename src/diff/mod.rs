@@ -3,9 +3,11 @@
 //!
 //! Pure functions from two [`Report`]s to a [`Diff`], serialised as
 //! `xmem.diff/1`. Each kind of analysis has its own comparison:
-//! [`programs`] (compiled XLA modules) and [`device_memory`] (JAX device
-//! memory profiles); [`limits`] judges the result.
+//! [`programs`] (compiled XLA modules), [`allocators`] (allocator timelines)
+//! and [`device_memory`] (JAX device memory profiles); [`limits`] judges the
+//! result.
 
+pub mod allocators;
 pub mod device_memory;
 pub mod limits;
 pub mod programs;
@@ -17,6 +19,7 @@ use std::hash::Hash;
 use serde::Serialize;
 
 use crate::analysis::Report;
+pub use allocators::AllocatorDiff;
 pub use device_memory::DeviceMemoryDiff;
 pub use limits::{Crossed, Limit, Verdict, Violation};
 pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, PeakDiff};
@@ -35,6 +38,8 @@ pub struct Diff {
     /// One entry per module and memory space, matched or not, largest absolute
     /// change of the peak first.
     pub modules: Vec<MemorySpaceDiff>,
+    /// One entry per allocator in either run, largest absolute change of the peak first.
+    pub allocators: Vec<AllocatorDiff>,
     /// Live device memory of the two runs, when both inputs are device memory profiles.
     pub device_memory: Vec<DeviceMemoryDiff>,
     /// What the inputs could not tell (a module without buffer assignment), by side.
@@ -53,6 +58,37 @@ pub enum Change {
     New,
     /// Only in the baseline.
     Gone,
+}
+
+/// A peak in both runs and how it changed: what the limits judge.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PeakDelta {
+    pub change: Change,
+    pub base_peak_bytes: Option<i64>,
+    pub new_peak_bytes: Option<i64>,
+    /// New minus base; a run without this peak counts as 0 bytes.
+    pub delta_bytes: i64,
+    /// `delta_bytes / base_peak_bytes`; null when the baseline has no such peak, or a zero one.
+    pub delta_ratio: Option<f64>,
+}
+
+impl PeakDelta {
+    /// Sizes come from files: a corrupt one saturates the delta rather than overflowing it.
+    pub fn between(base_peak_bytes: Option<i64>, new_peak_bytes: Option<i64>) -> Self {
+        let delta_bytes = new_peak_bytes.unwrap_or(0).saturating_sub(base_peak_bytes.unwrap_or(0));
+        PeakDelta {
+            change: Change::of(base_peak_bytes, new_peak_bytes),
+            base_peak_bytes,
+            new_peak_bytes,
+            delta_bytes,
+            delta_ratio: base_peak_bytes.filter(|&b| b != 0).map(|b| delta_bytes as f64 / b as f64),
+        }
+    }
+
+    /// The order tables list peaks in: largest absolute change first.
+    fn larger_change_first(&self, other: &Self) -> Ordering {
+        other.delta_bytes.unsigned_abs().cmp(&self.delta_bytes.unsigned_abs())
+    }
 }
 
 impl Change {
@@ -82,10 +118,11 @@ impl Change {
 /// Compares `new` against `base` and judges the result against `limits`.
 pub fn compare(base: &Report, new: &Report, limits: &[Limit]) -> Diff {
     let modules = programs::compare(&base.modules, &new.modules);
+    let allocators = allocators::compare(&base.allocators, &new.allocators);
     // One input gives at most one device memory profile, so the two sides pair in order.
     let device_memory: Vec<DeviceMemoryDiff> =
         base.device_memory.iter().zip(&new.device_memory).map(|(b, n)| device_memory::compare(b, n)).collect();
-    let violations = limits::check(limits, &modules, &device_memory);
+    let violations = limits::check(limits, &modules, &allocators, &device_memory);
     let warnings = side_warnings("base", base).chain(side_warnings("new", new)).collect();
     Diff {
         schema: DIFF_SCHEMA,
@@ -95,6 +132,7 @@ pub fn compare(base: &Report, new: &Report, limits: &[Limit]) -> Diff {
         limits: limits.to_vec(),
         violations,
         modules,
+        allocators,
         device_memory,
         warnings,
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{Change, Paired};
+use super::{Change, Paired, PeakDelta};
 use crate::analysis::{BufferAtPeak, Category, MemorySpaceReport, ModuleReport};
 
 /// One memory space's peak in both runs.
@@ -19,13 +19,8 @@ pub struct PeakDiff {
     pub color: i64,
     pub memory_space: String,
     pub trace_index: Option<usize>,
-    pub change: Change,
-    pub base_peak_bytes: Option<i64>,
-    pub new_peak_bytes: Option<i64>,
-    /// New minus base; a run without this memory space counts as 0 bytes.
-    pub delta_bytes: i64,
-    /// `delta_bytes / base_peak_bytes`; null when the baseline has no such peak, or a zero one.
-    pub delta_ratio: Option<f64>,
+    #[serde(flatten)]
+    pub delta: PeakDelta,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -67,9 +62,8 @@ pub fn compare(base: &[ModuleReport], new: &[ModuleReport]) -> Vec<MemorySpaceDi
         match_modules(base, new).into_iter().flat_map(|(b, n)| compare_module(b, n)).collect();
     diffs.sort_by(|a, b| {
         let (a, b) = (&a.peak, &b.peak);
-        b.delta_bytes
-            .unsigned_abs()
-            .cmp(&a.delta_bytes.unsigned_abs())
+        a.delta
+            .larger_change_first(&b.delta)
             .then_with(|| a.name.cmp(&b.name))
             .then(a.new_program_id.or(a.base_program_id).cmp(&b.new_program_id.or(b.base_program_id)))
             .then(a.color.cmp(&b.color))
@@ -124,8 +118,6 @@ fn compare_module(base: Option<&ModuleReport>, new: Option<&ModuleReport>) -> Ve
                 b.map(|s| &s.at_peak[..]).unwrap_or_default(),
                 n.map(|s| &s.at_peak[..]).unwrap_or_default(),
             );
-            let (base_peak_bytes, new_peak_bytes) = (b.map(|s| s.peak_bytes), n.map(|s| s.peak_bytes));
-            let delta_bytes = new_peak_bytes.unwrap_or(0) - base_peak_bytes.unwrap_or(0);
             Some(MemorySpaceDiff {
                 peak: PeakDiff {
                     name: name.to_string(),
@@ -134,11 +126,7 @@ fn compare_module(base: Option<&ModuleReport>, new: Option<&ModuleReport>) -> Ve
                     color: space.color,
                     memory_space: space.name.clone(),
                     trace_index: space.trace_index,
-                    change: Change::of(base_peak_bytes, new_peak_bytes),
-                    base_peak_bytes,
-                    new_peak_bytes,
-                    delta_bytes,
-                    delta_ratio: base_peak_bytes.filter(|&b| b != 0).map(|b| delta_bytes as f64 / b as f64),
+                    delta: PeakDelta::between(b.map(|s| s.peak_bytes), n.map(|s| s.peak_bytes)),
                 },
                 buffers,
                 unchanged_buffers,

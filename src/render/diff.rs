@@ -1,15 +1,17 @@
 //! `xmem diff` for a terminal, or as GitHub Markdown for `$GITHUB_STEP_SUMMARY`
 //! and pull-request comments: the peaks that changed, the buffers behind the
-//! change, then the verdict.
+//! change, the allocators, then the verdict.
 
 use std::io::{self, Write};
 
 use comfy_table::{ColumnConstraint, Width};
 
 use super::device_memory;
-use super::text::{align_right, bytes, heading, table, Detail, Flavor};
+use super::text::{align_right, bytes, heading, percent, table, Detail, Flavor};
 use crate::diff::device_memory::LiveDiff;
-use crate::diff::{Change, Crossed, Diff, Limit, MemorySpaceDiff, PeakDiff, Verdict, Violation};
+use crate::diff::{
+    AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, PeakDelta, PeakDiff, Verdict, Violation,
+};
 use crate::units::{human_bytes, human_delta, Growth};
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -> io::Result<()> {
@@ -17,7 +19,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
     for warning in &diff.warnings {
         writeln!(out, "warning: {warning}")?;
     }
-    if !diff.modules.is_empty() || diff.device_memory.is_empty() {
+    if !diff.modules.is_empty() || (diff.allocators.is_empty() && diff.device_memory.is_empty()) {
         write_peaks(out, flavor, diff)?;
     }
     for snapshots in &diff.device_memory {
@@ -31,27 +33,25 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
     if !detail.all && detailed.len() > 1 {
         writeln!(out, "Only the largest change is shown in detail; use --module NAME or --all for the others.\n")?;
     }
+    if !diff.allocators.is_empty() {
+        write_allocators(out, flavor, &diff.allocators)?;
+    }
     write_verdict(out, flavor, diff)
 }
 
 fn write_peaks(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
     let changed: Vec<&PeakDiff> =
-        diff.modules.iter().map(|s| &s.peak).filter(|p| p.change != Change::Unchanged).collect();
+        diff.modules.iter().map(|s| &s.peak).filter(|p| p.delta.change != Change::Unchanged).collect();
     let unchanged = diff.modules.len() - changed.len();
     if changed.is_empty() {
         return writeln!(out, "No peak changed: {unchanged} memory spaces have the same peak in both runs.\n");
     }
     let mut t = table(flavor, &["Module", "Id", "Space", "Base peak", "New peak", "Delta", "Change"]);
     for peak in &changed {
-        t.add_row(vec![
-            peak.name.clone(),
-            both_sides(peak.base_program_id, peak.new_program_id, " → "),
-            space_name(peak),
-            peak.base_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()),
-            peak.new_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()),
-            human_delta(peak.delta_bytes),
-            relative_change(peak),
-        ]);
+        let mut row =
+            vec![peak.name.clone(), both_sides(peak.base_program_id, peak.new_program_id, " → "), space_name(peak)];
+        row.extend(peak_cells(&peak.delta));
+        t.add_row(row);
     }
     align_right(&mut t, &[1, 3, 4, 5, 6]);
     writeln!(out, "{t}\n")?;
@@ -62,7 +62,7 @@ fn write_peaks(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<(
 }
 
 fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, top: usize) -> io::Result<()> {
-    let peak = &space.peak;
+    let (peak, delta) = (&space.peak, &space.peak.delta);
     heading(
         out,
         flavor,
@@ -71,10 +71,10 @@ fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, t
             "{} · {}: {} → {} ({}, {})",
             module_name(peak),
             space_name(peak),
-            peak.base_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
-            peak.new_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
-            human_delta(peak.delta_bytes),
-            relative_change(peak)
+            delta.base_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
+            delta.new_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
+            human_delta(delta.delta_bytes),
+            relative_change(delta)
         ),
     )?;
     let shown = if space.buffers.len() > top { format!(" (top {top})") } else { String::new() };
@@ -114,6 +114,45 @@ fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, t
     Ok(())
 }
 
+/// Every allocator, changed or not: there are few, and capacity and
+/// fragmentation may change while the peak does not.
+fn write_allocators(out: &mut dyn Write, flavor: Flavor, allocators: &[AllocatorDiff]) -> io::Result<()> {
+    heading(out, flavor, 2, "Allocators")?;
+    // A terminal has 100 columns, and `Fragmentation` would not fit in the last one unbroken.
+    let fragmentation = if flavor == Flavor::Text { "Frag. at peak" } else { "Fragmentation at peak" };
+    let mut t =
+        table(flavor, &["Allocator", "Host", "Base peak", "New peak", "Delta", "Change", "Capacity", fragmentation]);
+    for allocator in allocators {
+        let mut row =
+            vec![allocator.name.clone(), both_sides(allocator.base_host.as_deref(), Some(&allocator.host), " → ")];
+        row.extend(peak_cells(&allocator.delta));
+        row.push(both_sides(allocator.base_capacity_bytes.map(bytes), allocator.new_capacity_bytes.map(bytes), " → "));
+        row.push(both_sides(
+            allocator.base_fragmentation_at_peak.map(percent),
+            allocator.new_fragmentation_at_peak.map(percent),
+            " → ",
+        ));
+        t.add_row(row);
+    }
+    align_right(&mut t, &[2, 3, 4, 5, 6, 7]);
+    // Names like `bfc_cpu_allocator_for_gpu` read badly broken; the headers wrap instead.
+    let longest = allocators.iter().map(|a| a.name.chars().count()).max().unwrap_or(0);
+    if let Some(name) = t.column_mut(0) {
+        name.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed((longest.min(40) + 2) as u16)));
+    }
+    writeln!(out, "{t}\n")
+}
+
+/// Base peak, new peak, delta and relative change, as the tables show them.
+fn peak_cells(delta: &PeakDelta) -> [String; 4] {
+    [
+        delta.base_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()),
+        delta.new_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()),
+        human_delta(delta.delta_bytes),
+        relative_change(delta),
+    ]
+}
+
 fn write_verdict(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
     match flavor {
         Flavor::Text => writeln!(out, "Verdict: {}", verdict(diff))?,
@@ -136,26 +175,30 @@ pub fn verdict(diff: &Diff) -> String {
     }
 }
 
-/// One line saying which memory space or device memory profile crossed which limit, and by how much.
+/// One line saying which memory space, allocator or device memory profile
+/// crossed which limit, and by how much.
 pub fn violation_text(violation: &Violation) -> String {
-    let peak = match &violation.crossed {
-        Crossed::Peak(peak) => peak,
+    let (what, delta) = match &violation.crossed {
+        Crossed::Peak(peak) => (format!("{} · {}", module_name(peak), space_name(peak)), &peak.delta),
+        Crossed::AllocatorPeak(allocator) => {
+            (format!("allocator {} on {}", allocator.name, allocator.host), &allocator.delta)
+        }
         Crossed::LiveBytes(live) => return live_violation_text(violation.limit, live),
     };
-    let new_peak = peak.new_peak_bytes.map(bytes).unwrap_or_default();
-    let what = match (violation.limit, peak.base_peak_bytes) {
+    let new_peak = delta.new_peak_bytes.map(bytes).unwrap_or_default();
+    let how = match (violation.limit, delta.base_peak_bytes) {
         (Limit::PeakOver { .. }, _) => format!("peak {new_peak}"),
         (_, Some(base)) => {
             format!(
                 "peak grew {} → {new_peak} ({}, {})",
                 bytes(base),
-                human_delta(peak.delta_bytes),
-                relative_change(peak)
+                human_delta(delta.delta_bytes),
+                relative_change(delta)
             )
         }
         (_, None) => format!("peak {new_peak} with no baseline (new in this run)"),
     };
-    format!("{} · {}: {what} crosses {}", module_name(peak), space_name(peak), limit_flag(violation.limit))
+    format!("{what}: {how} crosses {}", limit_flag(violation.limit))
 }
 
 fn live_violation_text(limit: Limit, live: &LiveDiff) -> String {
@@ -196,10 +239,10 @@ fn space_name(peak: &PeakDiff) -> String {
     }
 }
 
-fn relative_change(peak: &PeakDiff) -> String {
-    match peak.change {
-        Change::New | Change::Gone => peak.change.label().to_string(),
-        _ => ratio_text(peak.delta_ratio),
+fn relative_change(delta: &PeakDelta) -> String {
+    match delta.change {
+        Change::New | Change::Gone => delta.change.label().to_string(),
+        _ => ratio_text(delta.delta_ratio),
     }
 }
 

@@ -60,6 +60,11 @@ pub fn bytes(n: i64) -> String {
     }
 }
 
+/// A fraction as a percentage with one decimal: `0.0162` is `1.6%`.
+pub fn percent(fraction: f64) -> String {
+    format!("{:.1}%", fraction * 100.0)
+}
+
 pub fn heading(out: &mut dyn Write, flavor: Flavor, level: usize, text: &str) -> io::Result<()> {
     match flavor {
         Flavor::Text => {
@@ -151,7 +156,7 @@ pub fn allocator_facts(allocator: &AllocatorReport) -> Vec<(&'static str, String
             ),
         ),
         ("Capacity", bytes(allocator.capacity_bytes)),
-        ("Fragmentation at peak", format!("{:.1}%", allocator.fragmentation_at_peak * 100.0)),
+        ("Fragmentation at peak", percent(allocator.fragmentation_at_peak)),
         ("Lifetime peak", bytes(allocator.lifetime_peak_bytes)),
         ("Events", format!("{} allocations, {} deallocations", allocator.num_allocations, allocator.num_deallocations)),
     ];
@@ -378,7 +383,7 @@ pub fn space_facts(space: &MemorySpaceReport) -> Vec<(&'static str, String)> {
     }
     facts.push((
         "Total allocation",
-        format!("{} with fragmentation {:.1}%", bytes(space.total_allocation_bytes), space.fragmentation * 100.0),
+        format!("{} with fragmentation {}", bytes(space.total_allocation_bytes), percent(space.fragmentation)),
     ));
     facts.extend(space.notes.iter().map(|note| ("Note", note.clone())));
     facts
