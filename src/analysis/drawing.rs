@@ -157,7 +157,7 @@ mod tests {
 
     fn memory_hungry_attention() -> MemorySpaceReport {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles/memory_hungry");
-        let options = crate::ingest::ReadOptions { run: None, max_input_size: 1 << 30 };
+        let options = crate::ingest::ReadOptions::default();
         let capture = crate::ingest::load(&root.join("profile"), &options).unwrap();
         let report = crate::analysis::analyze(&[capture]);
         let module = report.modules.into_iter().find(|m| m.name == "jit_naive_attention_grad").unwrap();

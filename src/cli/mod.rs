@@ -7,6 +7,7 @@ mod list;
 mod oom;
 mod output;
 mod plot;
+mod progress;
 mod report;
 
 use std::process::ExitCode;

@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use super::args::{Format, OomArgs};
-use super::{output, Outcome};
+use super::{output, progress, Outcome};
 use crate::ingest::{source, ReadOptions};
 use crate::oom;
 use crate::render::{json, oom as render_oom, text::Flavor};
@@ -17,7 +17,7 @@ pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
     let report = if args.log == Path::new("-") {
         oom::scan("<stdin>", &source::read_stdin(limit)?[..])?
     } else {
-        oom::scan(&args.log.display().to_string(), source::open(&args.log, limit)?)?
+        oom::scan(&args.log.display().to_string(), source::open(&args.log, limit, &progress::bar())?)?
     };
     let mut out = output::open(args.output.as_deref())?;
     let written = match flavor {

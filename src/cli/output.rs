@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::args::{InputOptions, Selection};
+use super::progress;
 use crate::analysis::{self, select, Report};
 use crate::ingest::{self, ReadOptions};
 use crate::model::Capture;
@@ -22,7 +23,7 @@ pub fn open(path: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
 }
 
 pub fn read_options(input: &InputOptions) -> ReadOptions {
-    ReadOptions { run: input.run.clone(), max_input_size: input.max_input_size }
+    ReadOptions { run: input.run.clone(), max_input_size: input.max_input_size, progress: progress::bar() }
 }
 
 /// Loads one input; with `--strict`, any warning is an error.

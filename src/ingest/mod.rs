@@ -5,6 +5,7 @@
 mod allocator_events;
 pub mod hlo;
 pub mod pprof;
+pub mod progress;
 pub mod proto;
 pub mod source;
 mod step_grouping;
@@ -18,6 +19,8 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use rayon::prelude::*;
 
+pub use progress::Progress;
+
 use crate::error::{Error, Result};
 use crate::model::{Capture, Module};
 
@@ -28,11 +31,13 @@ pub struct ReadOptions {
     pub run: Option<String>,
     /// Ceiling on the bytes read or decompressed from any one file.
     pub max_input_size: u64,
+    /// Where long reads report how far they have got.
+    pub progress: Progress,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { run: None, max_input_size: 16 << 30 }
+        ReadOptions { run: None, max_input_size: 16 << 30, progress: Progress::default() }
     }
 }
 
@@ -164,7 +169,11 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
 pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
     let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !metadata.is_dir() {
-        return load_bytes(path, source::read(path, options.max_input_size)?.bytes);
+        return load_bytes(
+            path,
+            source::read(path, options.max_input_size, &options.progress)?.bytes,
+            &options.progress,
+        );
     }
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     match guess_dir(path, options)? {
@@ -176,10 +185,10 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
 }
 
 /// Reads one file's (already decompressed) bytes; `path` names it in errors.
-pub fn load_bytes(path: &Path, bytes: Bytes) -> Result<Capture> {
+pub fn load_bytes(path: &Path, bytes: Bytes, progress: &Progress) -> Result<Capture> {
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     match guess_file(path, &bytes)? {
-        FileKind::XSpace => add_xspace(path, &bytes, &mut HashSet::new(), &mut capture)?,
+        FileKind::XSpace => add_xspace(path, &bytes, progress, &mut HashSet::new(), &mut capture)?,
         FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, None)?),
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
@@ -196,10 +205,14 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
     let mut last_error = None;
     for host in hosts {
         let read =
-            source::read(host, options.max_input_size).and_then(|contents| match guess_file(host, &contents.bytes)? {
-                FileKind::XSpace => add_xspace(host, &contents.bytes, &mut seen_program_ids, capture),
-                FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
-                _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
+            source::read(host, options.max_input_size, &options.progress).and_then(|contents| {
+                match guess_file(host, &contents.bytes)? {
+                    FileKind::XSpace => {
+                        add_xspace(host, &contents.bytes, &options.progress, &mut seen_program_ids, capture)
+                    }
+                    FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
+                    _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
+                }
             });
         match read {
             Ok(()) => usable += 1,
@@ -217,8 +230,14 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
 
 /// Adds one host's modules; the same program is often captured on every
 /// host, and XProf keeps one per program id.
-fn add_xspace(host: &Path, bytes: &Bytes, seen_program_ids: &mut HashSet<u64>, capture: &mut Capture) -> Result<()> {
-    let contents = xspace::read(host, bytes)?;
+fn add_xspace(
+    host: &Path,
+    bytes: &Bytes,
+    progress: &Progress,
+    seen_program_ids: &mut HashSet<u64>,
+    capture: &mut Capture,
+) -> Result<()> {
+    let contents = xspace::read(host, bytes, progress)?;
     capture.hosts.push(contents.host);
     capture.allocators.extend(contents.allocators);
     let fresh: Vec<_> = contents
@@ -246,7 +265,8 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
     let decoded: Vec<(PathBuf, Result<Module>)> = files
         .par_iter()
         .map(|file| {
-            let module = source::read(file, options.max_input_size).and_then(|c| hlo::decode(file, &c.bytes, 0, None));
+            let module = source::read(file, options.max_input_size, &options.progress)
+                .and_then(|c| hlo::decode(file, &c.bytes, 0, None));
             (file.clone(), module)
         })
         .collect();
@@ -273,7 +293,7 @@ mod tests {
 
     fn kind_of(relative: &str) -> Result<FileKind> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
-        guess_file(&path, &source::read(&path, 1 << 30)?.bytes)
+        guess_file(&path, &source::read(&path, 1 << 30, &Progress::default())?.bytes)
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::path::Path;
 use bytes::Bytes;
 use flate2::read::MultiGzDecoder;
 
+use super::progress::Progress;
 use crate::error::{Error, Result};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -25,7 +26,7 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
 
 /// Reads `path`, memory-mapping it, and gunzips it when it starts with the
 /// gzip magic. `limit` caps the decompressed size.
-pub fn read(path: &Path, limit: u64) -> Result<Contents> {
+pub fn read(path: &Path, limit: u64, progress: &Progress) -> Result<Contents> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
     if metadata.is_dir() {
@@ -46,7 +47,8 @@ pub fn read(path: &Path, limit: u64) -> Result<Contents> {
         Bytes::from_owner(map)
     };
     if is_gzip(&raw) {
-        Ok(Contents { bytes: gunzip(path, &raw, limit)?, was_gzip: true })
+        progress.start(&format!("decompressing {}", path.display()), raw.len() as u64);
+        Ok(Contents { bytes: gunzip(path, progress.reader(&raw[..]), &raw, limit)?, was_gzip: true })
     } else {
         Ok(Contents { bytes: raw, was_gzip: false })
     }
@@ -55,13 +57,14 @@ pub fn read(path: &Path, limit: u64) -> Result<Contents> {
 /// Opens `path` as a stream, gunzipped on the fly when it starts with the
 /// gzip magic. For inputs read once from front to back (logs): however large
 /// the file, only the reader's buffer is in memory. `limit` caps the bytes delivered.
-pub fn open(path: &Path, limit: u64) -> Result<Box<dyn BufRead>> {
+pub fn open(path: &Path, limit: u64, progress: &Progress) -> Result<Box<dyn BufRead>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
     if metadata.is_dir() {
         return Err(Error::unrecognised(path, "is a directory, expected a file"));
     }
-    let mut reader = BufReader::with_capacity(STREAM_BUFFER_BYTES, file);
+    progress.start(&format!("reading {}", path.display()), metadata.len());
+    let mut reader = BufReader::with_capacity(STREAM_BUFFER_BYTES, progress.reader(file));
     if is_gzip(reader.fill_buf().map_err(|e| Error::io(path, e))?) {
         let decoder = Capped { inner: MultiGzDecoder::new(reader), delivered: 0, limit };
         return Ok(Box::new(BufReader::with_capacity(STREAM_BUFFER_BYTES, decoder)));
@@ -106,13 +109,15 @@ pub fn read_stdin(limit: u64) -> Result<Bytes> {
     }
     let bytes = Bytes::from(buf);
     if is_gzip(&bytes) {
-        gunzip(path, &bytes, limit)
+        gunzip(path, &bytes[..], &bytes, limit)
     } else {
         Ok(bytes)
     }
 }
 
-fn gunzip(path: &Path, compressed: &[u8], limit: u64) -> Result<Bytes> {
+/// Decompresses `input` (the `compressed` bytes, possibly behind a reader
+/// that reports progress).
+fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Result<Bytes> {
     // The trailer's ISIZE (size mod 2^32) is only a hint; it is capped so a
     // forged trailer cannot size a huge allocation.
     let hint = compressed
@@ -125,7 +130,7 @@ fn gunzip(path: &Path, compressed: &[u8], limit: u64) -> Result<Bytes> {
         .min(limit)
         .min(1 << 30);
     let mut out = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
-    let mut decoder = MultiGzDecoder::new(compressed).take(limit.saturating_add(1));
+    let mut decoder = MultiGzDecoder::new(input).take(limit.saturating_add(1));
     decoder.read_to_end(&mut out).map_err(|e| Error::malformed(path, None, format!("gzip stream is corrupt: {e}")))?;
     if out.len() as u64 > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
@@ -150,10 +155,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bomb.gz");
         std::fs::write(&path, gz(&vec![0u8; 1 << 20])).unwrap();
-        let ok = read(&path, 2 << 20).unwrap();
+        let ok = read(&path, 2 << 20, &Progress::default()).unwrap();
         assert!(ok.was_gzip);
         assert_eq!(ok.bytes.len(), 1 << 20);
-        let err = read(&path, 1000).err().unwrap();
+        let err = read(&path, 1000, &Progress::default()).err().unwrap();
         assert!(matches!(err, Error::TooLarge { limit: 1000, .. }), "{err}");
     }
 
@@ -163,9 +168,9 @@ mod tests {
         let path = dir.path().join("job.log.gz");
         std::fs::write(&path, gz(&vec![b'x'; 1 << 20])).unwrap();
         let mut text = Vec::new();
-        open(&path, 2 << 20).unwrap().read_to_end(&mut text).unwrap();
+        open(&path, 2 << 20, &Progress::default()).unwrap().read_to_end(&mut text).unwrap();
         assert_eq!(text.len(), 1 << 20);
-        let err = open(&path, 1000).unwrap().read_to_end(&mut Vec::new()).err().unwrap();
+        let err = open(&path, 1000, &Progress::default()).unwrap().read_to_end(&mut Vec::new()).err().unwrap();
         assert!(err.to_string().contains("exceeds the limit of 1000 bytes"), "{err}");
     }
 
@@ -176,7 +181,7 @@ mod tests {
         let mut data = gz(b"hello world, hello world");
         data.truncate(data.len() / 2);
         std::fs::write(&path, data).unwrap();
-        let err = read(&path, 1 << 20).err().unwrap().to_string();
+        let err = read(&path, 1 << 20, &Progress::default()).err().unwrap().to_string();
         assert!(err.contains("broken.gz") && err.contains("gzip"), "{err}");
     }
 }

@@ -13,6 +13,7 @@ use bytes::Bytes;
 use prost::Message;
 
 use super::allocator_events::{self, HostAllocators};
+use super::progress::Progress;
 use super::proto::xplane::{x_stat, XEventMetadata, XStatMetadata};
 use super::wire::{Walker, WireError};
 use crate::error::{Error, Result};
@@ -103,7 +104,7 @@ pub fn map_entry<'f>(path: &Path, walker: Walker<'f>, entry: &'f [u8]) -> Result
     Ok((key, value))
 }
 
-pub fn read(path: &Path, bytes: &Bytes) -> Result<XSpaceContents> {
+pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceContents> {
     let host = host_name(path);
     let mut allocators = HostAllocators::new(host.clone());
     let mut contents = XSpaceContents {
@@ -114,10 +115,12 @@ pub fn read(path: &Path, bytes: &Bytes) -> Result<XSpaceContents> {
         allocators: Vec::new(),
     };
     let walker = Walker::new(bytes, 0);
+    progress.start(&format!("reading {}", path.display()), bytes.len() as u64);
     for field in walker.fields(bytes) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
             (1, Some(plane)) => {
+                progress.advance(plane.len() as u64);
                 let parts = split_plane(path, walker, plane)?;
                 if parts.name == METADATA_PLANE {
                     read_metadata_plane(path, bytes, &parts, &mut contents.hlo_protos)?;
