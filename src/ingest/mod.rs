@@ -188,7 +188,11 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
 pub fn load_bytes(path: &Path, bytes: Bytes, progress: &Progress) -> Result<Capture> {
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     match guess_file(path, &bytes)? {
-        FileKind::XSpace => add_xspace(path, &bytes, progress, &mut HashSet::new(), &mut capture)?,
+        FileKind::XSpace => {
+            let contents = xspace::read(path, &bytes, progress)?;
+            let pending = add_xspace(path, &bytes, contents, &mut HashSet::new(), &mut capture);
+            decode_embedded(pending, &mut capture);
+        }
         FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, None)?),
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
@@ -196,69 +200,89 @@ pub fn load_bytes(path: &Path, bytes: Bytes, progress: &Progress) -> Result<Capt
     Ok(capture)
 }
 
+/// Reads every host of a run: the hosts' planes in parallel, then each
+/// distinct program once (the same program is often captured on every host,
+/// and XProf keeps one per program id), its modules decoded in parallel.
 fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mut Capture) -> Result<()> {
     if hosts.is_empty() {
         return Err(Error::unrecognised(dir, "the run directory holds no *.xplane.pb file"));
     }
-    let mut seen_program_ids = HashSet::new();
-    let mut usable = 0;
-    let mut last_error = None;
-    for host in hosts {
-        let read =
-            source::read(host, options.max_input_size, &options.progress).and_then(|contents| {
-                match guess_file(host, &contents.bytes)? {
-                    FileKind::XSpace => {
-                        add_xspace(host, &contents.bytes, &options.progress, &mut seen_program_ids, capture)
-                    }
-                    FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
-                    _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
+    let read: Vec<Result<(Bytes, xspace::XSpaceContents)>> = hosts
+        .par_iter()
+        .map(|host| {
+            let contents = source::read(host, options.max_input_size, &options.progress)?;
+            match guess_file(host, &contents.bytes)? {
+                FileKind::XSpace => {
+                    let xspace = xspace::read(host, &contents.bytes, &options.progress)?;
+                    Ok((contents.bytes, xspace))
                 }
-            });
+                FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
+                _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
+            }
+        })
+        .collect();
+    let mut seen_program_ids = HashSet::new();
+    let mut fresh = Vec::new();
+    let mut last_error = None;
+    for (host, read) in hosts.iter().zip(read) {
         match read {
-            Ok(()) => usable += 1,
+            Ok((bytes, contents)) => fresh.extend(add_xspace(host, &bytes, contents, &mut seen_program_ids, capture)),
             Err(e) => {
                 capture.warnings.push(format!("skipped {e}"));
                 last_error = Some(e);
             }
         }
     }
-    match (usable, last_error) {
-        (0, Some(e)) => Err(e),
+    decode_embedded(fresh, capture);
+    match (capture.hosts.is_empty(), last_error) {
+        (true, Some(e)) => Err(e),
         _ => Ok(()),
     }
 }
 
-/// Adds one host's modules; the same program is often captured on every
-/// host, and XProf keeps one per program id.
-fn add_xspace(
-    host: &Path,
+/// An embedded HloProto still to decode, with the host file it came from.
+struct PendingModule<'a> {
+    host: &'a Path,
+    name: String,
+    program_id: Option<u64>,
+    bytes: Bytes,
+    base: u64,
+}
+
+/// Adds one host's allocators and returns its programs not seen on an
+/// earlier host.
+fn add_xspace<'a>(
+    host: &'a Path,
     bytes: &Bytes,
-    progress: &Progress,
+    contents: xspace::XSpaceContents,
     seen_program_ids: &mut HashSet<u64>,
     capture: &mut Capture,
-) -> Result<()> {
-    let contents = xspace::read(host, bytes, progress)?;
+) -> Vec<PendingModule<'a>> {
     capture.hosts.push(contents.host);
     capture.allocators.extend(contents.allocators);
-    let fresh: Vec<_> = contents
+    contents
         .hlo_protos
         .into_iter()
         .filter(|embedded| embedded.program_id.is_none_or(|id| seen_program_ids.insert(id)))
-        .collect();
-    let decoded: Vec<_> = fresh
-        .into_par_iter()
-        .map(|embedded| {
-            let base = wire::offset_within(bytes, &embedded.bytes);
-            (embedded.name, hlo::decode(host, &embedded.bytes, base, embedded.program_id))
+        .map(|embedded| PendingModule {
+            host,
+            base: wire::offset_within(bytes, &embedded.bytes),
+            name: embedded.name,
+            program_id: embedded.program_id,
+            bytes: embedded.bytes,
         })
-        .collect();
+        .collect()
+}
+
+fn decode_embedded(pending: Vec<PendingModule>, capture: &mut Capture) {
+    let decoded: Vec<_> =
+        pending.into_par_iter().map(|p| (p.name, hlo::decode(p.host, &p.bytes, p.base, p.program_id))).collect();
     for (name, module) in decoded {
         match module {
             Ok(module) => capture.modules.push(module),
             Err(e) => capture.warnings.push(format!("skipped module {name}: {e}")),
         }
     }
-    Ok(())
 }
 
 fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture: &mut Capture) -> Result<()> {
