@@ -32,22 +32,34 @@ pub fn allocator(caption: &str, allocator: &AllocatorReport) -> io::Result<Optio
     drawing::allocator_timeline(allocator, MAX_POINTS).map(|timeline| draw(caption, &timeline)).transpose()
 }
 
-/// How an x axis reads: its description, how many x values make one unit of
-/// the axis, and its tick labels.
-fn x_axis(axis: XAxis) -> (&'static str, f64, &'static TickLabel) {
+/// How an x axis reads: its description and how many x values make one unit
+/// of the axis.
+fn x_unit(axis: XAxis) -> (&'static str, f64) {
     match axis {
-        XAxis::ProgramOrder => (PROGRAM_ORDER, 1.0, &count_label),
-        XAxis::Picoseconds => ("time (ms)", 1e9, &number_label),
+        XAxis::ProgramOrder => (PROGRAM_ORDER, 1.0),
+        XAxis::Picoseconds => ("time (ms)", 1e9),
     }
+}
+
+/// Tick labels with the decimals that ten ticks over `span` units need, so
+/// that a capture of a few microseconds does not read `1, 1, 1` in ms.
+fn decimal_label(span: f64) -> impl Fn(&f64) -> String {
+    let decimals = ((10.0 / span).log10().ceil().max(0.0) as usize).min(9);
+    move |value: &f64| format!("{value:.decimals$}")
 }
 
 pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
     let scale = ByteScale::for_max(timeline.y_max);
-    let (x_description, x_per_unit, x_label) = x_axis(timeline.x_axis);
+    let (x_description, x_per_unit) = x_unit(timeline.x_axis);
     let first = timeline.x.first().copied().unwrap_or(0);
     let last = timeline.x.last().copied().unwrap_or(0).max(first.saturating_add(1));
     let x_span = first as f64..last as f64;
     let to_axis = |x: i64| x as f64 / x_per_unit;
+    let decimals = decimal_label(to_axis(last) - to_axis(first));
+    let x_label: &TickLabel = match timeline.x_axis {
+        XAxis::ProgramOrder => &count_label,
+        XAxis::Picoseconds => &decimals,
+    };
     let y_description = format!("bytes ({})", scale.unit());
     let fraction_names: Vec<&str> = timeline.fractions.iter().map(|f| f.name.as_str()).collect();
     let fraction_description = format!("{} (%)", fraction_names.join(", "));
@@ -106,4 +118,41 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
         mark_peak(marks, peak, chart.backend_coord(&(to_axis(peak.x), 0.0)), top, &x_span);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decimal_label, draw};
+    use crate::analysis::drawing::{PeakMark, Series, Timeline, XAxis};
+
+    fn one_point_at(time_ps: i64, bytes: i64) -> Timeline {
+        let series = |values: Vec<i64>| Series { name: "heap".to_string(), values };
+        Timeline {
+            x_axis: XAxis::Picoseconds,
+            x: vec![time_ps, time_ps],
+            bands: vec![series(vec![bytes, bytes])],
+            lines: vec![series(vec![bytes, bytes])],
+            fractions: vec![Series { name: "fragmentation".to_string(), values: vec![f64::NAN, 2.0] }],
+            peak: PeakMark { x: time_ps, bytes, what: None, position: "event 1".to_string() },
+            y_max: bytes,
+        }
+    }
+
+    #[test]
+    fn timelines_from_corrupt_events_are_still_drawn() {
+        for (time_ps, bytes) in [(i64::MAX, 1 << 20), (i64::MIN, -5), (0, 0), (7, i64::MAX)] {
+            let svg = draw("corrupt", &one_point_at(time_ps, bytes)).unwrap();
+            assert!(svg.contains("class=\"peak-label\""), "{time_ps} ps, {bytes} bytes");
+        }
+    }
+
+    #[test]
+    fn time_ticks_have_the_decimals_their_spacing_needs() {
+        // A Keras fit of 783 ms: whole milliseconds.
+        assert_eq!(decimal_label(782.6)(&700.0), "700");
+        // Five microseconds of events: ticks 0.5 µs apart stay apart.
+        let label = decimal_label(0.005);
+        assert_eq!([label(&1.0005), label(&1.001)], ["1.0005", "1.0010"]);
+        assert_eq!(decimal_label(1e-12)(&1.0), "1.000000000");
+    }
 }
