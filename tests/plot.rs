@@ -11,19 +11,18 @@ use common::{allocator_oracles, expected_charts, oracle_for_title, oracles, prof
 use predicates::prelude::*;
 use xmem::units::human_bytes;
 
-fn plot(workload: &str, extra: &[&str]) -> (tempfile::TempDir, Vec<PathBuf>) {
+/// `xmem plot` into a fresh directory.
+fn run_plot(workload: &str, extra: &[&str]) -> (tempfile::TempDir, assert_cmd::assert::Assert) {
     let dir = tempfile::tempdir().unwrap();
-    let out = cargo_bin_cmd!("xmem")
-        .arg("plot")
-        .arg(profile(workload))
-        .arg("-o")
-        .arg(dir.path())
-        .args(extra)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let assert =
+        cargo_bin_cmd!("xmem").arg("plot").arg(profile(workload)).arg("-o").arg(dir.path()).args(extra).assert();
+    (dir, assert)
+}
+
+/// A successful `xmem plot` and the files it says it wrote.
+fn plot(workload: &str, extra: &[&str]) -> (tempfile::TempDir, Vec<PathBuf>) {
+    let (dir, assert) = run_plot(workload, extra);
+    let out = assert.success().get_output().stdout.clone();
     let written: Vec<PathBuf> = String::from_utf8(out).unwrap().lines().map(PathBuf::from).collect();
     (dir, written)
 }
@@ -254,14 +253,8 @@ fn an_allocator_timeline_shows_xprofs_peak_at_the_reports_time() {
 fn allocator_selects_its_chart_alone() {
     let (dir, written) = plot("tf_keras_xla", &["--allocator", "vm/bfc_cpu_allocator_for_gpu"]);
     assert_eq!(written, vec![dir.path().join("vm.bfc_cpu_allocator_for_gpu.timeline.svg")]);
-    let dir = tempfile::tempdir().unwrap();
-    cargo_bin_cmd!("xmem")
-        .arg("plot")
-        .arg(profile("tf_keras_xla"))
-        .arg("-o")
-        .arg(dir.path())
-        .args(["--allocator", "GPU_0_bfc"])
-        .assert()
+    run_plot("tf_keras_xla", &["--allocator", "GPU_0_bfc"])
+        .1
         .code(2)
         .stderr("xmem: no allocator named 'GPU_0_bfc' (the input has vm/bfc_cpu_allocator_for_gpu)\n");
 }
@@ -284,8 +277,7 @@ fn the_files_written_are_listed_with_safe_names() {
 
 #[test]
 fn module_and_allocator_charts_of_one_profile_are_listed_with_safe_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let assert = cargo_bin_cmd!("xmem").arg("plot").arg(profile("tf_keras_xla")).arg("-o").arg(dir.path()).assert();
+    let (dir, assert) = run_plot("tf_keras_xla", &[]);
     let stdout = String::from_utf8(assert.success().get_output().stdout.clone()).unwrap();
     let prefix = format!("{}/", dir.path().display());
     insta::assert_snapshot!(stdout.replace(&prefix, "<DIR>/"));
@@ -294,16 +286,8 @@ fn module_and_allocator_charts_of_one_profile_are_listed_with_safe_names() {
 #[test]
 fn a_memory_space_with_nothing_in_it_has_nothing_to_plot() {
     // XProf's own output for host_offload's memory space 5 lists no buffer and no heap event.
-    let dir = tempfile::tempdir().unwrap();
-    cargo_bin_cmd!("xmem")
-        .arg("plot")
-        .arg(profile("host_offload"))
-        .arg("-o")
-        .arg(dir.path())
-        .args(["--memory-space", "host"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::ends_with("host_offload/profile: no module has anything to plot\n"));
+    let (dir, assert) = run_plot("host_offload", &["--memory-space", "host"]);
+    assert.code(2).stderr(predicate::str::ends_with("host_offload/profile: no module has anything to plot\n"));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
