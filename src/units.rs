@@ -1,4 +1,5 @@
-//! Byte sizes and growth limits as users type them on the command line.
+//! Byte sizes and growth limits as users type them on the command line, and
+//! sizes and times as xmem prints them.
 //!
 //! Sizes are binary throughout, as the design asks: `64M`, `64MB` and `64MiB`
 //! all mean 64 × 2^20 bytes, because GPU and TPU memory is sized in powers of two
@@ -36,6 +37,11 @@ pub fn human_bytes_precise(bytes: impl Into<i128>) -> String {
 pub fn human_delta(bytes: i64) -> String {
     let sign = if bytes < 0 { "-" } else { "+" };
     format!("{sign}{}", human_bytes(bytes.unsigned_abs()))
+}
+
+/// Picoseconds as milliseconds, the unit XProf's memory timeline uses: `541.768 ms`.
+pub fn milliseconds(ps: i64) -> String {
+    format!("{:.3} ms", ps as f64 / 1e9)
 }
 
 /// Parses `1024`, `64K`, `64MB`, `1.5GiB`, `15 G` as binary sizes.

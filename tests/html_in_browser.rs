@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use common::{expected_charts, oracles, profile};
+use common::{allocator_oracles, expected_charts, oracles, profile};
 
 const BROWSER: &str = "chromium";
 
@@ -66,26 +66,25 @@ out.textContent = sizes.join("\n");
 document.body.appendChild(out);
 </script>"#;
 
-#[test]
-fn the_report_shows_every_chart_in_a_browser() {
-    if !browser_available() {
-        return;
-    }
+/// Opens the HTML report of `workload` in the browser: the charts in the DOM
+/// are `expected` (by kind), each is laid out with a size, and a screenshot
+/// of the top of the page shows text and colours, and `band` (a chart's
+/// filled area, as the browser paints it) over at least 10 000 pixels.
+fn check_in_browser(workload: &str, expected: &[&str], band: [u8; 3]) {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.html");
     cargo_bin_cmd!("xmem")
         .arg("report")
-        .arg(profile("memory_hungry"))
+        .arg(profile(workload))
         .args(["--format", "html", "-o"])
         .arg(&report)
         .assert()
         .success();
-    let expected: Vec<&str> = oracles("memory_hungry").iter().flat_map(expected_charts).collect();
 
     // The DOM as the browser built it from the report, untouched.
     let dom = chromium(&dir.path().join("profile-dom"), &report, &["--dump-dom".into()]);
-    assert_eq!(dom.matches("<svg ").count(), expected.len(), "charts in the DOM");
-    assert!(dom.contains("<h1>xmem report: "), "the page has its heading");
+    assert_eq!(dom.matches("<svg ").count(), expected.len(), "{workload}: charts in the DOM");
+    assert!(dom.contains("<h1>xmem report: "), "{workload}: the page has its heading");
 
     // Each chart's laid-out size, measured in a copy.
     let html = std::fs::read_to_string(&report).unwrap();
@@ -102,13 +101,13 @@ fn the_report_shows_every_chart_in_a_browser() {
         let fields: Vec<&str> = line.split(' ').collect();
         let [kind, width, height] = fields[..] else { panic!("bad measurement {line:?}") };
         let (width, height): (u32, u32) = (width.parse().unwrap(), height.parse().unwrap());
-        assert!(width > 100 && height > 100, "{kind} chart is {width}×{height}");
+        assert!(width > 100 && height > 100, "{workload}: {kind} chart is {width}×{height}");
         kinds.push(kind);
     }
-    let mut expected_sorted = expected.clone();
+    let mut expected_sorted = expected.to_vec();
     expected_sorted.sort_unstable();
     kinds.sort_unstable();
-    assert_eq!(kinds, expected_sorted, "charts laid out");
+    assert_eq!(kinds, expected_sorted, "{workload}: charts laid out");
 
     // A screenshot of the top of the page: text and coloured charts, not one colour.
     let screenshot = dir.path().join("page.png");
@@ -124,12 +123,30 @@ fn the_report_shows_every_chart_in_a_browser() {
     let channels = frame.color_type.samples();
     let colours: std::collections::HashSet<&[u8]> =
         pixels[..frame.buffer_size()].chunks(channels).map(|p| &p[..3]).collect();
-    assert!(colours.len() > 50, "the screenshot has only {} colours: a blank page", colours.len());
-    // The temporaries band of the timeline (orange at 60% over white) is on screen.
-    let band = [240u8, 197, 102];
+    assert!(colours.len() > 50, "{workload}: the screenshot has only {} colours: a blank page", colours.len());
     let band_pixels = pixels[..frame.buffer_size()]
         .chunks(channels)
         .filter(|p| p[..3].iter().zip(band).all(|(a, b)| a.abs_diff(b) <= 3))
         .count();
-    assert!(band_pixels > 10_000, "only {band_pixels} pixels of the timeline's band");
+    assert!(band_pixels > 10_000, "{workload}: only {band_pixels} pixels of the band {band:?}");
+}
+
+#[test]
+fn the_report_shows_every_chart_in_a_browser() {
+    if !browser_available() {
+        return;
+    }
+    let expected: Vec<&str> = oracles("memory_hungry").iter().flat_map(expected_charts).collect();
+    // The temporaries band of the timeline: orange at 60% over white.
+    check_in_browser("memory_hungry", &expected, [240, 197, 102]);
+}
+
+#[test]
+fn an_allocators_timeline_shows_in_a_browser() {
+    if !browser_available() {
+        return;
+    }
+    let expected: Vec<&str> = allocator_oracles("tf_keras_fit").iter().map(|_| "timeline").collect();
+    // The free band of the allocator's timeline: green at 60% over white.
+    check_in_browser("tf_keras_fit", &expected, [102, 197, 171]);
 }

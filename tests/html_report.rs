@@ -45,3 +45,23 @@ fn every_module_and_memory_space_has_its_section_charts_and_peak() {
         }
     }
 }
+
+#[test]
+fn an_allocator_section_has_its_timeline_inline() {
+    let html = html_report("tf_keras_fit");
+    let oracle = &common::allocator_oracles("tf_keras_fit")[0];
+    let heading = format!("<h2>Allocator {} on vm</h2>", oracle.name);
+    let section = html
+        .split_once(&heading)
+        .and_then(|(_, rest)| rest.split_once("</section>"))
+        .map(|(section, _)| section)
+        .unwrap_or_else(|| panic!("no section {heading}"));
+    assert_eq!(html.matches("<svg ").count(), 1, "one chart in the page");
+    assert_eq!(section.matches("<figure class=\"chart timeline\">\n<svg ").count(), 1, "the chart is in the section");
+    let title = format!("<title>Allocator {} on vm: heap, stack and free memory over time</title>", oracle.name);
+    assert!(section.contains(&title), "{title}");
+    let peak = format!("peak {} at ", human_bytes(oracle.peak_bytes() as u64));
+    assert!(section.contains(&peak), "the peak label {peak}");
+    // The chart comes before the table of allocations live at the peak.
+    assert!(section.find("<svg ") < section.find("<table>"));
+}

@@ -1,5 +1,5 @@
 //! `xmem plot`: every SVG parses, has a title and labelled axes, and shows
-//! the peak XProf reports for that module and memory space.
+//! the peak XProf reports for that module and memory space, or allocator.
 
 mod common;
 
@@ -7,23 +7,22 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use common::{expected_charts, oracle_for_title, oracles, profile, Oracle};
+use common::{allocator_oracles, expected_charts, oracle_for_title, oracles, profile, AllocatorOracle, Oracle};
 use predicates::prelude::*;
 use xmem::units::human_bytes;
 
-fn plot(workload: &str, extra: &[&str]) -> (tempfile::TempDir, Vec<PathBuf>) {
+/// `xmem plot` into a fresh directory.
+fn run_plot(workload: &str, extra: &[&str]) -> (tempfile::TempDir, assert_cmd::assert::Assert) {
     let dir = tempfile::tempdir().unwrap();
-    let out = cargo_bin_cmd!("xmem")
-        .arg("plot")
-        .arg(profile(workload))
-        .arg("-o")
-        .arg(dir.path())
-        .args(extra)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let assert =
+        cargo_bin_cmd!("xmem").arg("plot").arg(profile(workload)).arg("-o").arg(dir.path()).args(extra).assert();
+    (dir, assert)
+}
+
+/// A successful `xmem plot` and the files it says it wrote.
+fn plot(workload: &str, extra: &[&str]) -> (tempfile::TempDir, Vec<PathBuf>) {
+    let (dir, assert) = run_plot(workload, extra);
+    let out = assert.success().get_output().stdout.clone();
     let written: Vec<PathBuf> = String::from_utf8(out).unwrap().lines().map(PathBuf::from).collect();
     (dir, written)
 }
@@ -195,6 +194,71 @@ fn top_limits_the_bars_and_sums_the_rest() {
     assert!(peak.class("bar-label").iter().any(|b| b.starts_with(&rest)), "{rest:?} in {:?}", peak.class("bar-label"));
 }
 
+/// The report's figures for an allocator, in its JSON form.
+fn allocator_report(workload: &str, name: &str) -> serde_json::Value {
+    let out = cargo_bin_cmd!("xmem").arg("report").arg(profile(workload)).args(["--format", "json"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["allocators"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap().clone()
+}
+
+/// Milliseconds as the report prints them.
+fn ms(ps: &serde_json::Value) -> f64 {
+    ps.as_i64().unwrap() as f64 / 1e9
+}
+
+fn check_allocator_timeline(chart: &Chart, oracle: &AllocatorOracle, report: &serde_json::Value) {
+    assert_eq!(chart.title, format!("Allocator {} on vm: heap, stack and free memory over time", oracle.name));
+    assert!(chart.has_text("time (ms)"), "{}: x axis", chart.file);
+    assert!(chart.has_text("bytes (MiB)"), "{}: y axis", chart.file);
+    assert!(chart.has_text("fragmentation (%)"), "{}: second y axis", chart.file);
+    // Ticks in milliseconds: the last hundred before the last event is labelled.
+    let last_ms = ms(report["timeline"]["time_ps"].as_array().unwrap().last().unwrap());
+    let tick = format!("{}", (last_ms / 100.0).floor() * 100.0);
+    assert!(chart.has_text(&tick), "{}: no x tick {tick} ({last_ms} ms)", chart.file);
+    assert!(chart.has_text("100"), "{}: the fragmentation axis reaches 100%", chart.file);
+    let label = format!(
+        "peak {} at {:.3} ms (step {})",
+        human_bytes(oracle.peak_bytes() as u64),
+        ms(&report["peak_time_ps"]),
+        oracle.peak_step()
+    );
+    assert_eq!(chart.class("peak-label"), vec![label.as_str()], "{}", chart.file);
+    let exact = format!(": {} bytes", oracle.peak_bytes());
+    assert!(chart.tooltips.iter().any(|t| t.ends_with(&exact)), "{}: peak tooltip with {exact}", chart.file);
+    for legend in ["heap", "stack", "in use (heap + stack)", "fragmentation (right axis)"] {
+        assert!(chart.has_text(legend), "{}: legend {legend}", chart.file);
+    }
+    // XProf's 64 GiB of free memory would flatten the rest: cut at twice the peak.
+    let free = format!(
+        "free, cut off at {} ({} at the peak)",
+        human_bytes(2 * oracle.peak_bytes() as u64),
+        human_bytes(oracle.peak_free_bytes() as u64)
+    );
+    assert!(chart.has_text(&free), "{}: legend {free}", chart.file);
+}
+
+#[test]
+fn an_allocator_timeline_shows_xprofs_peak_at_the_reports_time() {
+    for workload in ["tf_keras_fit", "tf_keras_xla"] {
+        let (_dir, written) = plot(workload, &[]);
+        for oracle in allocator_oracles(workload) {
+            let file = format!("vm.{}.timeline.svg", oracle.name);
+            let path = written.iter().find(|p| p.ends_with(&file)).unwrap_or_else(|| panic!("{workload}: no {file}"));
+            check_allocator_timeline(&Chart::read(path), &oracle, &allocator_report(workload, &oracle.name));
+        }
+    }
+}
+
+#[test]
+fn allocator_selects_its_chart_alone() {
+    let (dir, written) = plot("tf_keras_xla", &["--allocator", "vm/bfc_cpu_allocator_for_gpu"]);
+    assert_eq!(written, vec![dir.path().join("vm.bfc_cpu_allocator_for_gpu.timeline.svg")]);
+    run_plot("tf_keras_xla", &["--allocator", "GPU_0_bfc"])
+        .1
+        .code(2)
+        .stderr("xmem: no allocator named 'GPU_0_bfc' (the input has vm/bfc_cpu_allocator_for_gpu)\n");
+}
+
 #[test]
 fn the_files_written_are_listed_with_safe_names() {
     let dir = tempfile::tempdir().unwrap();
@@ -212,18 +276,18 @@ fn the_files_written_are_listed_with_safe_names() {
 }
 
 #[test]
+fn module_and_allocator_charts_of_one_profile_are_listed_with_safe_names() {
+    let (dir, assert) = run_plot("tf_keras_xla", &[]);
+    let stdout = String::from_utf8(assert.success().get_output().stdout.clone()).unwrap();
+    let prefix = format!("{}/", dir.path().display());
+    insta::assert_snapshot!(stdout.replace(&prefix, "<DIR>/"));
+}
+
+#[test]
 fn a_memory_space_with_nothing_in_it_has_nothing_to_plot() {
     // XProf's own output for host_offload's memory space 5 lists no buffer and no heap event.
-    let dir = tempfile::tempdir().unwrap();
-    cargo_bin_cmd!("xmem")
-        .arg("plot")
-        .arg(profile("host_offload"))
-        .arg("-o")
-        .arg(dir.path())
-        .args(["--memory-space", "host"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::ends_with("host_offload/profile: no module has anything to plot\n"));
+    let (dir, assert) = run_plot("host_offload", &["--memory-space", "host"]);
+    assert.code(2).stderr(predicate::str::ends_with("host_offload/profile: no module has anything to plot\n"));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 

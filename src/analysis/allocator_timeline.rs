@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::model::{Allocator, AllocatorEvent, AllocatorEventKind};
-use crate::units::human_bytes;
+use crate::units::{human_bytes, milliseconds};
 
 /// What XProf calls the heap at the peak it cannot find an allocation for
 /// in the peak step: memory allocated before that step.
@@ -416,8 +416,8 @@ fn differences(report: &AllocatorReport, events: usize) -> Vec<String> {
     }
     if xprof.peak_time_ps != report.peak_time_ps {
         notes.push(format!(
-            "times are absolute; XProf times each event from the start of its thread and puts the peak at {:.3} ms",
-            xprof.peak_time_ps as f64 / 1e9
+            "times are absolute; XProf times each event from the start of its thread and puts the peak at {}",
+            milliseconds(xprof.peak_time_ps)
         ));
     }
     if xprof.peak_bytes_usage_lifetime != report.lifetime_peak_bytes {

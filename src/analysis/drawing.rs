@@ -2,39 +2,53 @@
 //! points a chart can hold, and buffers placed in chart coordinates. Only the
 //! drawing is thinned; the report's figures keep every point.
 
+use super::allocator_timeline::AllocatorReport;
 use super::{Lifetime, MemorySpaceReport};
+use crate::units::{human_bytes, milliseconds};
+
+/// What the x values of a chart count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// Heap-simulator events, in program order.
+    ProgramOrder,
+    /// Picoseconds, as profiles time their events.
+    Picoseconds,
+}
 
 /// Bytes over an ordered x axis: stacked bands, lines over them and the peak.
 #[derive(Debug, Clone)]
 pub struct Timeline {
-    /// What the x values count, with their unit.
-    pub x_description: &'static str,
+    pub x_axis: XAxis,
     /// The x of every drawn point, increasing.
-    pub x: Vec<u64>,
+    pub x: Vec<i64>,
     /// Stacked areas, bottom first; each series holds the band's upper edge,
     /// and its lower edge is the previous band's upper edge (0 for the first).
     pub bands: Vec<Series>,
     /// Lines drawn over the bands.
     pub lines: Vec<Series>,
+    /// Fractions from 0 to 1, drawn as lines against a second y axis.
+    pub fractions: Vec<Series<f64>>,
     pub peak: PeakMark,
-    /// Top of the y axis: the highest value of any band or line.
+    /// Top of the y axis: the highest value of any band or line, unless a
+    /// band is cut off there (its name then says so).
     pub y_max: i64,
 }
 
-/// One named series of byte values aligned with [`Timeline::x`].
+/// One named series aligned with [`Timeline::x`]: bytes, or fractions.
 #[derive(Debug, Clone)]
-pub struct Series {
-    pub name: &'static str,
-    pub values: Vec<i64>,
+pub struct Series<T = i64> {
+    pub name: String,
+    pub values: Vec<T>,
 }
 
 #[derive(Debug, Clone)]
 pub struct PeakMark {
-    pub x: u64,
+    pub x: i64,
     pub bytes: i64,
-    /// What happened there, e.g. the instruction whose allocation made the peak.
+    /// What happened there, e.g. the instruction whose allocation made the
+    /// peak, or when it happened.
     pub what: Option<String>,
-    /// Where that is in the user's terms, e.g. `event 1277`.
+    /// Where that is in the user's terms, e.g. `event 1277` or `step 15`.
     pub position: String,
 }
 
@@ -84,13 +98,14 @@ pub fn program_timeline(space: &MemorySpaceReport, max_points: usize) -> Option<
     let unpadded = pick(&space.unpadded_heap_bytes);
     let y_max = heap.iter().chain(&unpadded).copied().max().unwrap_or(0);
     Some(Timeline {
-        x_description: "program order (heap-simulator event)",
-        x: kept.iter().map(|&i| i as u64).collect(),
+        x_axis: XAxis::ProgramOrder,
+        x: kept.iter().map(|&i| i as i64).collect(),
         bands: vec![
-            Series { name: "always-live", values: vec![space.always_live_bytes(); kept.len()] },
-            Series { name: "temporaries", values: heap },
+            Series { name: "always-live".to_string(), values: vec![space.always_live_bytes(); kept.len()] },
+            Series { name: "temporaries".to_string(), values: heap },
         ],
-        lines: vec![Series { name: "unpadded", values: unpadded }],
+        lines: vec![Series { name: "unpadded".to_string(), values: unpadded }],
+        fractions: Vec::new(),
         peak: program_peak(space),
         y_max,
     })
@@ -99,11 +114,78 @@ pub fn program_timeline(space: &MemorySpaceReport, max_points: usize) -> Option<
 /// The peak where XProf draws it: after the event that made it.
 fn program_peak(space: &MemorySpaceReport) -> PeakMark {
     PeakMark {
-        x: space.peak_position as u64 + 1,
+        x: space.peak_position as i64 + 1,
         bytes: space.peak_bytes,
         what: space.peak_instruction.clone(),
         position: format!("event {}", space.peak_position),
     }
+}
+
+/// How far above the peak in use an allocator's y axis may reach before its
+/// free band is cut off.
+const FREE_CUT_FACTOR: i64 = 2;
+
+/// An allocator's memory over time: heap, stack and free stacked, the
+/// fragmentation against a second axis, and the peak (heap plus stack).
+///
+/// An allocator can have far more free memory than it ever used (TensorFlow's
+/// host BFC allocator is limited at 64 GiB), which would flatten everything
+/// else into a pixel: the axis then stops at twice the peak in use and the
+/// free band's name says where it was cut. `None` when there are no events.
+pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Option<Timeline> {
+    let series = &allocator.timeline;
+    let in_use: Vec<i64> =
+        series.heap_bytes.iter().zip(&series.stack_bytes).map(|(heap, stack)| heap.saturating_add(*stack)).collect();
+    // The last maximum, as the analysis (and XProf) picks the peak; the
+    // reduction keeps the first, so the peak is added when it is not drawn.
+    let (peak_index, _) = in_use.iter().enumerate().max_by_key(|&(_, bytes)| *bytes)?;
+    let mut kept = drawing_indices(&in_use, max_points);
+    if let Err(at) = kept.binary_search(&peak_index) {
+        kept.insert(at, peak_index);
+    }
+    let pick = |values: &[i64]| -> Vec<i64> { kept.iter().map(|&i| values.get(i).copied().unwrap_or(0)).collect() };
+    let heap = pick(&series.heap_bytes);
+    let heap_and_stack = pick(&in_use);
+    let with_free: Vec<i64> =
+        heap_and_stack.iter().zip(pick(&series.free_bytes)).map(|(used, free)| used.saturating_add(free)).collect();
+    let highest = with_free.iter().chain(&heap_and_stack).copied().max().unwrap_or(0);
+    let cut = allocator.peak_bytes.saturating_mul(FREE_CUT_FACTOR);
+    let (y_max, free_name) = if allocator.peak_bytes > 0 && highest > cut {
+        let name = format!(
+            "free, cut off at {} ({} at the peak)",
+            human_bytes(cut as u64),
+            human_bytes(allocator.peak_free_bytes.max(0) as u64)
+        );
+        (cut, name)
+    } else {
+        (highest, "free".to_string())
+    };
+    Some(Timeline {
+        x_axis: XAxis::Picoseconds,
+        x: pick(&series.time_ps),
+        bands: vec![
+            Series { name: "heap".to_string(), values: heap },
+            Series { name: "stack".to_string(), values: heap_and_stack.clone() },
+            Series { name: free_name, values: with_free.into_iter().map(|bytes| bytes.min(y_max)).collect() },
+        ],
+        // The peak in use often lasts less than a pixel's worth of time: a
+        // line shows such a spike where a filled band does not.
+        lines: vec![Series { name: "in use (heap + stack)".to_string(), values: heap_and_stack }],
+        fractions: vec![Series {
+            name: "fragmentation".to_string(),
+            values: kept.iter().map(|&i| series.fragmentation.get(i).copied().unwrap_or(0.0)).collect(),
+        }],
+        peak: PeakMark {
+            x: allocator.peak_time_ps,
+            bytes: allocator.peak_bytes,
+            what: Some(milliseconds(allocator.peak_time_ps)),
+            position: match allocator.peak_step {
+                Some(step) => format!("step {step}"),
+                None => format!("event {peak_index}"),
+            },
+        },
+        y_max,
+    })
 }
 
 /// Every simulated buffer of a memory space as a box: x from the heap point
@@ -112,7 +194,7 @@ fn program_peak(space: &MemorySpaceReport) -> PeakMark {
 #[derive(Debug, Clone)]
 pub struct LifetimeBoxes<'a> {
     pub boxes: Vec<LifetimeBox<'a>>,
-    pub x_end: u64,
+    pub x_end: i64,
     pub y_end: i64,
     /// The peak, at the x of [`Timeline::peak`].
     pub peak: PeakMark,
@@ -120,8 +202,8 @@ pub struct LifetimeBoxes<'a> {
 
 #[derive(Debug, Clone)]
 pub struct LifetimeBox<'a> {
-    pub x0: u64,
-    pub x1: u64,
+    pub x0: i64,
+    pub x1: i64,
     pub y0: i64,
     pub y1: i64,
     pub lifetime: &'a Lifetime,
@@ -136,15 +218,15 @@ pub fn lifetime_boxes(space: &MemorySpaceReport) -> Option<LifetimeBoxes<'_>> {
         .lifetimes
         .iter()
         .map(|lifetime| LifetimeBox {
-            x0: lifetime.start as u64 + 1,
-            x1: lifetime.end as u64 + 1,
+            x0: lifetime.start as i64 + 1,
+            x1: lifetime.end as i64 + 1,
             y0: lifetime.offset,
             y1: lifetime.offset.saturating_add(lifetime.size_bytes),
             lifetime,
         })
         .collect();
     Some(LifetimeBoxes {
-        x_end: boxes.iter().map(|b| b.x1).max().unwrap_or(0).max(space.heap_bytes.len().saturating_sub(1) as u64),
+        x_end: boxes.iter().map(|b| b.x1).max().unwrap_or(0).max(space.heap_bytes.len().saturating_sub(1) as i64),
         y_end: boxes.iter().map(|b| b.y1).max().unwrap_or(0),
         peak: program_peak(space),
         boxes,
@@ -166,13 +248,13 @@ mod tests {
 
     /// XProf's figures for jit_naive_attention_grad(16): peak bytes, its event
     /// position, and the always-live bytes under it.
-    fn oracle_peak() -> (i64, u64, i64) {
+    fn oracle_peak() -> (i64, i64, i64) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
             "fixtures/profiles/memory_hungry/oracle/memory_viewer/jit_naive_attention_grad(16).memory_space_0.json",
         );
         let oracle: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let bytes = |key: &str| (oracle[key].as_f64().unwrap() * 1_048_576.0).round() as i64;
-        (bytes("peakHeapMib"), oracle["peakHeapSizePosition"].as_u64().unwrap(), bytes("indefiniteBufferAllocationMib"))
+        (bytes("peakHeapMib"), oracle["peakHeapSizePosition"].as_i64().unwrap(), bytes("indefiniteBufferAllocationMib"))
     }
 
     #[test]
@@ -196,6 +278,80 @@ mod tests {
         let crossing: i64 =
             boxes.boxes.iter().filter(|b| b.x0 <= boxes.peak.x && boxes.peak.x < b.x1).map(|b| b.y1 - b.y0).sum();
         assert_eq!(crossing, peak_bytes - always_live_bytes);
+    }
+
+    fn tf_keras_fit_allocator() -> AllocatorReport {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles/tf_keras_fit");
+        let options = crate::ingest::ReadOptions { run: None, max_input_size: 1 << 30 };
+        let capture = crate::ingest::load(&root.join("profile"), &options).unwrap();
+        crate::analysis::analyze(&[capture]).allocators.into_iter().next().unwrap()
+    }
+
+    /// XProf's Memory Profile of tf_keras_fit at its peak: heap plus stack,
+    /// free bytes, and the step of the peak step's snapshots.
+    fn oracle_allocator_peak() -> (i64, i64, i64) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/profiles/tf_keras_fit/oracle/memory_profile.json");
+        let oracle: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let allocator = &oracle["memoryProfilePerAllocator"]["bfc_cpu_allocator_for_gpu"];
+        let stats = &allocator["profileSummary"]["peakStats"];
+        let int = |value: &serde_json::Value| value.as_str().unwrap().parse::<i64>().unwrap();
+        let step = int(&allocator["memoryProfileSnapshots"][0]["activityMetadata"]["stepId"]);
+        (int(&stats["heapAllocatedBytes"]) + int(&stats["stackReservedBytes"]), int(&stats["freeMemoryBytes"]), step)
+    }
+
+    #[test]
+    fn an_allocator_timeline_thinned_to_a_few_points_still_draws_xprofs_peak() {
+        let allocator = tf_keras_fit_allocator();
+        let (peak_bytes, _, step) = oracle_allocator_peak();
+        let timeline = allocator_timeline(&allocator, 8).unwrap();
+        assert!(timeline.x.len() <= 9, "{} points", timeline.x.len());
+        assert_eq!(timeline.x_axis, XAxis::Picoseconds);
+        assert_eq!(timeline.peak.bytes, peak_bytes);
+        assert_eq!(timeline.peak.x, allocator.peak_time_ps);
+        assert_eq!(timeline.peak.what.as_deref(), Some(milliseconds(allocator.peak_time_ps).as_str()));
+        assert_eq!(timeline.peak.position, format!("step {step}"));
+        let at_peak = timeline.x.iter().rposition(|&x| x == timeline.peak.x).expect("the peak point is drawn");
+        assert_eq!(timeline.lines[0].values[at_peak], peak_bytes, "in use at the peak");
+        assert_eq!(timeline.bands[1].values[at_peak], peak_bytes, "heap and stack bands at the peak");
+        assert_eq!(timeline.x.first(), allocator.timeline.time_ps.first());
+        assert_eq!(timeline.x.last(), allocator.timeline.time_ps.last());
+        assert!(timeline.x.windows(2).all(|w| w[0] <= w[1]), "time order");
+    }
+
+    #[test]
+    fn a_peak_reached_twice_is_drawn_at_the_later_time_as_the_analysis_reports_it() {
+        let mut allocator = tf_keras_fit_allocator();
+        let later = allocator.timeline.time_ps.iter().position(|&t| t == allocator.peak_time_ps).unwrap();
+        // Shortly before: in the same window of the reduction, which keeps that window's first maximum.
+        let earlier = later - 10;
+        allocator.timeline.heap_bytes[earlier] = allocator.timeline.heap_bytes[later];
+        let timeline = allocator_timeline(&allocator, 8).unwrap();
+        assert!(timeline.x.contains(&allocator.timeline.time_ps[earlier]), "the first maximum is drawn too");
+        let at_peak = timeline.x.iter().rposition(|&x| x == allocator.peak_time_ps).expect("the later peak is drawn");
+        assert_eq!(timeline.lines[0].values[at_peak], allocator.peak_bytes);
+        assert_eq!(timeline.peak.x, allocator.peak_time_ps);
+    }
+
+    #[test]
+    fn free_memory_far_above_the_peak_is_cut_off_and_says_so() {
+        let allocator = tf_keras_fit_allocator();
+        let (peak_bytes, free_bytes, _) = oracle_allocator_peak();
+        let timeline = allocator_timeline(&allocator, 2000).unwrap();
+        assert_eq!(timeline.y_max, 2 * peak_bytes);
+        let free = &timeline.bands[2];
+        assert_eq!(
+            free.name,
+            format!(
+                "free, cut off at {} ({} at the peak)",
+                human_bytes(2 * peak_bytes as u64),
+                human_bytes(free_bytes as u64)
+            )
+        );
+        assert!(free.values.iter().all(|&v| v == timeline.y_max), "64 GiB free is above the cut everywhere");
+        let fragmentation = &timeline.fractions[0];
+        assert_eq!(fragmentation.values.len(), timeline.x.len());
+        assert!(fragmentation.values.iter().all(|f| (0.0..=1.0).contains(f)));
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub struct Cli {
 pub enum Command {
     /// Analyse every module and allocator found: peaks per memory space and what is live there.
     Report(ReportArgs),
-    /// Write SVG charts (timelines, buffers at peak, lifetimes) into a directory.
+    /// Write SVG charts (timelines, buffers at peak, lifetimes; allocator timelines) into a directory.
     Plot(PlotArgs),
     /// Compare two inputs; exit 1 when a --fail-if-* limit is crossed.
     Diff(DiffArgs),

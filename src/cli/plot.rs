@@ -6,8 +6,8 @@ use anyhow::Context;
 
 use super::args::PlotArgs;
 use super::{output, Outcome};
-use crate::analysis::{MemorySpaceReport, ModuleReport};
-use crate::render::svg::{self, ChartKind};
+use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
+use crate::render::svg::{self, allocator_chart_caption, ChartKind};
 
 pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
     let report = output::selected_report(std::slice::from_ref(&args.input), &args.selection, &args.input_options)?;
@@ -37,6 +37,15 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
             written += 1;
         }
     }
+    for allocator in &report.allocators {
+        let caption = allocator_chart_caption(allocator);
+        let chart = svg::timeline::allocator(&caption, allocator)
+            .with_context(|| format!("drawing the timeline of allocator {}", allocator.display_name()))?;
+        if let Some(chart) = chart {
+            save(&args.output.join(names.claim_allocator(allocator)), &chart)?;
+            written += 1;
+        }
+    }
     if written == 0 {
         anyhow::bail!("{}: no module has anything to plot", args.input.display());
     }
@@ -51,8 +60,9 @@ fn save(path: &Path, chart: &str) -> anyhow::Result<()> {
 }
 
 /// File names for charts, `<module>.<space>.<chart>.svg` (`<profile>.sites.svg`
-/// for a device memory profile), safe on any file
-/// system (module names hold `(`, `)`, `/`, …) and never used twice.
+/// for a device memory profile, `<host>.<allocator>.timeline.svg` for an
+/// allocator), safe on any file system (module names hold `(`, `)`, `/`, …)
+/// and never used twice.
 #[derive(Default)]
 struct FileNames {
     taken: HashSet<String>,
@@ -66,6 +76,10 @@ impl FileNames {
             stem.push_str(&format!(".trace{trace}"));
         }
         self.claim_stem(&stem, kind)
+    }
+
+    fn claim_allocator(&mut self, allocator: &AllocatorReport) -> String {
+        self.claim_stem(&format!("{}.{}", safe(&allocator.host), safe(&allocator.name)), ChartKind::Timeline)
     }
 
     /// `<stem>.<chart>.svg`, or `<stem>-2.<chart>.svg`, … when taken.

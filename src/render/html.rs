@@ -1,7 +1,7 @@
 //! The report as one self-contained HTML page: inline CSS and inline SVG
 //! charts, no script, no font and no network, so it opens anywhere and can be
 //! attached to a bug. It shows the same tables as the text report, and the
-//! charts of every module and memory space and of every device memory profile.
+//! charts of every module and memory space, device memory profile and allocator.
 
 use std::io::{self, Write};
 
@@ -87,7 +87,7 @@ fn write_space(out: &mut dyn Write, module: &ModuleReport, space: &MemorySpaceRe
     }
     writeln!(out, "</dl>")?;
     for (kind, chart) in svg::space_charts(module, space, top)? {
-        writeln!(out, "<figure class=\"chart {}\">\n{chart}</figure>", kind.name())?;
+        figure(out, kind, &chart)?;
     }
     if !space.at_peak.is_empty() {
         let buffers = space.largest_buffers(top);
@@ -105,7 +105,7 @@ fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, top: us
     writeln!(out, "<dl>\n<dt>Live</dt><dd>{}</dd>\n</dl>", encode_text(&device_memory::live(report)))?;
     table(out, &device_memory::DEVICE_HEADER, &device_memory::device_rows(report), &device_memory::DEVICE_NUMBERS)?;
     if let Some(chart) = svg::sites::draw(&format!("{heading}: allocation sites by function"), report, top)? {
-        writeln!(out, "<figure class=\"chart {}\">\n{chart}</figure>", ChartKind::Sites.name())?;
+        figure(out, ChartKind::Sites, &chart)?;
     }
     writeln!(out, "<h3>{}</h3>", encode_text(&device_memory::sites_title(report, top)))?;
     table(out, &device_memory::SITE_HEADER, &device_memory::site_rows(report, top), &device_memory::SITE_NUMBERS)?;
@@ -135,6 +135,9 @@ fn write_allocator(out: &mut dyn Write, allocator: &AllocatorReport, top: usize)
         writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
     }
     writeln!(out, "</dl>")?;
+    if let Some(chart) = svg::timeline::allocator(&svg::allocator_chart_caption(allocator), allocator)? {
+        figure(out, ChartKind::Timeline, &chart)?;
+    }
     if !allocator.at_peak.is_empty() || allocator.unattributed_at_peak_bytes != 0 {
         let rows = allocator.largest_rows(top);
         writeln!(out, "<h3>{}</h3>", encode_text(&allocation_table_title(allocator, &rows)))?;
@@ -150,6 +153,11 @@ fn write_allocator(out: &mut dyn Write, allocator: &AllocatorReport, top: usize)
         }
     }
     writeln!(out, "</section>")
+}
+
+/// An inline chart, classed by its kind.
+fn figure(out: &mut dyn Write, kind: ChartKind, chart: &str) -> io::Result<()> {
+    writeln!(out, "<figure class=\"chart {}\">\n{chart}</figure>", kind.name())
 }
 
 /// A table with the given columns right-aligned, as numbers read best.

@@ -9,7 +9,7 @@ use super::device_memory;
 use crate::analysis::allocator_timeline::RowTable;
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
-use crate::units::human_bytes;
+use crate::units::{human_bytes, milliseconds};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
@@ -123,11 +123,6 @@ fn write_modules(out: &mut dyn Write, flavor: Flavor, report: &Report, detail: D
 /// Shown for allocations the allocator recorded without an op (XProf leaves the cell blank).
 const NO_OP_NAME: &str = "(no op recorded)";
 
-/// Picoseconds as milliseconds, the unit XProf's memory timeline uses.
-fn millis(ps: i64) -> String {
-    format!("{:.3} ms", ps as f64 / 1e9)
-}
-
 /// `Allocator GPU_0_bfc on vm`.
 pub fn allocator_heading(allocator: &AllocatorReport) -> String {
     format!("Allocator {} on {}", allocator.name, allocator.host)
@@ -143,7 +138,7 @@ pub fn allocator_facts(allocator: &AllocatorReport) -> Vec<(&'static str, String
                 "{} ({} bytes) at {}{step}",
                 bytes(allocator.peak_bytes),
                 allocator.peak_bytes,
-                millis(allocator.peak_time_ps)
+                milliseconds(allocator.peak_time_ps)
             ),
         ),
         (
@@ -234,7 +229,12 @@ pub fn step_rows(allocator: &AllocatorReport, top: usize) -> (Vec<Vec<String>>, 
         .iter()
         .take(top)
         .map(|step| {
-            vec![step.step.to_string(), bytes(step.peak_bytes), millis(step.peak_time_ps), step.num_events.to_string()]
+            vec![
+                step.step.to_string(),
+                bytes(step.peak_bytes),
+                milliseconds(step.peak_time_ps),
+                step.num_events.to_string(),
+            ]
         })
         .collect();
     let rest = allocator.steps.len().checked_sub(top).filter(|&n| n > 0);

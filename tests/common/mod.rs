@@ -127,3 +127,45 @@ pub fn expected_charts(oracle: &Oracle) -> Vec<&'static str> {
     }
     charts
 }
+
+/// XProf's Memory Profile of one allocator, from `oracle/memory_profile.json`.
+pub struct AllocatorOracle {
+    pub name: String,
+    pub json: Value,
+}
+
+impl AllocatorOracle {
+    /// Proto3 JSON writes int64 as a string.
+    fn int(value: &Value) -> i64 {
+        value.as_str().map_or_else(|| value.as_i64().unwrap(), |text| text.parse().unwrap())
+    }
+
+    /// Heap plus stack at the peak.
+    pub fn peak_bytes(&self) -> i64 {
+        let stats = &self.json["profileSummary"]["peakStats"];
+        Self::int(&stats["heapAllocatedBytes"]) + Self::int(&stats["stackReservedBytes"])
+    }
+
+    pub fn peak_free_bytes(&self) -> i64 {
+        Self::int(&self.json["profileSummary"]["peakStats"]["freeMemoryBytes"])
+    }
+
+    /// The step of the peak: XProf keeps the snapshots of that step only,
+    /// and names it in its special rows ("unused preallocated device memory").
+    pub fn peak_step(&self) -> i64 {
+        let snapshot = &self.json["memoryProfileSnapshots"][0]["activityMetadata"]["stepId"];
+        let special = &self.json["specialAllocations"][0]["stepId"];
+        Self::int(if snapshot.is_null() { special } else { snapshot })
+    }
+}
+
+pub fn allocator_oracles(workload: &str) -> Vec<AllocatorOracle> {
+    let path = fixture(workload).join("oracle/memory_profile.json");
+    let json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    json["memoryProfilePerAllocator"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{}: no allocators", path.display()))
+        .iter()
+        .map(|(name, profile)| AllocatorOracle { name: name.clone(), json: profile.clone() })
+        .collect()
+}

@@ -4,7 +4,7 @@
 
 use std::io;
 
-use super::{count_label, mark_peak, number_label, palette, render, ByteScale, Frame};
+use super::{count_label, mark_peak, number_label, palette, render, ByteScale, Frame, PROGRAM_ORDER};
 use crate::analysis::drawing::{self, LifetimeBox};
 use crate::analysis::MemorySpaceReport;
 use crate::render::text::bytes;
@@ -33,7 +33,7 @@ pub fn draw(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<Strin
     let y_description = format!("offset in allocation ({})", scale.unit());
     let frame = Frame {
         caption,
-        x_description: "program order (heap-simulator event)",
+        x_description: PROGRAM_ORDER,
         y_description: &y_description,
         x: 0.0..x_end,
         // Headroom above the boxes for the peak label.
@@ -42,6 +42,7 @@ pub fn draw(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<Strin
         x_label: &count_label,
         y_label: &number_label,
         legend: None,
+        secondary: None,
     };
     render(frame, HEIGHT, |chart, marks| {
         for (i, b) in layout.boxes.iter().enumerate() {
@@ -51,7 +52,7 @@ pub fn draw(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<Strin
         }
         let peak_x = layout.peak.x as f64;
         let top = chart.backend_coord(&(peak_x, scale.of(layout.y_end)));
-        mark_peak(marks, &layout.peak, chart.backend_coord(&(peak_x, 0.0)), top, x_end);
+        mark_peak(marks, &layout.peak, chart.backend_coord(&(peak_x, 0.0)), top, &(0.0..x_end));
         Ok(())
     })
     .map(Some)

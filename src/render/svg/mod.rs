@@ -15,13 +15,14 @@ use std::io;
 use std::ops::Range;
 
 use html_escape::{encode_double_quoted_attribute, encode_text};
+use plotters::chart::DualCoordChartContext;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::analysis::drawing::PeakMark;
-use crate::analysis::{MemorySpaceReport, ModuleReport};
-use crate::render::text::{bytes, space_heading};
+use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
+use crate::render::text::{allocator_heading, bytes, space_heading};
 
 pub const FONT: &str = "sans-serif";
 pub const WIDTH: u32 = 1000;
@@ -29,7 +30,17 @@ pub const WIDTH: u32 = 1000;
 /// What every plotters call on the SVG backend can fail with.
 type Drawn<T> = Result<T, DrawingAreaErrorKind<io::Error>>;
 
-type PlotArea<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+type Coordinates = Cartesian2d<RangedCoordf64, RangedCoordf64>;
+
+/// A chart's plot area: the primary coordinates (reached through `Deref`)
+/// and the secondary ones of [`Frame::secondary`].
+type PlotArea<'a, 'b> = DualCoordChartContext<'a, SVGBackend<'b>, Coordinates, Coordinates>;
+
+/// Formats a tick value of an axis.
+pub type TickLabel = dyn Fn(&f64) -> String;
+
+/// The x axis of charts over program order.
+pub const PROGRAM_ORDER: &str = "program order (heap-simulator event)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartKind {
@@ -66,6 +77,11 @@ pub fn space_charts(
         (ChartKind::Lifetimes, lifetimes::draw(&format!("{heading}: buffer lifetimes"), space)?),
     ];
     Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
+}
+
+/// The caption of an allocator's timeline, in the plot and in the HTML report.
+pub fn allocator_chart_caption(allocator: &AllocatorReport) -> String {
+    format!("{}: heap, stack and free memory over time", allocator_heading(allocator))
 }
 
 /// Colours shared by every chart: the Okabe–Ito palette for marks that carry
@@ -127,21 +143,35 @@ pub struct Frame<'t> {
     pub y: Range<f64>,
     /// Tick labels on the y axis; off for charts whose rows are labelled by marks.
     pub y_ticks: bool,
-    pub x_label: &'t dyn Fn(&f64) -> String,
-    pub y_label: &'t dyn Fn(&f64) -> String,
+    pub x_label: &'t TickLabel,
+    pub y_label: &'t TickLabel,
     /// Where the legend of the labelled series goes; `None` for no legend.
     pub legend: Option<SeriesLabelPosition>,
+    /// A y axis on the right for series in another unit.
+    pub secondary: Option<SecondaryAxis<'t>>,
+}
+
+pub struct SecondaryAxis<'t> {
+    pub description: &'t str,
+    pub y: Range<f64>,
+    pub label: &'t TickLabel,
 }
 
 impl Frame<'_> {
     fn draw<'a, 'b>(&self, root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> Drawn<PlotArea<'a, 'b>> {
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(root)
+        let chart = ChartBuilder::on(root)
             .caption(self.caption, (FONT, 20).into_font().color(&palette::INK))
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(if self.y_ticks { 72 } else { 8 })
+            .right_y_label_area_size(if self.secondary.is_some() { 72 } else { 0 })
             .build_cartesian_2d(self.x.clone(), self.y.clone())?;
+        // The secondary coordinates take the right label area over, so they
+        // come before the primary axes are drawn. A chart without a second
+        // axis gets an unused one: every chart is drawn through one type.
+        let secondary_y = self.secondary.as_ref().map_or(0.0..1.0, |axis| axis.y.clone());
+        let mut chart = chart.set_secondary_coord(self.x.clone(), secondary_y);
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(self.x_description)
             .y_desc(self.y_description)
@@ -155,6 +185,15 @@ impl Frame<'_> {
             mesh.disable_y_mesh().y_labels(0);
         }
         mesh.draw()?;
+        if let Some(axis) = &self.secondary {
+            chart
+                .configure_secondary_axes()
+                .y_desc(axis.description)
+                .y_label_formatter(axis.label)
+                .label_style((FONT, 13))
+                .axis_desc_style((FONT, 14))
+                .draw()?;
+        }
         Ok(chart)
     }
 }
@@ -284,18 +323,19 @@ pub fn peak_label(peak: &PeakMark) -> String {
 }
 
 /// Marks the peak with a dashed line from `floor` up to `top` and its label;
-/// the label reads away from the nearer side of a plot `x_end` wide.
-fn mark_peak(marks: &mut Marks, peak: &PeakMark, floor: (i32, i32), top: (i32, i32), x_end: f64) {
+/// the label reads away from the nearer side of a plot spanning `x` (in the
+/// peak's x units).
+fn mark_peak(marks: &mut Marks, peak: &PeakMark, floor: (i32, i32), top: (i32, i32), x: &Range<f64>) {
     let label = peak_label(peak);
     let tooltip = format!("{label}: {} bytes", peak.bytes);
     marks.dashed_line(floor, top, palette::PEAK, &tooltip);
     marks.circle(top, 5, palette::PEAK, &tooltip);
-    let (shift, anchor) = if peak_on_left(peak, x_end) { (8, "start") } else { (-8, "end") };
+    let (shift, anchor) = if peak_on_left(peak, x) { (8, "start") } else { (-8, "end") };
     marks.text((top.0 + shift, top.1 - 8), &label, 13, anchor, "peak-label");
 }
 
-fn peak_on_left(peak: &PeakMark, x_end: f64) -> bool {
-    (peak.x as f64) < x_end / 2.0
+fn peak_on_left(peak: &PeakMark, x: &Range<f64>) -> bool {
+    (peak.x as f64) < (x.start + x.end) / 2.0
 }
 
 /// Shortens `text` to about `max_chars` characters, ending with `…` when cut.

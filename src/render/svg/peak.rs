@@ -109,6 +109,7 @@ pub(super) fn draw_bars(caption: &str, what: &str, bars: &[Bar]) -> io::Result<S
         x_label: &number_label,
         y_label: &number_label,
         legend: None,
+        secondary: None,
     };
     let height = FRAME_HEIGHT + ROW_HEIGHT * bars.len() as u32;
     render(frame, height, |chart, marks| {

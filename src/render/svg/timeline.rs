@@ -1,12 +1,16 @@
-//! Bytes over time: stacked bands, lines and the peak, marked and labelled.
+//! Bytes over program order or over time: stacked bands, lines, fractions
+//! against a second axis in percent, and the peak, marked and labelled.
 
 use std::io;
 
 use plotters::prelude::*;
 
-use super::{count_label, mark_peak, number_label, palette, peak_on_left, render, ByteScale, Frame, WIDTH};
-use crate::analysis::drawing::{self, Timeline};
-use crate::analysis::MemorySpaceReport;
+use super::{
+    count_label, mark_peak, number_label, palette, peak_on_left, render, ByteScale, Frame, SecondaryAxis, TickLabel,
+    PROGRAM_ORDER, WIDTH,
+};
+use crate::analysis::drawing::{self, Timeline, XAxis};
+use crate::analysis::{AllocatorReport, MemorySpaceReport};
 
 const HEIGHT: u32 = 440;
 /// Two points per pixel column: a window's minimum and its maximum.
@@ -14,6 +18,7 @@ pub const MAX_POINTS: usize = 2 * WIDTH as usize;
 
 const BAND_COLORS: [RGBColor; 3] = [palette::SKY, palette::ORANGE, palette::GREEN];
 const LINE_COLORS: [RGBColor; 2] = [palette::INK, palette::PURPLE];
+const FRACTION_COLORS: [RGBColor; 2] = [palette::PURPLE, palette::INK];
 
 /// The heap of a memory space over program order; `None` when it has no
 /// heap-simulator events.
@@ -21,27 +26,65 @@ pub fn program(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<St
     drawing::program_timeline(space, MAX_POINTS).map(|timeline| draw(caption, &timeline)).transpose()
 }
 
+/// An allocator's heap, stack and free memory over time, with its
+/// fragmentation; `None` when it has no events.
+pub fn allocator(caption: &str, allocator: &AllocatorReport) -> io::Result<Option<String>> {
+    drawing::allocator_timeline(allocator, MAX_POINTS).map(|timeline| draw(caption, &timeline)).transpose()
+}
+
+/// How an x axis reads: its description and how many x values make one unit
+/// of the axis.
+fn x_unit(axis: XAxis) -> (&'static str, f64) {
+    match axis {
+        XAxis::ProgramOrder => (PROGRAM_ORDER, 1.0),
+        XAxis::Picoseconds => ("time (ms)", 1e9),
+    }
+}
+
+/// Tick labels with the decimals that ten ticks over `span` units need, so
+/// that a capture of a few microseconds does not read `1, 1, 1` in ms.
+fn decimal_label(span: f64) -> impl Fn(&f64) -> String {
+    let decimals = ((10.0 / span).log10().ceil().max(0.0) as usize).min(9);
+    move |value: &f64| format!("{value:.decimals$}")
+}
+
 pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
     let scale = ByteScale::for_max(timeline.y_max);
-    let x_end = timeline.x.last().copied().unwrap_or(0).max(1) as f64;
+    let (x_description, x_per_unit) = x_unit(timeline.x_axis);
+    let first = timeline.x.first().copied().unwrap_or(0);
+    let last = timeline.x.last().copied().unwrap_or(0).max(first.saturating_add(1));
+    let x_span = first as f64..last as f64;
+    let to_axis = |x: i64| x as f64 / x_per_unit;
+    let decimals = decimal_label(to_axis(last) - to_axis(first));
+    let x_label: &TickLabel = match timeline.x_axis {
+        XAxis::ProgramOrder => &count_label,
+        XAxis::Picoseconds => &decimals,
+    };
     let y_description = format!("bytes ({})", scale.unit());
+    let fraction_names: Vec<&str> = timeline.fractions.iter().map(|f| f.name.as_str()).collect();
+    let fraction_description = format!("{} (%)", fraction_names.join(", "));
     let frame = Frame {
         caption,
-        x_description: timeline.x_description,
+        x_description,
         y_description: &y_description,
-        x: 0.0..x_end,
+        x: to_axis(first)..to_axis(last),
         // Headroom above the peak for its label.
         y: 0.0..scale.of(timeline.y_max).max(1.0) * 1.15,
         y_ticks: true,
-        x_label: &count_label,
+        x_label,
         y_label: &number_label,
-        legend: Some(if peak_on_left(&timeline.peak, x_end) {
+        legend: Some(if peak_on_left(&timeline.peak, &x_span) {
             SeriesLabelPosition::UpperRight
         } else {
             SeriesLabelPosition::UpperLeft
         }),
+        secondary: (!timeline.fractions.is_empty()).then_some(SecondaryAxis {
+            description: &fraction_description,
+            y: 0.0..100.0,
+            label: &number_label,
+        }),
     };
-    let xs: Vec<f64> = timeline.x.iter().map(|&x| x as f64).collect();
+    let xs: Vec<f64> = timeline.x.iter().map(|&x| to_axis(x)).collect();
     render(frame, HEIGHT, |chart, marks| {
         let mut lower = vec![0.0; xs.len()];
         for (band, color) in timeline.bands.iter().zip(BAND_COLORS.iter().cycle()) {
@@ -51,7 +94,7 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
             let fill = color.mix(0.6).filled();
             chart
                 .draw_series(std::iter::once(Polygon::new(outline, fill)))?
-                .label(band.name)
+                .label(band.name.as_str())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], fill));
             lower = upper;
         }
@@ -59,12 +102,57 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
             let style = color.stroke_width(1);
             chart
                 .draw_series(LineSeries::new(xs.iter().copied().zip(line.values.iter().map(|&v| scale.of(v))), style))?
-                .label(line.name)
+                .label(line.name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
+        }
+        for (fraction, color) in timeline.fractions.iter().zip(FRACTION_COLORS.iter().cycle()) {
+            let style = color.stroke_width(1);
+            let percent = fraction.values.iter().map(|&v| v * 100.0);
+            chart
+                .draw_secondary_series(LineSeries::new(xs.iter().copied().zip(percent), style))?
+                .label(format!("{} (right axis)", fraction.name))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
         }
         let peak = &timeline.peak;
-        let top = chart.backend_coord(&(peak.x as f64, scale.of(peak.bytes)));
-        mark_peak(marks, peak, chart.backend_coord(&(peak.x as f64, 0.0)), top, x_end);
+        let top = chart.backend_coord(&(to_axis(peak.x), scale.of(peak.bytes)));
+        mark_peak(marks, peak, chart.backend_coord(&(to_axis(peak.x), 0.0)), top, &x_span);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decimal_label, draw};
+    use crate::analysis::drawing::{PeakMark, Series, Timeline, XAxis};
+
+    fn one_point_at(time_ps: i64, bytes: i64) -> Timeline {
+        let series = |values: Vec<i64>| Series { name: "heap".to_string(), values };
+        Timeline {
+            x_axis: XAxis::Picoseconds,
+            x: vec![time_ps, time_ps],
+            bands: vec![series(vec![bytes, bytes])],
+            lines: vec![series(vec![bytes, bytes])],
+            fractions: vec![Series { name: "fragmentation".to_string(), values: vec![f64::NAN, 2.0] }],
+            peak: PeakMark { x: time_ps, bytes, what: None, position: "event 1".to_string() },
+            y_max: bytes,
+        }
+    }
+
+    #[test]
+    fn timelines_from_corrupt_events_are_still_drawn() {
+        for (time_ps, bytes) in [(i64::MAX, 1 << 20), (i64::MIN, -5), (0, 0), (7, i64::MAX)] {
+            let svg = draw("corrupt", &one_point_at(time_ps, bytes)).unwrap();
+            assert!(svg.contains("class=\"peak-label\""), "{time_ps} ps, {bytes} bytes");
+        }
+    }
+
+    #[test]
+    fn time_ticks_have_the_decimals_their_spacing_needs() {
+        // A Keras fit of 783 ms: whole milliseconds.
+        assert_eq!(decimal_label(782.6)(&700.0), "700");
+        // Five microseconds of events: ticks 0.5 µs apart stay apart.
+        let label = decimal_label(0.005);
+        assert_eq!([label(&1.0005), label(&1.001)], ["1.0005", "1.0010"]);
+        assert_eq!(decimal_label(1e-12)(&1.0), "1.000000000");
+    }
 }
