@@ -282,7 +282,7 @@ mod tests {
 
     fn tf_keras_fit_allocator() -> AllocatorReport {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles/tf_keras_fit");
-        let options = crate::ingest::ReadOptions { run: None, max_input_size: 1 << 30 };
+        let options = crate::ingest::ReadOptions::default();
         let capture = crate::ingest::load(&root.join("profile"), &options).unwrap();
         crate::analysis::analyze(&[capture]).allocators.into_iter().next().unwrap()
     }
