@@ -85,6 +85,18 @@ pub struct Selection {
     pub all: bool,
 }
 
+/// Where a report goes and in which format.
+#[derive(Debug, Clone, Args)]
+pub struct OutputOptions {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Profile (log dir, run dir, *.xplane.pb[.gz]), HLO proto, XLA dump dir, or pprof file.
@@ -97,13 +109,8 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputOptions,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-
-    /// Write to this file instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputOptions,
 }
 
 #[derive(Debug, Args)]
@@ -150,13 +157,8 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub input: InputOptions,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-
-    /// Write to this file instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputOptions,
 }
 
 #[derive(Debug, Args)]
@@ -165,13 +167,8 @@ pub struct OomArgs {
     #[arg(value_name = "LOG|-")]
     pub log: PathBuf,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-
-    /// Write to this file instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputOptions,
 }
 
 #[derive(Debug, Args)]

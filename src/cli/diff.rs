@@ -5,7 +5,7 @@ use crate::render::{self, json, text};
 
 pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     let filter = output::module_filter(&args.selection)?;
-    if args.format == Format::Html {
+    if args.output.format == Format::Html {
         anyhow::bail!("diff: --format html is not available; use text, markdown or json");
     }
     let base = output::usable_report(std::slice::from_ref(&args.base), &args.input)?;
@@ -31,8 +31,8 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     let diff = diff::compare(&base, &new, &limits);
 
     let detail = text::Detail { top: args.selection.top, all: args.selection.all || filter.module.is_some() };
-    let mut out = output::open(args.output.as_deref())?;
-    let written = match args.format {
+    let mut out = output::open(args.output.output.as_deref())?;
+    let written = match args.output.format {
         Format::Json => json::write(&mut out, &diff),
         Format::Markdown => render::diff::write(&mut out, text::Flavor::Markdown, &diff, detail),
         Format::Text | Format::Html => render::diff::write(&mut out, text::Flavor::Text, &diff, detail),

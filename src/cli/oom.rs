@@ -7,7 +7,7 @@ use crate::oom;
 use crate::render::{json, oom as render_oom, text::Flavor};
 
 pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
-    let flavor = match args.format {
+    let flavor = match args.output.format {
         Format::Text => Some(Flavor::Text),
         Format::Markdown => Some(Flavor::Markdown),
         Format::Json => None,
@@ -19,7 +19,7 @@ pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
     } else {
         oom::scan(&args.log.display().to_string(), source::open(&args.log, limit, &progress::bar())?)?
     };
-    let mut out = output::open(args.output.as_deref())?;
+    let mut out = output::open(args.output.output.as_deref())?;
     let written = match flavor {
         Some(flavor) => render_oom::write(&mut out, flavor, &report),
         None => json::write(&mut out, &report),

@@ -5,8 +5,8 @@ use crate::render::{html, json, text};
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     let report = output::selected_report(&args.inputs, &args.selection, &args.input)?;
     let detail = text::Detail { top: args.selection.top, all: args.selection.all || args.selection.module.is_some() };
-    let mut out = output::open(args.output.as_deref())?;
-    let written = match args.format {
+    let mut out = output::open(args.output.output.as_deref())?;
+    let written = match args.output.format {
         Format::Text => text::write_report(&mut out, text::Flavor::Text, &report, detail),
         Format::Markdown => text::write_report(&mut out, text::Flavor::Markdown, &report, detail),
         Format::Json => json::write(&mut out, &report),
