@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use comfy_table::{ColumnConstraint, Width};
 
 use super::device_memory;
-use super::text::{align_right, bytes, heading, percent, table, Detail, Flavor};
+use super::text::{align_right, bytes, heading, percent, plural, table, Detail, Flavor};
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
     AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, PeakDelta, PeakDiff, Verdict, Violation,
@@ -259,13 +259,5 @@ fn both_sides<T: ToString + PartialEq>(base: Option<T>, new: Option<T>, arrow: &
     match (base, new) {
         (Some(base), Some(new)) if base != new => format!("{}{arrow}{}", base.to_string(), new.to_string()),
         (base, new) => new.or(base).map(|v| v.to_string()).unwrap_or_default(),
-    }
-}
-
-fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }

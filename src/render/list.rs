@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::text::{align_right, bytes, heading, table, Flavor};
+use super::text::{align_right, bytes, heading, plural, table, Flavor};
 use crate::analysis::{AllocatorListing, Contents, ModuleListing};
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Result<()> {
@@ -11,10 +11,10 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
         flavor,
         1,
         &format!(
-            "{}: {} modules, {} allocators",
+            "{}: {}, {}",
             contents.inputs.join(", "),
-            contents.modules.len(),
-            contents.allocators.len()
+            plural(contents.modules.len(), "module"),
+            plural(contents.allocators.len(), "allocator")
         ),
     )?;
     for note in &contents.notes {

@@ -52,6 +52,15 @@ pub fn align_right(table: &mut Table, columns: &[usize]) {
     }
 }
 
+/// `1 module`, `2 modules`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 pub fn bytes(n: i64) -> String {
     if n < 0 {
         format!("-{}", human_bytes(n.unsigned_abs()))
