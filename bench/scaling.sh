@@ -29,7 +29,7 @@ row() { # label modules live transient host_events
     "$synthesize" "$file" "$2" "$3" "$4" "$5"
     read -r t rss < <(measure "$file")
     local ratio="-"
-    [[ -n ${previous:-} ]] && ratio=$(awk "BEGIN{printf \"%.2f\", $t / $previous}")
+    [[ -n ${previous:-} ]] && ratio=$(awk "BEGIN{if ($previous > 0.05) printf \"%.2f\", $t / $previous; else print \"-\"}")
     printf "| %-34s | %10s | %8s s | %8s MiB | %5s |\n" "$1" "$(stat -c %s "$file")" "$t" "$((rss / 1024))" "$ratio"
     previous=$t
 }

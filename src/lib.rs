@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod cli;
 pub mod diff;
 pub mod error;
+pub mod id_index;
 pub mod ingest;
 pub mod model;
 pub mod oom;

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{sum_bytes, BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus};
+use crate::id_index::IdIndex;
 use crate::model::{Allocation, BufferAssignment, HeapEventKind, HeapTrace, LogicalBuffer};
 
 /// XProf folds buffers smaller than this into one "small" entry.
@@ -66,7 +67,7 @@ pub fn colors_present(assignment: &BufferAssignment, layout_memory_spaces: &[i64
 
 struct Index<'a> {
     assignment: &'a BufferAssignment,
-    slot_of_buffer: HashMap<i64, usize>,
+    slot_of_buffer: IdIndex,
     /// Heap trace used for each allocation slot, found from the trace's first
     /// event (the trace's own allocation index is unreliable, as XProf notes).
     trace_of_allocation: HashMap<usize, usize>,
@@ -74,20 +75,22 @@ struct Index<'a> {
 
 impl<'a> Index<'a> {
     fn new(assignment: &'a BufferAssignment) -> Self {
-        let slot_of_buffer: HashMap<i64, usize> =
-            assignment.logical_buffers.iter().enumerate().map(|(slot, b)| (b.id, slot)).collect();
+        let ids: Vec<i64> = assignment.logical_buffers.iter().map(|b| b.id).collect();
+        let slot_of_buffer = IdIndex::new(&ids);
         let mut trace_of_allocation = HashMap::new();
         for (trace_index, trace) in assignment.heap_traces.iter().enumerate() {
             let Some(first) = trace.events.first() else { continue };
-            if let Some(&slot) = slot_of_buffer.get(&first.buffer_id) {
-                trace_of_allocation.insert(assignment.logical_buffers[slot].allocation, trace_index);
+            if let Some(buffer) =
+                slot_of_buffer.get(first.buffer_id).and_then(|slot| assignment.logical_buffers.get(slot))
+            {
+                trace_of_allocation.insert(buffer.allocation, trace_index);
             }
         }
         Index { assignment, slot_of_buffer, trace_of_allocation }
     }
 
     fn buffer(&self, id: i64) -> Option<(usize, &'a LogicalBuffer)> {
-        self.slot_of_buffer.get(&id).map(|&slot| (slot, &self.assignment.logical_buffers[slot]))
+        self.slot_of_buffer.get(id).and_then(|slot| self.assignment.logical_buffers.get(slot).map(|b| (slot, b)))
     }
 
     fn allocation_of(&self, buffer: &LogicalBuffer) -> &'a Allocation {

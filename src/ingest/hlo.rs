@@ -2,17 +2,18 @@
 //! `*.hlo_proto.pb`, or the `Hlo Proto` stat inside an xplane) into a
 //! [`Module`].
 
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use prost::Message;
+use rustc_hash::FxHashMap;
 
 use super::proto::xla::{
-    BufferAssignmentWithoutTraces, HloInstructionProto, ProgramShapeProto, ShapeProto, StackFrameIndexProto,
+    BufferAssignmentWithoutTraces, HloInstructionProto, LogicalBufferProto, ProgramShapeProto, StackFrameIndexProto,
 };
 use super::wire::{Walker, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
+use crate::id_index::IdIndex;
 use crate::model::{
     Allocation, BufferAssignment, HeapEvent, HeapEventKind, HeapTrace, Instruction, LogicalBuffer, Module,
     SourceLocation,
@@ -71,7 +72,9 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8]) -> Result<RawAss
 /// instruction_name = 4, share_with_canonical_id = 5}`; instruction names are
 /// interned as they are read.
 fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8]) -> Result<HeapTrace> {
-    let mut names: HashMap<&[u8], u32> = HashMap::new();
+    // Interning a name per event is the hot loop of a large trace; FxHash is
+    // several times faster than SipHash here and names are not adversarial.
+    let mut names: FxHashMap<&[u8], u32> = FxHashMap::default();
     let mut out = HeapTrace::default();
     for field in walker.fields(trace) {
         let field = field.map_err(|e| wire_error(path, e))?;
@@ -122,11 +125,8 @@ fn decode_module_parts(
     assignment: Option<RawAssignment>,
     program_id: Option<u64>,
 ) -> Result<Module> {
-    let wanted: HashSet<i64> = assignment
-        .iter()
-        .flat_map(|a| a.proto.logical_buffers.iter())
-        .filter_map(|b| b.defined_at.as_ref().map(|d| d.instruction_id))
-        .collect();
+    let mut defining =
+        DefiningInstructions::for_buffers(assignment.iter().flat_map(|a| a.proto.logical_buffers.iter()));
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut name = String::new();
     let mut entry_computation = String::new();
@@ -134,7 +134,6 @@ fn decode_module_parts(
     let mut module_id = None;
     let mut stack_frames = None;
     let mut layout_memory_spaces = Vec::new();
-    let mut instructions: HashMap<i64, HloInstructionProto> = HashMap::new();
     for field in walker.fields(module) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
@@ -174,11 +173,11 @@ fn decode_module_parts(
                             _ => {}
                         }
                     }
-                    if let Some(id) = id.filter(|id| wanted.contains(id)) {
+                    if let Some(slot) = id.and_then(|id| defining.slots.get(id)) {
                         let decoded = HloInstructionProto::decode(bytes).map_err(|e| {
                             Error::malformed(path, Some(instruction.offset), format!("HloInstructionProto: {e}"))
                         })?;
-                        instructions.insert(id, decoded);
+                        defining.add(slot, decoded);
                     }
                 }
             }
@@ -187,7 +186,7 @@ fn decode_module_parts(
     }
     layout_memory_spaces.sort_unstable();
     let buffer_assignment = match assignment {
-        Some(assignment) => Ok(convert_assignment(assignment, &instructions, stack_frames.as_ref())),
+        Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref())),
         None => Err(NO_BUFFER_ASSIGNMENT.to_string()),
     };
     Ok(Module {
@@ -240,18 +239,86 @@ fn signature(shape: &ProgramShapeProto) -> String {
     format!("({}) -> {result}", parameters.join(", "))
 }
 
+/// What analysis needs of each instruction that defines a logical buffer,
+/// kept instead of the decoded proto: a large module has millions of
+/// instructions, and holding their protos costs memory and cache misses.
+struct DefiningInstructions {
+    /// Instruction id → slot in `elements` and `instructions`.
+    slots: IdIndex,
+    /// Per instruction, the tuple elements its buffers need shapes for.
+    elements: Vec<Vec<Option<i64>>>,
+    /// Filled as the instructions are found; `None` for an id no
+    /// instruction has (a corrupt proto).
+    instructions: Vec<Option<DefiningInstruction>>,
+}
+
+#[derive(Default)]
+struct DefiningInstruction {
+    name: String,
+    opcode: String,
+    op_name: String,
+    source_file: String,
+    source_line: i32,
+    stack_frame_id: i32,
+    /// Shape with layout and unpadded size, per tuple element buffers use
+    /// (`None`: the whole shape).
+    shapes: Vec<(Option<i64>, String, i64)>,
+}
+
+impl DefiningInstructions {
+    fn for_buffers<'a>(buffers: impl Iterator<Item = &'a LogicalBufferProto> + Clone) -> Self {
+        let mut ids: Vec<i64> =
+            buffers.clone().filter_map(|b| b.defined_at.as_ref().map(|d| d.instruction_id)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let slots = IdIndex::new(&ids);
+        let mut elements = vec![Vec::new(); ids.len()];
+        for location in buffers.filter_map(|b| b.defined_at.as_ref()) {
+            let element = location.shape_index.last().copied();
+            if let Some(wanted) = slots.get(location.instruction_id).and_then(|slot| elements.get_mut(slot)) {
+                if !wanted.contains(&element) {
+                    wanted.push(element);
+                }
+            }
+        }
+        let instructions = (0..ids.len()).map(|_| None).collect();
+        DefiningInstructions { slots, elements, instructions }
+    }
+
+    fn add(&mut self, slot: usize, hlo: HloInstructionProto) {
+        let (Some(elements), Some(entry)) = (self.elements.get(slot), self.instructions.get_mut(slot)) else { return };
+        let shape = hlo.shape.unwrap_or_default();
+        let shapes = elements
+            .iter()
+            .map(|&element| {
+                let resolved = xla_shape::resolve_shape_index(&shape, element.as_slice());
+                (element, xla_shape::human_string_with_layout(resolved), xla_shape::unpadded_size(resolved))
+            })
+            .collect();
+        let metadata = hlo.metadata.unwrap_or_default();
+        *entry = Some(DefiningInstruction {
+            name: hlo.name,
+            opcode: hlo.opcode,
+            op_name: metadata.op_name,
+            source_file: metadata.source_file,
+            source_line: metadata.source_line,
+            stack_frame_id: metadata.stack_frame_id,
+            shapes,
+        });
+    }
+}
+
 fn convert_assignment(
     assignment: RawAssignment,
-    instructions: &HashMap<i64, HloInstructionProto>,
+    defining: DefiningInstructions,
     stack_frames: Option<&StackFrameIndexProto>,
 ) -> BufferAssignment {
     let RawAssignment { proto: assignment, heap_traces } = assignment;
-    let logical_protos: HashMap<i64, _> = assignment.logical_buffers.iter().map(|b| (b.id, b)).collect();
+    let ids: Vec<i64> = assignment.logical_buffers.iter().map(|b| b.id).collect();
+    let logical_protos = IdIndex::new(&ids);
     let mut out = BufferAssignment::default();
-    let mut instruction_index: HashMap<i64, usize> = HashMap::new();
-    // Keyed by logical buffer id: the last assignment wins, as in XProf.
-    let mut buffer_slot: HashMap<i64, usize> = HashMap::new();
-    let no_shape = ShapeProto::default();
+    // Per logical buffer, its place in `out`: the last assignment wins, as in XProf.
+    let mut buffer_slot: Vec<Option<usize>> = vec![None; ids.len()];
 
     for (allocation_slot, allocation) in assignment.buffer_allocations.iter().enumerate() {
         out.allocations.push(Allocation {
@@ -266,49 +333,53 @@ fn convert_assignment(
             assigned: allocation.assigned.iter().map(|a| a.logical_buffer_id).collect(),
         });
         for assigned in &allocation.assigned {
-            let Some(proto) = logical_protos.get(&assigned.logical_buffer_id) else { continue };
-            let defined_at = proto.defined_at.clone().unwrap_or_default();
-            let Some(hlo) = instructions.get(&defined_at.instruction_id) else { continue };
-            let instruction = *instruction_index.entry(hlo.id).or_insert_with(|| {
-                out.instructions.push(convert_instruction(hlo, stack_frames));
-                out.instructions.len() - 1
-            });
-            let shape = hlo.shape.as_ref().unwrap_or(&no_shape);
-            let shape = xla_shape::resolve_shape_index(shape, &defined_at.shape_index);
+            let Some(position) = logical_protos.get(assigned.logical_buffer_id) else { continue };
+            let Some(proto) = assignment.logical_buffers.get(position) else { continue };
+            let Some(defined_at) = &proto.defined_at else { continue };
+            let Some(instruction) = defining.slots.get(defined_at.instruction_id) else { continue };
+            let element = defined_at.shape_index.last().copied();
+            let found = defining.instructions.get(instruction).and_then(Option::as_ref);
+            let Some((_, shape, unpadded_size)) = found.and_then(|d| d.shapes.iter().find(|(e, _, _)| *e == element))
+            else {
+                continue;
+            };
             let buffer = LogicalBuffer {
                 id: proto.id,
                 size: proto.size,
-                unpadded_size: xla_shape::unpadded_size(shape),
+                unpadded_size: *unpadded_size,
                 color: proto.color,
                 instruction,
-                shape_index: defined_at.shape_index,
-                shape: xla_shape::human_string_with_layout(shape),
+                shape_index: defined_at.shape_index.clone(),
+                shape: shape.clone(),
                 allocation: allocation_slot,
                 offset: assigned.offset,
             };
-            match buffer_slot.get(&proto.id) {
-                Some(&slot) => out.logical_buffers[slot] = buffer,
-                None => {
-                    buffer_slot.insert(proto.id, out.logical_buffers.len());
+            match buffer_slot.get_mut(position) {
+                Some(Some(slot)) => out.logical_buffers[*slot] = buffer,
+                Some(slot) => {
+                    *slot = Some(out.logical_buffers.len());
                     out.logical_buffers.push(buffer);
                 }
+                None => {}
             }
         }
     }
-
+    out.instructions = defining
+        .instructions
+        .into_iter()
+        .map(|d| {
+            let d = d.unwrap_or_default();
+            let stack = stack_frames.map(|index| build_stack(index, d.stack_frame_id)).unwrap_or_default();
+            Instruction {
+                name: d.name,
+                opcode: d.opcode,
+                op_name: d.op_name,
+                source: source_location(d.source_file, d.source_line, stack),
+            }
+        })
+        .collect();
     out.heap_traces = heap_traces;
     out
-}
-
-fn convert_instruction(hlo: &HloInstructionProto, stack_frames: Option<&StackFrameIndexProto>) -> Instruction {
-    let metadata = hlo.metadata.clone().unwrap_or_default();
-    let stack = stack_frames.map(|index| build_stack(index, metadata.stack_frame_id)).unwrap_or_default();
-    Instruction {
-        name: hlo.name.clone(),
-        opcode: hlo.opcode.clone(),
-        op_name: metadata.op_name,
-        source: source_location(metadata.source_file, metadata.source_line, stack),
-    }
 }
 
 /// XProf's rule: the innermost stack frame wins when it names a file and a
