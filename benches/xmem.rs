@@ -2,9 +2,6 @@
 //! time, so each pair of rows shows how the cost grows (it should double,
 //! not quadruple); BENCHMARKS.md records a run.
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[path = "support/synthetic.rs"]
 mod synthetic;
 
