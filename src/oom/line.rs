@@ -8,7 +8,6 @@
 
 use std::borrow::Cow;
 use std::io::{self, BufRead};
-use std::sync::LazyLock;
 
 use regex::Regex;
 
@@ -18,15 +17,14 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Colour and cursor codes, with the escape byte or with it lost in a copy
 /// (`[31m`, `[0;1m`).
-static ANSI: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b|\[\d{1,3}(?:;\d{1,3})*m")
-        .expect("valid regex")
-});
+fn ansi() -> &'static Regex {
+    regex!(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b|\[\d{1,3}(?:;\d{1,3})*m")
+}
 
 /// What log frameworks put before the message. Applied repeatedly, because
 /// prefixes nest (a timestamp, then a severity and a source file).
-static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+fn prefix() -> &'static Regex {
+    regex!(concat!(
         r"^(?:",
         // vLLM / Ray actors: (EngineCore pid=106339) , (RayWorker pid=1, ip=10.0.0.1)
         r"\(\w[\w-]* pid=\d+(?:, ip=[\d.]+)?\)\s*",
@@ -50,13 +48,12 @@ static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
         r"|#+\s?",
         r")",
     ))
-    .expect("valid regex")
-});
+}
 
 /// Log collapsers that fold repeats into one line: `(×5)`, `(x5)`, Ray's `[repeated 5x across cluster]`.
-static REPEAT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\s*(?:\((?:×|x)(\d+)\)|\[repeated (\d+)x across cluster\])\s*$").expect("valid regex")
-});
+fn repeat() -> &'static Regex {
+    regex!(r"\s*(?:\((?:×|x)(\d+)\)|\[repeated (\d+)x across cluster\])\s*$")
+}
 
 /// Calls `f` with the number (1-based) and the bytes of each line of `reader`,
 /// without its newline; returns how many lines there were. A line longer than
@@ -121,19 +118,19 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     let mut text = String::from_utf8_lossy(raw);
     if text.contains(['\x1b', '[']) {
-        if let Cow::Owned(stripped) = ANSI.replace_all(&text, "") {
+        if let Cow::Owned(stripped) = ansi().replace_all(&text, "") {
             text = Cow::Owned(stripped);
         }
     }
     let mut repeats = 1;
-    if let Some(found) = REPEAT.captures(&text) {
+    if let Some(found) = repeat().captures(&text) {
         repeats = found.get(1).or_else(|| found.get(2)).and_then(|n| n.as_str().parse().ok()).unwrap_or(1);
         let at = found.get(0).map_or(text.len(), |m| m.start());
         text = Cow::Owned(text[..at].to_string());
     }
     let mut prefixed = false;
     for _ in 0..4 {
-        let Some(prefix) = PREFIX.find(&text).filter(|m| !m.is_empty()) else { break };
+        let Some(prefix) = prefix().find(&text).filter(|m| !m.is_empty()) else { break };
         prefixed = true;
         let end = prefix.end();
         text = match text {

@@ -12,11 +12,18 @@
 //! Never invented: a figure the log does not give is `None` (`null` in JSON),
 //! and a report the log ends in the middle of is marked `truncated`.
 
-/// A regex written in this source, compiled on first use.
+/// A regex written in this source, compiled on first use (`bytes` for one
+/// that matches raw bytes). Only literals reach it, never text from a log.
 macro_rules! regex {
-    ($pattern:expr) => {{
-        static RE: std::sync::LazyLock<regex::Regex> =
-            std::sync::LazyLock::new(|| regex::Regex::new($pattern).expect("regex literal in xmem's source"));
+    ($pattern:expr) => {
+        regex!(regex::Regex, $pattern)
+    };
+    (bytes $pattern:expr) => {
+        regex!(regex::bytes::Regex, $pattern)
+    };
+    ($kind:ty, $pattern:expr) => {{
+        static RE: std::sync::LazyLock<$kind> =
+            std::sync::LazyLock::new(|| <$kind>::new($pattern).expect("regex literal in xmem's source"));
         &*RE
     }};
 }

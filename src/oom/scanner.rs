@@ -3,7 +3,6 @@
 //! speak of memory but match no parser as "unrecognised" events.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use super::line::{looks_cut, normalise, Line};
 use super::{bfc, gpu, pytorch, sparsecore, tpu_compile, tpu_report, tpu_runtime, triton, Kind, OomEvent};
@@ -11,8 +10,9 @@ use super::{bfc, gpu, pytorch, sparsecore, tpu_compile, tpu_report, tpu_runtime,
 /// Lines worth a closer look; everything else is skipped without being
 /// decoded or cleaned up, which keeps the pass over a large log cheap. Plain,
 /// case-sensitive literals, so the regex engine can search for them all at once.
-static TRIGGER: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-    regex::bytes::Regex::new(concat!(
+
+fn triggers(text: &[u8]) -> bool {
+    regex!(bytes concat!(
         r"out of memory|Out of memory|Out Of Memory|OUT OF MEMORY|out-of-memory|OutOfMemory|OUT_OF_MEMORY",
         r"|RESOURCE_EXHAUSTED|Resource exhausted|resource exhausted|ResourceExhausted",
         r"|failed to allocate|Failed to allocate|oom-kill|oom_kill|OOM killer",
@@ -21,11 +21,7 @@ static TRIGGER: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
         r"|memref\.alloca|would exceed memory|OOM when allocating|Scoped allocation with size|HLO temporaries",
         r"|No viable logical replica|Fixed size allocations|Largest program allocations|requirement \d|Size: \d",
     ))
-    .expect("regex literal in xmem's source")
-});
-
-fn triggers(text: &[u8]) -> bool {
-    TRIGGER.is_match(text)
+    .is_match(text)
 }
 
 /// Words that make a line a memory error even when no parser knows it.
