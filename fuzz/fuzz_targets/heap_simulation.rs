@@ -76,7 +76,5 @@ fuzz_target!(|data: &[u8]| {
         }
         assignment.heap_traces.push(trace);
     }
-    for color in 0..3 {
-        let _ = xmem::analysis::heap_simulation::analyze_color(&assignment, color);
-    }
+    let _ = xmem::analysis::heap_simulation::analyze(&assignment, &[0, 1, 2]);
 });

@@ -52,7 +52,7 @@ fn category(allocation: &Allocation) -> Category {
 
 /// Colours that need a report: every colour of an allocation or logical
 /// buffer, plus memory spaces named only in layouts.
-pub fn colors_present(assignment: &BufferAssignment, layout_memory_spaces: &[i64]) -> Vec<i64> {
+fn colors_present(assignment: &BufferAssignment, layout_memory_spaces: &[i64]) -> Vec<i64> {
     let mut colors: Vec<i64> = assignment
         .allocations
         .iter()
@@ -128,14 +128,24 @@ impl<'a> Index<'a> {
 
 /// The reports for one memory space: the XProf-compatible one first, then
 /// one per further trace that holds buffers of this colour.
-pub fn analyze_color(assignment: &BufferAssignment, color: i64) -> Vec<MemorySpaceReport> {
+/// Every memory space of a module: each colour of its buffers and
+/// allocations, and each memory space `layout_memory_spaces` names.
+pub fn analyze(assignment: &BufferAssignment, layout_memory_spaces: &[i64]) -> Vec<MemorySpaceReport> {
     let index = Index::new(assignment);
+    colors_present(assignment, layout_memory_spaces)
+        .into_iter()
+        .flat_map(|color| analyze_color(&index, color))
+        .collect()
+}
+
+fn analyze_color(index: &Index, color: i64) -> Vec<MemorySpaceReport> {
     let primary = index.primary_trace(color);
-    let mut reports = vec![report(&index, color, primary)];
+    let mut reports = vec![report(index, color, primary)];
     if primary.is_some() {
-        for (i, trace) in assignment.heap_traces.iter().enumerate() {
+        for (i, trace) in index.assignment.heap_traces.iter().enumerate() {
             if Some(i) != primary && index.events_of_color(trace, color) > 0 {
-                let mut extra = report(&index, color, Some(i));
+                let mut extra = report(index, color, Some(i));
+                extra.shown_by_xprof = false;
                 extra.notes.insert(
                     0,
                     format!(
@@ -475,6 +485,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         color,
         name: memory_space_name(color),
         trace_index,
+        shown_by_xprof: true,
         heap_simulation: status,
         peak_bytes,
         peak_unpadded_bytes: peak_unpadded.saturating_add(baseline),
@@ -548,7 +559,7 @@ mod tests {
             event(Free, 0, 0),
             event(Free, 2, 0),
         ];
-        let space = &analyze_color(&assignment(&[100, 50, 50], events), 0)[0];
+        let space = &analyze(&assignment(&[100, 50, 50], events), &[])[0];
         assert_eq!(space.peak_bytes, 150);
         assert_eq!(space.peak_position, 1);
         assert_eq!(space.heap_bytes, [0, 100, 150, 100, 150, 50, 0]);
@@ -559,7 +570,7 @@ mod tests {
     #[test]
     fn sharing_a_freed_buffer_revives_it_and_shows_the_sharer() {
         let events = vec![event(Alloc, 0, 0), event(Free, 0, 0), event(ShareWith, 1, 0), event(Free, 1, 0)];
-        let space = &analyze_color(&assignment(&[64, 64], events), 0)[0];
+        let space = &analyze(&assignment(&[64, 64], events), &[])[0];
         assert_eq!(space.heap_bytes, [0, 64, 0, 64, 0]);
         assert_eq!(space.peak_position, 0);
         assert_eq!(space.at_peak.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>(), [0]);
@@ -568,7 +579,7 @@ mod tests {
     #[test]
     fn a_free_without_alloc_stops_with_the_event_index() {
         let events = vec![event(Alloc, 0, 0), event(Free, 1, 0), event(Alloc, 1, 0)];
-        let space = &analyze_color(&assignment(&[10, 20], events), 0)[0];
+        let space = &analyze(&assignment(&[10, 20], events), &[])[0];
         assert_eq!(space.heap_simulation, TraceStatus::Broken);
         assert!(space.notes.iter().any(|n| n.contains("buffer 1") && n.contains("event 1")), "{:?}", space.notes);
         assert_eq!(space.peak_bytes, 10);
@@ -577,7 +588,7 @@ mod tests {
     #[test]
     fn unknown_kinds_and_dangling_ids_are_reported_not_fatal() {
         let events = vec![event(Alloc, 0, 0), event(Alloc, 99, 0), event(ShareWith, 0, 77), event(Unknown(7), 0, 0)];
-        let space = &analyze_color(&assignment(&[8], events), 0)[0];
+        let space = &analyze(&assignment(&[8], events), &[])[0];
         assert_eq!(space.heap_simulation, TraceStatus::Broken);
         assert!(space.notes.iter().any(|n| n.contains("unknown heap event kind 7 at event 3")), "{:?}", space.notes);
         assert_eq!(space.peak_bytes, 8);
@@ -586,10 +597,10 @@ mod tests {
     #[test]
     fn absurd_sizes_saturate_instead_of_overflowing() {
         let events = vec![event(Alloc, 0, 0), event(Alloc, 1, 0), event(Free, 0, 0), event(Free, 1, 0)];
-        let space = &analyze_color(&assignment(&[i64::MAX, i64::MAX], events), 0)[0];
+        let space = &analyze(&assignment(&[i64::MAX, i64::MAX], events), &[])[0];
         assert_eq!(space.peak_bytes, i64::MAX);
         let negative = vec![event(Alloc, 0, 0), event(Free, 0, 0)];
-        let space = &analyze_color(&assignment(&[i64::MIN], negative), 0)[0];
+        let space = &analyze(&assignment(&[i64::MIN], negative), &[])[0];
         assert!(space.peak_bytes >= 0);
     }
 
@@ -605,18 +616,19 @@ mod tests {
             events: vec![event(Alloc, 1, 0), event(Free, 1, 0)],
             instruction_names: vec!["f".into()],
         });
-        let spaces = analyze_color(&two, 0);
+        let spaces = analyze(&two, &[]);
         assert_eq!(
             spaces.iter().map(|s| (s.trace_index, s.peak_bytes)).collect::<Vec<_>>(),
             [(Some(0), 100), (Some(1), 30)]
         );
         assert!(spaces[1].notes[0].contains("XProf shows only trace 0"));
+        assert_eq!(spaces.iter().map(|s| s.shown_by_xprof).collect::<Vec<_>>(), [true, false]);
     }
 
     #[test]
     fn share_cycles_terminate() {
         let events = vec![event(Alloc, 0, 0), event(ShareWith, 1, 0), event(ShareWith, 0, 1), event(Free, 0, 0)];
-        let space = &analyze_color(&assignment(&[16, 16], events), 0)[0];
+        let space = &analyze(&assignment(&[16, 16], events), &[])[0];
         assert_eq!(space.heap_bytes.len(), 5);
     }
 }

@@ -140,6 +140,9 @@ pub struct MemorySpaceReport {
     pub name: String,
     /// Which heap-simulator trace this report replays.
     pub trace_index: Option<usize>,
+    /// False for a further trace of a colour, which XProf ignores (it
+    /// simulates one trace per colour).
+    pub shown_by_xprof: bool,
     pub heap_simulation: TraceStatus,
     pub peak_bytes: i64,
     pub peak_unpadded_bytes: i64,
@@ -243,10 +246,7 @@ pub struct Lifetime {
 pub fn analyze_module(module: &Module) -> ModuleReport {
     let (problem, memory_spaces) = match &module.buffer_assignment {
         Ok(assignment) => {
-            let spaces = heap_simulation::colors_present(assignment, &module.layout_memory_spaces)
-                .into_iter()
-                .flat_map(|color| heap_simulation::analyze_color(assignment, color))
-                .collect();
+            let spaces = heap_simulation::analyze(assignment, &module.layout_memory_spaces);
             (None, spaces)
         }
         Err(reason) => (Some(reason.clone()), Vec::new()),

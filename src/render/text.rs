@@ -355,10 +355,7 @@ fn write_module(out: &mut dyn Write, flavor: Flavor, module: &ModuleReport, deta
 
 /// `jit_step(22) · hbm (color 0)`, with the trace when a colour has several.
 pub fn space_heading(module: &ModuleReport, space: &MemorySpaceReport) -> String {
-    let trace = space
-        .trace_index
-        .filter(|_| space.notes.iter().any(|n| n.starts_with("trace ")))
-        .map(|t| format!(", trace {t}"));
+    let trace = space.trace_index.filter(|_| !space.shown_by_xprof).map(|t| format!(", trace {t}"));
     format!("{} · {} (color {}{})", module.display_name(), space.name, space.color, trace.unwrap_or_default())
 }
 
