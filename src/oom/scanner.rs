@@ -10,7 +10,6 @@ use super::{bfc, gpu, pytorch, sparsecore, tpu_compile, tpu_report, tpu_runtime,
 /// Lines worth a closer look; everything else is skipped without being
 /// decoded or cleaned up, which keeps the pass over a large log cheap. Plain,
 /// case-sensitive literals, so the regex engine can search for them all at once.
-
 fn triggers(text: &[u8]) -> bool {
     regex!(bytes concat!(
         r"out of memory|Out of memory|Out Of Memory|OUT OF MEMORY|out-of-memory|OutOfMemory|OUT_OF_MEMORY",
