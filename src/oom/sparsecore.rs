@@ -3,8 +3,8 @@
 //! SparseCore counts in 4-byte words and names memory spaces by number.
 
 use super::line::Line;
-use super::scanner::Detected;
-use super::{Item, Kind, OomEvent};
+use super::block::Detected;
+use super::event::{Item, Kind, OomEvent};
 
 /// A SparseCore word.
 const WORD_BYTES: u64 = 4;

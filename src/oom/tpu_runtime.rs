@@ -3,10 +3,10 @@
 //! descriptor (`Allocation (size=…) would exceed memory (size=…) :: #allocationN […]`).
 
 use super::line::Line;
-use super::scanner::{Block, Detected};
+use super::block::Detected;
 use super::size::{self, SIZE};
 use super::tpu_report::Report;
-use super::{Allocation, Kind, OomEvent};
+use super::event::{Allocation, Kind, OomEvent};
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
@@ -43,7 +43,13 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             let note = format!("replica {}, partition {}", &replica[1], &replica[2]);
             event.fact("Program reservation", "failed on", None, Some(note));
         }
-        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Report::default()));
+    }
+    if let Some(found) = regex!(r"Out of memory allocating (\d+) bytes").captures(text) {
+        // PJRT's allocators (TPU, CPU) when a buffer does not fit, with the exact count.
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.requested_bytes = found[1].parse().ok();
+        return Some(Detected::at(event, text, &found));
     }
     let found = regex!(
         r"Allocation \(size=(\d+)\) would exceed memory \(size=(\d+)\) :: (#allocation\d+) \[shape = '([^']*)', space=(\w+), size = (0x[0-9a-fA-F]+), tag = '([^']*)'\](?: :: (.*))?"
