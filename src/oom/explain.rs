@@ -208,6 +208,10 @@ fn host(event: &OomEvent) -> Option<String> {
             return Some(text);
         }
     }
+    if let Some(kills) = event.find_section("cgroup").and_then(|s| s.items.first()).and_then(|i| i.count) {
+        let place = event.op.as_deref().map(|step| format!(" in step {step}")).unwrap_or_default();
+        return Some(format!("the cgroup's limit was reached: {kills} oom-kill event(s){place}"));
+    }
     if let Some(requested) = event.requested_bytes {
         let shape = event.shape.as_deref().map(|shape| format!(" for an array of shape {shape}")).unwrap_or_default();
         return Some(format!("could not allocate {}{shape} in host memory", size(requested)));

@@ -32,9 +32,13 @@ pub fn write_incident(
         let lines: Vec<String> = members.iter().map(|event| event.line.to_string()).collect();
         writeln!(out, "{} messages of one failure, at lines {}.", members.len(), lines.join(", "))?;
     }
+    if let [event] = members.as_slice() {
+        // The incident's title is the event's verdict: it is not repeated.
+        return write_event(out, flavor, None, event);
+    }
     for (i, event) in members.into_iter().enumerate() {
         writeln!(out)?;
-        write_event(out, flavor, &format!("{number}.{}", i + 1), event)?;
+        write_event(out, flavor, Some(&format!("{number}.{}. {}", i + 1, event.summary)), event)?;
     }
     Ok(())
 }
@@ -48,21 +52,18 @@ pub fn write_end(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io:
     let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
     let incidents = if report.incidents.len() == 1 { "incident" } else { "incidents" };
     writeln!(out)?;
-    let total = format!(
-        "{} {errors} in {} {incidents}, in {} {lines} of {}.",
-        report.events.len(),
-        report.incidents.len(),
-        report.lines,
-        report.input
-    );
+    let total =
+        format!("{} {errors} in {} {incidents}, in {} {lines}.", report.events.len(), report.incidents.len(), report.lines);
     match flavor {
         Flavor::Text => writeln!(out, "{total}"),
         Flavor::Markdown => writeln!(out, "_{total}_"),
     }
 }
 
-fn write_event(out: &mut dyn Write, flavor: Flavor, number: &str, event: &OomEvent) -> io::Result<()> {
-    heading(out, flavor, 3, &format!("{number}. {}", event.summary))?;
+fn write_event(out: &mut dyn Write, flavor: Flavor, title: Option<&str>, event: &OomEvent) -> io::Result<()> {
+    if let Some(title) = title {
+        heading(out, flavor, 3, title)?;
+    }
     fact(out, flavor, &format!("Line {}", event.line), &event.message)?;
     if event.occurrences > 1 {
         fact(out, flavor, "Occurrences", &format!("{} (repeats of the same message)", event.occurrences))?;
