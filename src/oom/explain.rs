@@ -72,10 +72,12 @@ fn summary(event: &OomEvent) -> String {
         }),
         Kind::BufferAssignmentOom => {
             let total = event.figure("BufferAssignment stats", "total allocation");
-            could_not(event, "allocate").map(|failed| match total {
-                Some(total) => format!("{failed}; the program's buffers total {}", size(total)),
-                None => failed,
-            })
+            match (could_not(event, "allocate"), total) {
+                (Some(failed), Some(total)) => Some(format!("{failed}; the program's buffers total {}", size(total))),
+                (Some(failed), None) => Some(failed),
+                (None, Some(total)) => Some(format!("the program's buffers total {}", size(total))),
+                (None, None) => None,
+            }
         }
         Kind::BfcAllocatorOom => bfc(event),
         Kind::RuntimeAllocationFailure => runtime(event),
