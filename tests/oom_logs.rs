@@ -1306,3 +1306,23 @@ fn many_sections_and_a_long_line_stay_bounded() {
     assert_eq!(e.requested_bytes, Some(1024));
     assert!(e.message.chars().count() <= 601);
 }
+
+#[test]
+fn one_line_wordings_of_pytorch_tensorflow_and_nccl() {
+    let log = concat!(
+        "RuntimeError: CUDA error: out of memory\n",
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n",
+    );
+    let report = xmem::oom::scan("log", log.as_bytes()).unwrap();
+    assert_eq!(report.events.len(), 1);
+    assert_eq!((report.events[0].kind, report.events[0].exception.as_deref()), (Kind::PytorchCudaOom, Some("RuntimeError")));
+    let line = "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!((e.kind, e.requested_bytes), (Kind::HostOom, Some(1 << 30)));
+    let line = "ResourceExhaustedError: failed to allocate memory [Op:AddV2]\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!((e.kind, e.op.as_deref()), (Kind::RuntimeAllocationFailure, Some("AddV2")));
+    let line = "node-3:1234:1290 [0] NCCL WARN Cuda failure 'out of memory'\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!(e.kind, Kind::Unrecognised);
+}

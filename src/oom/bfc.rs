@@ -45,6 +45,12 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         Dump::default().feed(&mut event, line);
         return Some(Detected::at(event, text, &found));
     }
+    if let Some(found) = regex!(r"failed to allocate memory \[Op:(\w+)\]").captures(text) {
+        // TensorFlow's eager op, without figures.
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.op = Some(found[1].to_string());
+        return Some(Detected::at(event, text, &found));
+    }
     let t = text.trim();
     let fragment = regex!(
         r"^(?:BFCAllocator dump for \S+|Bin \(\d+\):\s*Total Chunks:.*|\d+ Chunks of size \d+ totalling .*|Sum Total of in-use chunks: .*)$"

@@ -1,7 +1,8 @@
 //! The host ran out, not a device: the Linux kernel's OOM killer (its
 //! `invoked oom-killer` report through `Killed process N (python)`), a cgroup
 //! or Slurm limit, Kubernetes' `OOMKilled`, and Python's `MemoryError`
-//! (NumPy's `Unable to allocate … for an array with shape …`).
+//! (NumPy's `Unable to allocate … for an array with shape …`) and PyTorch's
+//! CPU allocator (`DefaultCPUAllocator: not enough memory: you tried to allocate N bytes`).
 
 use super::block::{Block, Detected, Feed};
 use super::event::{Kind, OomEvent};
@@ -36,6 +37,15 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     {
         let key = text.get(found.start()..).unwrap_or(text).trim_end();
         return Some(Detected::new(host_event(line), key));
+    }
+    if let Some(found) =
+        regex!(r"DefaultCPUAllocator: (?:not enough memory|can't allocate memory): you tried to allocate (\d+) bytes")
+            .captures(text)
+    {
+        // PyTorch's CPU allocator.
+        let mut event = host_event(line);
+        event.requested_bytes = found[1].parse().ok();
+        return Some(Detected::at(event, text, &found));
     }
     let found = regex!(
         r"^\s*((?:[\w.]+\.)?_?(?:Array)?MemoryError)(?::\s*(?:Unable to allocate (\d+(?:\.\d*)? ?(?:[KMGTPE]i?B|bytes)) for an (?:array|object) with shape (\([^)]*\)))?.*)?$"

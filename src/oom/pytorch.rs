@@ -25,16 +25,16 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     if let Some(found) = regex!(r"MPS backend out of memory").find(text) {
         return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), mps));
     }
-    // PyTorch before 1.0: the THC library's check, with no figures.
+    // PyTorch before 1.0 (the THC library's check) and a failed CUDA call since: no figures.
     let found = regex!(
-        r"THCudaCheck FAIL file=(\S+) line=(\d+) error=2 : out of memory|cuda runtime error \(2\) : out of memory(?: at (\S+?):(\d+))?"
+        r"THCudaCheck FAIL file=(\S+) line=(\d+) error=2 : out of memory|cuda runtime error \(2\) : out of memory(?: at (\S+?):(\d+))?|(?:CUDA|HIP) error: out of memory"
     )
     .captures(text)?;
     let mut event = OomEvent::new(Kind::PytorchCudaOom, line);
     if let (Some(file), Some(at)) = (found.get(1).or(found.get(3)), found.get(2).or(found.get(4))) {
         event.fact(SECTION, "raised at", None, Some(format!("{}:{}", file.as_str(), at.as_str())));
     }
-    Some(Detected::new(event, "out of memory (THC)"))
+    Some(Detected::at(event, text, &found))
 }
 
 /// `MPS backend out of memory (MPS allocated: 9.57 GiB, other allocations: 17.35 GiB,

@@ -20,7 +20,7 @@ const MEMORY_WORDS: &str = concat!(
 /// about memory ("I ran out of memory quickly"): an error word, an exception
 /// class, a status code, or the memory words opening the message.
 const ERROR_MARKS: &str = concat!(
-    r"(?i:\berror\b|\bfatal\b|\bfailed\b|\babort)|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bE\d{4}\b",
+    r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort)|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bE\d{4}\b",
     r"|[A-Z]\w*(?:Error|Exception):|^\W*(?i:out of memory|resource exhausted|oom)",
 );
 
