@@ -116,7 +116,7 @@ pub fn read_lines(mut reader: impl BufRead, mut f: impl FnMut(u64, &[u8])) -> io
         if available.is_empty() {
             break;
         }
-        let newline = available.iter().position(|&b| b == b'\n');
+        let newline = memchr::memchr(b'\n', available);
         let part = &available[..newline.unwrap_or(available.len())];
         let room = MAX_LINE_BYTES.saturating_sub(line.len());
         line.extend_from_slice(&part[..part.len().min(room)]);

@@ -51,26 +51,16 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }
     if let Some(found) = regex!(&format!(
-        r"total memory required for HLO temporaries \(({TPU_SIZE})\) exceeds available HBM \(({TPU_SIZE})\)"
+        r"total memory required for HLO temporaries \(({TPU_SIZE})\) exceeds available HBM \(({TPU_SIZE})\)|Aborting compilation early because it's unlikely to have enough memory\. Requires ({TPU_SIZE}), has ({TPU_SIZE}) available"
     ))
     .captures(text)
     {
+        // Two wordings of the compiler's HBM estimate against the capacity, before it tries to fit the program.
+        let bytes = |at: usize| found.get(at).or(found.get(at + 2)).and_then(|m| size::unsigned(size::parse(m.as_str())));
         let mut event = OomEvent::new(Kind::CompileTimeOom, line);
         event.memory_space = Some("hbm".to_string());
-        event.used_bytes = size::unsigned(size::parse(&found[1]));
-        event.capacity_bytes = size::unsigned(size::parse(&found[2]));
-        return Some(Detected::at(event, text, &found).with_block(Report::default()));
-    }
-    if let Some(found) = regex!(&format!(
-        r"Aborting compilation early because it's unlikely to have enough memory\. Requires ({TPU_SIZE}), has ({TPU_SIZE}) available"
-    ))
-    .captures(text)
-    {
-        // The TPU compiler's estimate of the program's HBM, before it tries to fit it.
-        let mut event = OomEvent::new(Kind::CompileTimeOom, line);
-        event.memory_space = Some("hbm".to_string());
-        event.used_bytes = size::unsigned(size::parse(&found[1]));
-        event.capacity_bytes = size::unsigned(size::parse(&found[2]));
+        event.used_bytes = bytes(1);
+        event.capacity_bytes = bytes(2);
         return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }
     report_without_header(line)
