@@ -127,12 +127,7 @@ fn json_follows_the_contract() {
 fn output_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("oom.json");
-    xmem()
-        .args(["oom", "fixtures/oom-logs/G-06.txt", "--format", "json", "-o"])
-        .arg(&path)
-        .assert()
-        .code(1)
-        .stdout("");
+    xmem().args(["oom", "fixtures/oom-logs/G-06.txt", "--format", "json", "-o"]).arg(&path).assert().code(1).stdout("");
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(json["events"][0]["kind"], "pytorch-cuda-oom");
     assert_eq!(json["events"][0]["requested_bytes"], 24_459_838_751u64);
@@ -216,7 +211,10 @@ fn exit_codes() {
     xmem().args(["oom", "fixtures/oom-logs/no-such-log.txt"]).assert().code(2);
     let help = xmem().args(["oom", "--help"]).output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
-    assert!(help.contains("Exit codes: 0 no memory error found, 1 at least one memory error found, 2 bad usage"), "{help}");
+    assert!(
+        help.contains("Exit codes: 0 no memory error found, 1 at least one memory error found, 2 bad usage"),
+        "{help}"
+    );
 }
 
 #[test]
@@ -231,15 +229,27 @@ fn several_logs_and_globs() {
     let inputs: Vec<&str> = json["reports"].as_array().unwrap().iter().map(|r| r["input"].as_str().unwrap()).collect();
     assert_eq!(
         inputs,
-        ["fixtures/oom-logs/A-02.txt", "fixtures/oom-logs-2/F-02.txt", "fixtures/oom-logs-2/F-05.txt", "fixtures/oom-logs-2/F-09.txt"]
+        [
+            "fixtures/oom-logs/A-02.txt",
+            "fixtures/oom-logs-2/F-02.txt",
+            "fixtures/oom-logs-2/F-05.txt",
+            "fixtures/oom-logs-2/F-09.txt"
+        ]
     );
     // A log that cannot be read among readable ones: the others are reported, and the exit is 2.
     let output = xmem().args(["oom", "fixtures/oom-logs/A-02.txt", "fixtures/oom-logs/missing.txt"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8(output.stdout).unwrap().contains("xmem oom: fixtures/oom-logs/A-02.txt"));
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(stderr.contains("fixtures/oom-logs/missing.txt") && stderr.contains("1 of 2 logs could not be read"), "{stderr}");
-    xmem().args(["oom", "fixtures/oom-logs/nothing-*.txt"]).assert().code(2).stderr(predicate::str::contains("no file matches"));
+    assert!(
+        stderr.contains("fixtures/oom-logs/missing.txt") && stderr.contains("1 of 2 logs could not be read"),
+        "{stderr}"
+    );
+    xmem()
+        .args(["oom", "fixtures/oom-logs/nothing-*.txt"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no file matches"));
 }
 
 /// `kubectl logs -f | xmem oom -`: an incident is printed while the log is

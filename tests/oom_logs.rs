@@ -995,9 +995,9 @@ fn holds(got: &serde_json::Value, want: &serde_json::Value) -> bool {
     let allocations = got["allocations"].as_array().unwrap();
     let first = allocations.first();
     let contains = |key: &str, field: &str| {
-        want.get(key).and_then(|v| v.as_str()).is_none_or(|part| {
-            first.and_then(|a| a[field].as_str()).is_some_and(|value| value.contains(part))
-        })
+        want.get(key)
+            .and_then(|v| v.as_str())
+            .is_none_or(|part| first.and_then(|a| a[field].as_str()).is_some_and(|value| value.contains(part)))
     };
     got["kind"] == want["kind"]
         && want.get("memory_space").is_none_or(|space| {
@@ -1038,7 +1038,10 @@ fn ray_worker_prefix_with_colour_codes_that_lost_their_escape_byte() {
     let buffer = &e.allocations[0];
     assert_eq!(buffer.size_bytes, Some(gib(3.83)));
     assert_eq!(buffer.shape.as_deref(), Some("f32[250880,4096]"));
-    assert!(buffer.source.as_deref().is_some_and(|s| s.starts_with("/home/ray/anaconda3/lib/python3.8/site-packages/flax/linen/d")));
+    assert!(buffer
+        .source
+        .as_deref()
+        .is_some_and(|s| s.starts_with("/home/ray/anaconda3/lib/python3.8/site-packages/flax/linen/d")));
 }
 
 #[test]
@@ -1058,7 +1061,10 @@ fn vllm_and_python_logging_prefixes() {
     // G-03: `ERROR 03-13 09:00:43 [core.py:330] torch.OutOfMemoryError: CUDA out of memory. …`
     let e = scan("oom-logs-2", "G-03.txt").events.remove(0);
     assert_eq!(e.exception.as_deref(), Some("torch.OutOfMemoryError"));
-    assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (Some(gib(1.16)), Some(gib(7.75)), Some(gib(1.17))));
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(gib(1.16)), Some(gib(7.75)), Some(gib(1.17)))
+    );
     assert_eq!(e.used_bytes, Some(gib(5.02)), "this process has 5.02 GiB in use");
     assert_eq!(e.framework, Some(xmem::oom::Framework::PyTorch));
     assert!(e.advice.iter().all(|a| !a.contains("XLA_PYTHON_CLIENT")), "{:?}", e.advice);
@@ -1095,7 +1101,10 @@ fn code_fences_and_shell_transcripts_around_a_message() {
     let e = extra("hip-rocm.txt").events.remove(0);
     assert_eq!(e.kind, Kind::PytorchCudaOom);
     assert!(e.summary.starts_with("PyTorch HIP OOM"), "{}", e.summary);
-    assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (Some(gib(16.0)), Some(gib(15.24)), Some(gib(15.09))));
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(gib(16.0)), Some(gib(15.24)), Some(gib(15.09)))
+    );
     assert!(e.advice[0].starts_with("Capacity, not fragmentation"), "{:?}", e.advice);
 }
 
@@ -1126,7 +1135,10 @@ fn a_pytorch_message_split_after_allocated() {
     let split = format!("{}\n{}\n", &message[..at], message[at..].trim_start());
     let e = xmem::oom::scan("split", split.as_bytes()).unwrap().events.remove(0);
     let whole = only("G-02.txt");
-    assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (whole.requested_bytes, whole.capacity_bytes, whole.free_bytes));
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (whole.requested_bytes, whole.capacity_bytes, whole.free_bytes)
+    );
     assert!(e.free_bytes.is_some());
 }
 
@@ -1157,11 +1169,17 @@ fn mps_in_gib_and_in_gb() {
     let e = extra("mps-gib.txt").events.remove(0);
     assert_eq!(e.kind, Kind::PytorchCudaOom);
     assert_eq!(e.memory_space.as_deref(), Some("mps"));
-    assert_eq!((e.used_bytes, e.capacity_bytes, e.requested_bytes), (Some(gib(9.57)), Some(gib(27.20)), Some(mib(292.50))));
+    assert_eq!(
+        (e.used_bytes, e.capacity_bytes, e.requested_bytes),
+        (Some(gib(9.57)), Some(gib(27.20)), Some(mib(292.50)))
+    );
     assert_eq!(figure(&e, "PyTorch", "other allocations"), b(gib(17.35)));
     let e = extra("mps-gb.txt").events.remove(0);
     assert_eq!(e.exception.as_deref(), Some("RuntimeError"));
-    assert_eq!((e.used_bytes, e.capacity_bytes, e.requested_bytes), (Some(gib(8.89)), Some(gib(9.07)), Some(mib(6.25))));
+    assert_eq!(
+        (e.used_bytes, e.capacity_bytes, e.requested_bytes),
+        (Some(gib(8.89)), Some(gib(9.07)), Some(mib(6.25)))
+    );
     assert!(e.summary.starts_with("PyTorch MPS OOM"), "{}", e.summary);
 }
 
@@ -1171,7 +1189,10 @@ fn xpu_in_both_eras() {
     assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (Some(gib(1.71)), Some(gib(15.56)), None));
     assert_eq!(figure(&e, "PyTorch", "reserved in total by PyTorch"), b(mib(176.0)));
     let e = extra("xpu-sentences.txt").events.remove(0);
-    assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (Some(gib(4.66)), Some(gib(5.65)), Some(gib(5.65))));
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(gib(4.66)), Some(gib(5.65)), Some(gib(5.65)))
+    );
     assert!(e.summary.starts_with("PyTorch XPU OOM"), "{}", e.summary);
 }
 
@@ -1206,7 +1227,8 @@ fn xla_runtime_and_compiler_wordings() {
         "Shared memory size limit exceeded: requested 262144, available: 232448\n",
     );
     let report = xmem::oom::scan("log", log.as_bytes()).unwrap();
-    let found: Vec<(Kind, Option<u64>, Option<u64>, Option<u64>)> =
+    type Figures = (Kind, Option<u64>, Option<u64>, Option<u64>);
+    let found: Vec<Figures> =
         report.events.iter().map(|e| (e.kind, e.used_bytes, e.requested_bytes, e.capacity_bytes)).collect();
     assert_eq!(
         found,
@@ -1295,13 +1317,16 @@ fn one_incident_per_failure() {
 
 #[test]
 fn many_sections_and_a_long_line_stay_bounded() {
-    let mut log = String::from("Ran out of memory in memory space hbm. Used 20.00G of 16.00G hbm. Exceeded hbm capacity by 4.00G.\n");
+    let mut log = String::from(
+        "Ran out of memory in memory space hbm. Used 20.00G of 16.00G hbm. Exceeded hbm capacity by 4.00G.\n",
+    );
     for i in 0..20_000 {
         log.push_str(&format!("Total hbm{i} usage >= 1.00G:\n    reserved        1.00M\n"));
     }
     let e = xmem::oom::scan("log", log.as_bytes()).unwrap().events.remove(0);
     assert_eq!(e.breakdown.len(), 10_000, "sections past the cap are not kept");
-    let line = format!("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1024 bytes. {}\n", "x".repeat(1 << 20));
+    let line =
+        format!("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1024 bytes. {}\n", "x".repeat(1 << 20));
     let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
     assert_eq!(e.requested_bytes, Some(1024));
     assert!(e.message.chars().count() <= 601);
@@ -1315,7 +1340,10 @@ fn one_line_wordings_of_pytorch_tensorflow_and_nccl() {
     );
     let report = xmem::oom::scan("log", log.as_bytes()).unwrap();
     assert_eq!(report.events.len(), 1);
-    assert_eq!((report.events[0].kind, report.events[0].exception.as_deref()), (Kind::PytorchCudaOom, Some("RuntimeError")));
+    assert_eq!(
+        (report.events[0].kind, report.events[0].exception.as_deref()),
+        (Kind::PytorchCudaOom, Some("RuntimeError"))
+    );
     let line = "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.\n";
     let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
     assert_eq!((e.kind, e.requested_bytes), (Kind::HostOom, Some(1 << 30)));

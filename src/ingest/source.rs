@@ -107,7 +107,10 @@ impl<R: Read> Read for Capped<R> {
         if self.delivered > self.limit {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("input exceeds the limit of {} bytes: limit reached, use --max-input-size to raise it", self.limit),
+                format!(
+                    "input exceeds the limit of {} bytes: limit reached, use --max-input-size to raise it",
+                    self.limit
+                ),
             ));
         }
         Ok(n)

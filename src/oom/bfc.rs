@@ -3,10 +3,10 @@
 //! non-fatal "caller indicates that this is not a failure" variant), the
 //! memory dump that follows it, and TensorFlow's `OOM when allocating tensor`.
 
-use super::line::Line;
 use super::block::{Block, Detected, Feed};
-use super::size::{self, SIZE};
 use super::event::{Allocation, BfcBin, Kind, OomEvent};
+use super::line::Line;
+use super::size::{self, SIZE};
 
 const REQUEST: &str = "Request";
 const STATS: &str = "Stats";
@@ -189,7 +189,6 @@ impl Block for Dump {
 }
 
 impl Dump {
-
     /// `Limit:  10925244416` (raw bytes) or, from StreamExecutor, `Limit: 10.17GiB`.
     fn stat(&mut self, event: &mut OomEvent, t: &str) -> bool {
         let Some(found) = regex!(r"^(\w+):\s+(\S.*)$").captures(t) else { return false };
@@ -209,7 +208,6 @@ impl Dump {
         event.fact(STATS, name, bytes, None);
         true
     }
-
 }
 
 /// Lines the allocator prints around its dump that carry no figure.

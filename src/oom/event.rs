@@ -295,7 +295,6 @@ pub struct BfcBin {
     pub requested_bytes: Option<u64>,
 }
 
-
 /// `text` cut to `max` characters, marked with an ellipsis when cut.
 pub(super) fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

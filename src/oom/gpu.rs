@@ -3,11 +3,11 @@
 //! ordinal N`), the driver's (`failed to allocate … from device: CUDA_ERROR_OUT_OF_MEMORY`),
 //! and the BufferAssignment report XLA prints after the first two.
 
+use super::block::{Block, Detected, Feed};
+use super::event::{Kind, OomEvent};
 use super::line::Line;
 use super::listing::Listing;
-use super::block::{Block, Detected, Feed};
 use super::size::{self, SIZE};
-use super::event::{Kind, OomEvent};
 
 const STATS: &str = "BufferAssignment stats";
 
@@ -113,4 +113,3 @@ impl Block for Report {
         self.listing.finish(event);
     }
 }
-

@@ -26,7 +26,8 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         fill_killed(&mut event, text, &found);
         return Some(Detected::at(event, text, &found));
     }
-    if let Some(found) = regex!(r"Detected (\d+) oom[-_]kill events?(?:\(s\))?(?: in (?:step )?(\S+))?").captures(text) {
+    if let Some(found) = regex!(r"Detected (\d+) oom[-_]kill events?(?:\(s\))?(?: in (?:step )?(\S+))?").captures(text)
+    {
         let mut event = host_event(line);
         event.count("cgroup", "oom-kill events", found[1].parse().unwrap_or(0));
         event.op = found.get(2).map(|step| step.as_str().trim_end_matches('.').to_string());

@@ -79,10 +79,12 @@ impl Numbering {
         let indent = raw.iter().take(8).take_while(|&&b| b == b' ' || b == b'\t').count();
         let rest = raw.get(indent..).unwrap_or_default();
         let digits = rest.iter().take(8).take_while(|b| b.is_ascii_digit()).count();
-        let number = std::str::from_utf8(rest.get(..digits).unwrap_or_default()).ok().and_then(|n| n.parse::<u64>().ok());
+        let number =
+            std::str::from_utf8(rest.get(..digits).unwrap_or_default()).ok().and_then(|n| n.parse::<u64>().ok());
         let previous = std::mem::replace(&mut self.previous, number);
         let (Some(number), Some(after)) = (number, rest.get(digits..)) else { return 0 };
-        let glued = after.starts_with(b"\x1b[") || regex!(bytes r"^(?:\[\d{1,3}(?:;\d{1,3})*m|\(\w[\w-]* pid=\d)").is_match(after);
+        let glued = after.starts_with(b"\x1b[")
+            || regex!(bytes r"^(?:\[\d{1,3}(?:;\d{1,3})*m|\(\w[\w-]* pid=\d)").is_match(after);
         if glued {
             return indent + digits;
         }
@@ -286,7 +288,8 @@ mod tests {
     #[test]
     fn line_numbers_go_when_they_count_lines() {
         let mut numbering = Numbering::default();
-        let lines: [&[u8]; 3] = [b"85     cvmm_kernel[grid](", b"86   File \"x.py\", line 114, in run", b"87 triton.runtime"];
+        let lines: [&[u8]; 3] =
+            [b"85     cvmm_kernel[grid](", b"86   File \"x.py\", line 114, in run", b"87 triton.runtime"];
         let cut: Vec<usize> = lines.iter().map(|line| numbering.prefix_len(line)).collect();
         assert_eq!(cut, [0, 3, 3]);
         let mut numbering = Numbering::default();

@@ -2,8 +2,8 @@
 //! and XLA GPU ("Peak buffers") print them: a size, then `Field: value` lines,
 //! closed by a row of `=`.
 
-use super::size::{self, SIZE};
 use super::event::{Allocation, OomEvent};
+use super::size::{self, SIZE};
 
 /// An `Operator:` line longer than this is not joined further (a runaway quote).
 const MAX_OPERATOR_CHARS: usize = 64 << 10;

@@ -6,10 +6,10 @@
 //! the same from HIP (ROCm) and XPU, and Apple's MPS backend
 //! (`MPS backend out of memory (MPS allocated: …, other allocations: …, max allowed: …)`).
 
-use super::line::Line;
 use super::block::Detected;
-use super::size;
 use super::event::{Kind, OomEvent};
+use super::line::Line;
+use super::size;
 
 /// PyTorch's `format_size`: `1.50 GiB`, `755.50 KiB`, `1024 bytes`; MPS
 /// prints the same binary sizes as `KB`, `MB`, `GB` before PyTorch 2.3.

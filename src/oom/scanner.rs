@@ -251,8 +251,7 @@ impl Scanner {
         if self.preamble.as_ref().is_some_and(|p| number > p.number + PREAMBLE_REACH) {
             self.flush_preamble();
         }
-        if self.open.is_none() && self.preamble.is_none() && self.incident.as_ref().is_some_and(|i| i.is_over(number))
-        {
+        if self.open.is_none() && self.preamble.is_none() && self.incident.as_ref().is_some_and(|i| i.is_over(number)) {
             self.end_incident();
         }
     }

@@ -2,11 +2,11 @@
 //! same message for smem and other spaces), including a report pasted without
 //! its first line.
 
-use super::line::Line;
 use super::block::{Block, Detected};
+use super::event::{Kind, OomEvent};
+use super::line::Line;
 use super::size;
 use super::tpu_report::{Report, TPU_SIZE};
-use super::event::{Kind, OomEvent};
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();

@@ -3,11 +3,11 @@
 //! largest allocations. Its lines are optional and its indentation varies
 //! across years of libtpu, so every line is recognised by its words alone.
 
+use super::block::{Block, Feed};
+use super::event::OomEvent;
 use super::line::Line;
 use super::listing::Listing;
-use super::block::{Block, Feed};
 use super::size;
-use super::event::OomEvent;
 
 /// libtpu's sizes: `49.34G`, `4.0K`, `0B`, negative when a balance is short.
 pub(super) const TPU_SIZE: &str = r"-?\d+(?:\.\d+)?[KMGTPE]|-?\d+B";
@@ -58,7 +58,6 @@ impl Block for Report {
 }
 
 impl Report {
-
     /// The parts of the first message that a wrap or a newer format puts on later lines.
     fn header_continuation(&mut self, event: &mut OomEvent, t: &str) -> bool {
         let mut matched = false;

@@ -2,11 +2,11 @@
 //! a program that cannot reserve its memory (E0101), and the allocation
 //! descriptor (`Allocation (size=…) would exceed memory (size=…) :: #allocationN […]`).
 
-use super::line::Line;
 use super::block::Detected;
+use super::event::{Allocation, Kind, OomEvent};
+use super::line::Line;
 use super::size::{self, SIZE};
 use super::tpu_report::Report;
-use super::event::{Allocation, Kind, OomEvent};
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();

@@ -14,7 +14,8 @@ const SHARED_MEMORY: &str = "shared memory";
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
-    if let Some(found) = regex!(r"Shared memory size limit exceeded: requested (\d+), available: (\d+)").captures(text) {
+    if let Some(found) = regex!(r"Shared memory size limit exceeded: requested (\d+), available: (\d+)").captures(text)
+    {
         let mut event = OomEvent::new(Kind::TritonOutOfResources, line);
         event.memory_space = Some(SHARED_MEMORY.to_string());
         event.requested_bytes = found[1].parse().ok();

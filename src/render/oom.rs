@@ -52,8 +52,12 @@ pub fn write_end(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io:
     let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
     let incidents = if report.incidents.len() == 1 { "incident" } else { "incidents" };
     writeln!(out)?;
-    let total =
-        format!("{} {errors} in {} {incidents}, in {} {lines}.", report.events.len(), report.incidents.len(), report.lines);
+    let total = format!(
+        "{} {errors} in {} {incidents}, in {} {lines}.",
+        report.events.len(),
+        report.incidents.len(),
+        report.lines
+    );
     match flavor {
         Flavor::Text => writeln!(out, "{total}"),
         Flavor::Markdown => writeln!(out, "_{total}_"),
