@@ -1354,3 +1354,13 @@ fn one_line_wordings_of_pytorch_tensorflow_and_nccl() {
     let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
     assert_eq!(e.kind, Kind::Unrecognised);
 }
+
+#[test]
+fn largest_contiguous_free_region_says_fragmentation() {
+    // H-04: 58.64M free, but the largest contiguous region is 30.56M, below the 31.06M requested.
+    let e = scan("oom-logs-2", "H-04.txt").events.remove(0);
+    assert_eq!((e.requested_bytes, e.free_bytes), (Some(mib(31.06)), Some(mib(58.64))));
+    assert_eq!(figure(&e, "Device buffer", "largest contiguous free"), b(mib(30.56)));
+    assert_eq!(e.memory_space.as_deref(), Some("hbm"));
+    assert!(e.advice[0].contains("only 30.56 MiB of it is usable in one piece"), "{:?}", e.advice);
+}

@@ -274,7 +274,8 @@ fn runtime(event: &OomEvent) -> Vec<String> {
         the libtpu flag tpu_log_allocations_on_oom to list every live allocation at the next OOM.";
     match event.error_code.as_deref() {
         Some("E0100") => {
-            let mut advice = fragmentation(event, event.free_bytes);
+            let largest = event.figure("Device buffer", "largest contiguous free").and_then(|b| u64::try_from(b).ok());
+            let mut advice = fragmentation(event, largest.or(event.free_bytes));
             advice.push(
                 "Shrink what lives in HBM: a smaller batch, parameters sharded over more chips, shorter sequences, \
                  jax.jit(..., donate_argnums=...) for inputs you no longer need; TPU tiling pads small dimensions."

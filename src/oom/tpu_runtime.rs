@@ -19,7 +19,13 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.error_code = Some("E0100".to_string());
         event.requested_bytes = size::unsigned(size::parse(&found[1]));
         event.free_bytes = size::unsigned(size::parse(&found[2]));
-        if let Some(location) = found.get(3) {
+        if let Some(largest) = regex!(&format!(r"largest contiguous region of free memory is ({SIZE})")).captures(text)
+        {
+            event.fact("Device buffer", "largest contiguous free", size::parse(&largest[1]), None);
+        }
+        // After the figures, or after the fragmentation sentence that newer libtpu puts between.
+        let location = found.get(3).or_else(|| regex!(r"\((0x\w+_[A-Za-z]+\d*)\)").captures(text)?.get(1));
+        if let Some(location) = location {
             // `0x3x0_HBM1`: chip and core coordinates, then the memory.
             event.memory_space =
                 regex!(r"(?i)_([a-z]+)\d*$").captures(location.as_str()).map(|space| space[1].to_lowercase());

@@ -25,7 +25,10 @@ pub fn write_incident(
     if number == 1 {
         heading(out, flavor, 1, &format!("xmem oom: {input}"))?;
     }
-    writeln!(out)?;
+    // A Markdown heading ends with its own blank line.
+    if flavor == Flavor::Text || number > 1 {
+        writeln!(out)?;
+    }
     heading(out, flavor, 2, &format!("Incident {number}: {}", incident.title))?;
     let members: Vec<&OomEvent> = incident.events.iter().filter_map(|&at| events.get(at)).collect();
     if members.len() > 1 {
