@@ -1188,6 +1188,13 @@ fn xpu_in_both_eras() {
     let e = extra("xpu-parenthesised.txt").events.remove(0);
     assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (Some(gib(1.71)), Some(gib(15.56)), None));
     assert_eq!(figure(&e, "PyTorch", "reserved in total by PyTorch"), b(mib(176.0)));
+    // The same issue thread: IPEX refusing a block over 4 GB, with the same figures.
+    let line = "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate 6.85 GiB (GPU  0; 15.56 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!(
+        (e.kind, e.requested_bytes, e.capacity_bytes),
+        (Kind::PytorchCudaOom, Some(gib(6.85)), Some(gib(15.56)))
+    );
     let e = extra("xpu-sentences.txt").events.remove(0);
     assert_eq!(
         (e.requested_bytes, e.capacity_bytes, e.free_bytes),

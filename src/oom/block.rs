@@ -17,7 +17,7 @@ pub(super) fn triggers(text: &[u8]) -> bool {
         r"|usage >=|Hbm usage|BufferAssignment OOM|BufferAssignment stats|Chunks of size|Bin \(|BFCAllocator dump|Sum Total of in-use",
         r"|memref\.alloca|would exceed memory|OOM when allocating|Scoped allocation with size|HLO temporaries",
         r"|No viable logical replica|Fixed size allocations|Largest program allocations|requirement \d|Size: \d",
-        r"|Shared memory size limit exceeded|unlikely to have enough memory|Killed process|Kill process|invoked oom-killer|DefaultCPUAllocator",
+        r"|Shared memory size limit exceeded|unlikely to have enough memory|Killed process|Kill process|invoked oom-killer|DefaultCPUAllocator|can NOT allocate memory",
     ))
     .is_match(text)
 }

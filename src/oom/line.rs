@@ -293,6 +293,10 @@ mod tests {
         let cut: Vec<usize> = lines.iter().map(|line| numbering.prefix_len(line)).collect();
         assert_eq!(cut, [0, 3, 3]);
         let mut numbering = Numbering::default();
+        let cat_n: Vec<usize> =
+            [&b"     1\tTraceback"[..], b"     2\tMemoryError"].iter().map(|l| numbering.prefix_len(l)).collect();
+        assert_eq!(cat_n, [0, 7]);
+        let mut numbering = Numbering::default();
         assert_eq!(numbering.prefix_len(b"71\x1b[2m(MeshHostWorker pid=489)"), 2);
         assert_eq!(numbering.prefix_len(b"71[2m[36m(MeshHostWorker pid=489)[0m BufferAssignment stats:"), 2);
         let mut numbering = Numbering::default();

@@ -19,7 +19,10 @@ const SECTION: &str = "PyTorch";
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
-    if let Some(found) = regex!(r"(?:CUDA|HIP|XPU) out of memory\. Tried to allocate").find(text) {
+    // IPEX refuses blocks over 4 GB before trying: `Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate …`.
+    if let Some(found) =
+        regex!(r"(?:CUDA|HIP|XPU) out of memory\. Tried to allocate|can NOT allocate memory block with size larger than \w+! Tried to allocate").find(text)
+    {
         return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), fill));
     }
     if let Some(found) = regex!(r"MPS backend out of memory").find(text) {
