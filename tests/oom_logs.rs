@@ -1371,3 +1371,20 @@ fn largest_contiguous_free_region_says_fragmentation() {
     assert_eq!(e.memory_space.as_deref(), Some("hbm"));
     assert!(e.advice[0].contains("only 30.56 MiB of it is usable in one piece"), "{:?}", e.advice);
 }
+
+#[test]
+fn pytorch_allocation_beyond_the_allowed_memory() {
+    // One figure per line, aligned, as PyTorch prints it…
+    let report = extra("pytorch-allocation-on-device.txt");
+    assert_eq!(report.events.len(), 1, "{:#?}", report.events);
+    let e = &report.events[0];
+    assert_eq!((e.kind, e.memory_space.as_deref()), (Kind::PytorchCudaOom, Some("GPU 0")));
+    assert_eq!(e.exception.as_deref(), Some("torch.cuda.OutOfMemoryError"));
+    assert_eq!(
+        (e.used_bytes, e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(gib(6.89)), Some(mib(320.0)), Some(gib(23.69)), Some(mib(2.94)))
+    );
+    // … and run together on one line by a web UI.
+    let e = extra("pytorch-allocation-on-device-one-line.txt").events.remove(0);
+    assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (Some(gib(1.88)), Some(gib(16.0)), Some(0)));
+}

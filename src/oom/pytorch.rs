@@ -25,6 +25,9 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     {
         return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), fill));
     }
+    if let Some(found) = regex!(r"Allocation on device \d+ would exceed allowed memory").find(text) {
+        return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), allowed));
+    }
     if let Some(found) = regex!(r"MPS backend out of memory").find(text) {
         return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), mps));
     }
@@ -38,6 +41,26 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.fact(SECTION, "raised at", None, Some(format!("{}:{}", file.as_str(), at.as_str())));
     }
     Some(Detected::at(event, text, &found))
+}
+
+/// PyTorch's message when the allocator's limit (a memory fraction, or
+/// ComfyUI's) is reached, one figure per line or all on one:
+/// `Allocation on device 0 would exceed allowed memory. (out of memory)` /
+/// `Currently allocated : 6.89 GiB` / `Requested : 320.00 MiB` /
+/// `Device limit : 23.69 GiB` / `Free (according to CUDA): 2.94 MiB`.
+fn allowed(event: &mut OomEvent, text: &str) -> bool {
+    let Some(found) = regex!(&format!(
+        r"Allocation on device (\d+) would exceed allowed memory\. \(out of memory\)\s*Currently allocated\s*: ({P})\s*Requested\s*: ({P})\s*Device limit\s*: ({P})\s*Free \(according to CUDA\)\s*: ({P})"
+    ))
+    .captures(text) else {
+        return false;
+    };
+    event.memory_space = Some(format!("GPU {}", &found[1]));
+    event.used_bytes = size::unsigned(size::parse(&found[2]));
+    event.requested_bytes = size::unsigned(size::parse(&found[3]));
+    event.capacity_bytes = size::unsigned(size::parse(&found[4]));
+    event.free_bytes = size::unsigned(size::parse(&found[5]));
+    true
 }
 
 /// `MPS backend out of memory (MPS allocated: 9.57 GiB, other allocations: 17.35 GiB,
