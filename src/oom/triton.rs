@@ -73,3 +73,21 @@ impl Block for Aftermath {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::oom::{scan, Kind};
+
+    /// The `Hardware limitation` spelling, as the issue that asked for it quotes it
+    /// (no public log with it was found); the figures are F-05's.
+    #[test]
+    fn hardware_limitation_is_the_capacity() {
+        let line = "OutOfResources: out of resource: shared memory, Required: 126978, Hardware limitation: 101376\n";
+        let e = scan("log", line.as_bytes()).unwrap().events.remove(0);
+        assert_eq!(e.kind, Kind::TritonOutOfResources);
+        assert_eq!(
+            (e.requested_bytes, e.capacity_bytes, e.exceeded_by_bytes),
+            (Some(126_978), Some(101_376), Some(25_602))
+        );
+    }
+}
