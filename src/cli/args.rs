@@ -11,7 +11,7 @@ use crate::units::{parse_size, Growth};
     name = "xmem",
     version,
     about = "What was alive at the memory peak: reports, charts and CI gates for XProf profiles, XLA HLO protos, JAX device memory profiles and OOM logs",
-    after_help = "Exit codes: 0 success, 1 a `diff` limit was crossed, 2 bad usage or unreadable input."
+    after_help = "Exit codes: 0 success, 1 a `diff` limit was crossed or `oom` found a memory error, 2 bad usage or unreadable input."
 )]
 pub struct Cli {
     #[command(subcommand)]
