@@ -26,6 +26,10 @@ const MODULES: &[usize] = &[50, 100, 200, 400];
 const HOST_EVENTS: &[usize] = &[250_000, 500_000, 1_000_000, 2_000_000];
 /// Allocator events over 100 steps, half allocations and half frees: 2× per row.
 const ALLOCATOR_EVENTS: &[usize] = &[100_000, 200_000, 400_000, 800_000];
+/// Distinct sections in one TPU OOM report: 2× per row.
+const OOM_SECTIONS: &[usize] = &[500, 1_000, 2_000, 4_000, 8_000];
+/// Bytes in one log line: 2× per row.
+const OOM_LINE_BYTES: &[usize] = &[64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20];
 
 #[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]
 fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
@@ -74,4 +78,16 @@ fn report_fixture_mlp_train(bencher: Bencher) {
         let capture = ingest::load(&path, &ReadOptions::default()).unwrap();
         analysis::analyze(std::slice::from_ref(&capture))
     });
+}
+
+#[divan::bench(args = OOM_SECTIONS, sample_count = 5)]
+fn oom_report_sections(bencher: Bencher, sections: usize) {
+    let log = synthetic::tpu_oom_log_with_sections(sections);
+    bencher.bench(|| xmem::oom::scan("log", log.as_bytes()).unwrap());
+}
+
+#[divan::bench(args = OOM_LINE_BYTES, sample_count = 5)]
+fn oom_long_line(bencher: Bencher, bytes: usize) {
+    let log = synthetic::oom_log_line(bytes);
+    bencher.bench(|| xmem::oom::scan("log", log.as_bytes()).unwrap());
 }

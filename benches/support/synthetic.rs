@@ -263,3 +263,29 @@ pub fn allocator_xspace(steps: usize, allocations: usize) -> Vec<u8> {
     host.lines = vec![python, compute];
     XSpace { planes: vec![host], hostnames: vec!["synthetic".into()], ..Default::default() }.encode_to_vec()
 }
+
+/// A TPU compile-time OOM whose report names `sections` distinct sections
+/// (`Total hbm0 usage >= 1.00G:` …), each with one figure: the shape that
+/// made section lookup by name quadratic.
+pub fn tpu_oom_log_with_sections(sections: usize) -> String {
+    let mut log = String::from(
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 20.00G of 16.00G hbm. Exceeded hbm capacity by 4.00G.\n\n",
+    );
+    for i in 0..sections {
+        log.push_str(&format!("Total hbm{i} usage >= 1.00G:\n    reserved        530.00M\n"));
+    }
+    log
+}
+
+/// A memory error on one line of `bytes` bytes: the message, then the kind
+/// of run-on text a log line can carry (words, brackets, quotes, spaces).
+pub fn oom_log_line(bytes: usize) -> String {
+    let mut line = String::from("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1024 bytes. ");
+    let filler = "op_name=\"jit(train_step)/dot_general\" (shape=[1024, 4096])     CUDA out of memory. ";
+    while line.len() < bytes {
+        line.push_str(filler);
+    }
+    line.truncate(bytes);
+    line.push('\n');
+    line
+}

@@ -11,7 +11,7 @@ use crate::units::{parse_size, Growth};
     name = "xmem",
     version,
     about = "What was alive at the memory peak: reports, charts and CI gates for XProf profiles, XLA HLO protos, JAX device memory profiles and OOM logs",
-    after_help = "Exit codes: 0 success, 1 a `diff` limit was crossed, 2 bad usage or unreadable input."
+    after_help = "Exit codes: 0 success, 1 a `diff` limit was crossed or `oom` found a memory error, 2 bad usage or unreadable input."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -26,7 +26,7 @@ pub enum Command {
     Plot(PlotArgs),
     /// Compare two inputs; exit 1 when a --fail-if-* limit is crossed.
     Diff(DiffArgs),
-    /// Explain the out-of-memory errors in a job's log (a file, or - for stdin).
+    /// Explain the out-of-memory errors in job logs (files, globs, or - for stdin); exit 1 if any is found.
     Oom(OomArgs),
     /// Show what an input holds: modules, memory spaces, allocators.
     List(ListArgs),
@@ -162,10 +162,17 @@ pub struct DiffArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Exit codes: 0 no memory error found, 1 at least one memory error found, \
+    2 bad usage or a log that could not be read.")]
 pub struct OomArgs {
-    /// The log file, or - to read standard input.
-    #[arg(value_name = "LOG|-")]
-    pub log: PathBuf,
+    /// Log files (plain or gzip), glob patterns such as 'logs/*.err', or - for standard input,
+    /// read as a stream: each incident is printed as soon as the log has moved past it.
+    #[arg(value_name = "LOG|-", required = true)]
+    pub logs: Vec<PathBuf>,
+
+    /// Refuse to decompress or read more than this many bytes from one log.
+    #[arg(long, value_name = "SIZE", default_value = "16GiB", value_parser = parse_size)]
+    pub max_input_size: u64,
 
     #[command(flatten)]
     pub output: OutputOptions,

@@ -21,6 +21,8 @@ pub enum Outcome {
     Success,
     /// A `diff` limit was crossed.
     LimitCrossed,
+    /// `oom` found at least one memory error.
+    MemoryErrorsFound,
 }
 
 pub fn main() -> ExitCode {
@@ -34,7 +36,7 @@ pub fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
-        Ok(Outcome::LimitCrossed) => ExitCode::from(1),
+        Ok(Outcome::LimitCrossed | Outcome::MemoryErrorsFound) => ExitCode::from(1),
         Err(e) => {
             eprintln!("xmem: {}", one_line(&e));
             ExitCode::from(2)
