@@ -19,7 +19,12 @@ use xmem::diff::Diff;
 use xmem::oom::OomReport;
 use xmem::render::text::Detail;
 
-create_exception!(xmem, XmemError, PyException, "An xmem command failed; the message is the line the command line prints after `xmem: `.");
+create_exception!(
+    xmem,
+    XmemError,
+    PyException,
+    "An xmem command failed; the message is the line the command line prints after `xmem: `."
+);
 
 fn xmem_error(error: anyhow::Error) -> PyErr {
     XmemError::new_err(xmem::cli::one_line(&error))
