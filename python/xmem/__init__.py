@@ -27,7 +27,7 @@ Path = Union[str, "os.PathLike[str]"]
 Size = Union[int, str]
 
 
-class _Output(dict):
+class _Output(dict[str, Any]):
     """A command's JSON output as a dict, with the command's other outputs."""
 
     __slots__ = ("_output",)
@@ -169,7 +169,7 @@ def report(
     if not inputs:
         raise TypeError("report() needs at least one input")
     flags = _flags(module=module, memory_space=memory_space, allocator=allocator, top=top)
-    return Report(_native.report([*flags, "--", *map(os.fspath, inputs)]))
+    return Report(_native.report([*flags, "--", *(os.fspath(i) for i in inputs)]))
 
 
 def diff(
