@@ -56,15 +56,14 @@ struct Output(Computed);
 
 #[pymethods]
 impl Output {
-    /// The JSON the command prints with `--format json`, as Python objects.
+    /// The JSON the command prints with `--format json`, as Python objects
+    /// built from the same structs by the same serde derive, keys in the same order.
     fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let json = match &self.0 {
-            Computed::Report(report, _) => serde_json::to_value(report),
-            Computed::Diff(diff, _) => serde_json::to_value(diff),
-            Computed::Oom(report) => serde_json::to_value(report),
-        }
-        .map_err(|e| XmemError::new_err(e.to_string()))?;
-        Ok(pythonize::pythonize(py, &json)?)
+        Ok(match &self.0 {
+            Computed::Report(report, _) => pythonize::pythonize(py, report),
+            Computed::Diff(diff, _) => pythonize::pythonize(py, diff),
+            Computed::Oom(report) => pythonize::pythonize(py, report),
+        }?)
     }
 
     /// What the command prints with `--format FORMAT` (text, markdown, json or html).
