@@ -10,9 +10,11 @@ which is then the installed command itself).
 
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
+from copy import deepcopy
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,7 @@ def test_version_is_the_binarys_and_the_packages():
         ["report", PROFILE, "--top", "many"],
         ["--help"],
         ["report"],
+        ["completions", "bash"],
     ],
     ids=lambda args: " ".join(map(str, args))[:60].replace(str(FIXTURES) + "/", ""),
 )
@@ -101,6 +104,12 @@ def test_report_is_the_commands_json(inputs, options):
     got = xmem.report(*inputs, **options)
     assert_same_json(got, expected)
     assert isinstance(got, dict) and got["schema"] == "xmem.report/1"
+
+
+def test_a_result_pickles_as_its_dict():
+    got = xmem.report(PROFILE)
+    for copy in (pickle.loads(pickle.dumps(got)), deepcopy(got)):
+        assert type(copy) is dict and copy == got
 
 
 def test_report_str_and_html_are_the_commands_text_and_html():

@@ -44,6 +44,10 @@ class _Output(dict[str, Any]):
         """The command's ``--format markdown`` output."""
         return self._output.render("markdown")
 
+    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
+        # A pickle or copy is the plain dict: the rendering stays in this process.
+        return (dict, (dict(self),))
+
 
 class Report(_Output):
     """``xmem report --format json`` (schema ``xmem.report/1``) as a dict.
