@@ -15,7 +15,6 @@ mod progress;
 pub mod report;
 
 use std::ffi::OsString;
-
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
