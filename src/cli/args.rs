@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::render::text::Detail;
 use crate::units::{parse_size, Growth};
 
 #[derive(Debug, Parser)]
@@ -83,6 +84,13 @@ pub struct Selection {
     /// Show every module in detail, not only the one with the largest peak.
     #[arg(long)]
     pub all: bool,
+}
+
+impl Selection {
+    /// How much the text, Markdown and HTML outputs show: choosing a module shows it in detail.
+    pub fn detail(&self) -> Detail {
+        Detail { top: self.top, all: self.all || self.module.is_some() }
+    }
 }
 
 /// Where a report goes and in which format.

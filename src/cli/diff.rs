@@ -1,13 +1,30 @@
+use std::io::{self, Write};
+
 use super::args::{DiffArgs, Format};
 use super::{output, Outcome};
-use crate::diff::{self, Limit, Verdict};
+use crate::diff::{self, Diff, Limit, Verdict};
 use crate::render::{self, json, text};
 
 pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
-    let filter = output::module_filter(&args.selection)?;
     if args.output.format == Format::Html {
         anyhow::bail!("diff: --format html is not available; use text, markdown or json");
     }
+    let diff = build(&args)?;
+    let mut out = output::open(args.output.output.as_deref())?;
+    output::finish(write(&mut out, args.output.format, &diff, args.selection.detail()), &mut out)?;
+    // The output may have gone to a file or a step summary: the CI log still says why the job failed.
+    if let Some(first) = diff.violations.first() {
+        eprintln!("xmem: {}; first: {}", render::diff::verdict(&diff), render::diff::violation_text(first));
+    }
+    Ok(match diff.verdict {
+        Verdict::Pass => Outcome::Success,
+        Verdict::Fail => Outcome::LimitCrossed,
+    })
+}
+
+/// The comparison the arguments ask for, with its verdict, before it is written.
+pub fn build(args: &DiffArgs) -> anyhow::Result<Diff> {
+    let filter = output::module_filter(&args.selection)?;
     let base = output::usable_report(std::slice::from_ref(&args.base), &args.input)?;
     let new = output::usable_report(std::slice::from_ref(&args.new), &args.input)?;
     if base.device_memory.is_empty() != new.device_memory.is_empty() {
@@ -28,22 +45,14 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
         .into_iter()
         .chain(args.fail_if_over.map(|bytes| Limit::PeakOver { bytes }))
         .collect();
-    let diff = diff::compare(&base, &new, &limits);
+    Ok(diff::compare(&base, &new, &limits))
+}
 
-    let detail = text::Detail { top: args.selection.top, all: args.selection.all || filter.module.is_some() };
-    let mut out = output::open(args.output.output.as_deref())?;
-    let written = match args.output.format {
-        Format::Json => json::write(&mut out, &diff),
-        Format::Markdown => render::diff::write(&mut out, text::Flavor::Markdown, &diff, detail),
-        Format::Text | Format::Html => render::diff::write(&mut out, text::Flavor::Text, &diff, detail),
-    };
-    output::finish(written, &mut out)?;
-    // The output may have gone to a file or a step summary: the CI log still says why the job failed.
-    if let Some(first) = diff.violations.first() {
-        eprintln!("xmem: {}; first: {}", render::diff::verdict(&diff), render::diff::violation_text(first));
+/// HTML has no diff page: it is written as text.
+pub fn write(out: &mut dyn Write, format: Format, diff: &Diff, detail: text::Detail) -> io::Result<()> {
+    match format {
+        Format::Json => json::write(out, diff),
+        Format::Markdown => render::diff::write(out, text::Flavor::Markdown, diff, detail),
+        Format::Text | Format::Html => render::diff::write(out, text::Flavor::Text, diff, detail),
     }
-    Ok(match diff.verdict {
-        Verdict::Pass => Outcome::Success,
-        Verdict::Fail => Outcome::LimitCrossed,
-    })
 }

@@ -1,4 +1,4 @@
-use std::io::{BufRead, Write};
+use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -12,12 +12,7 @@ use crate::render::{json, oom as render_oom, text::Flavor};
 /// Every log is read as a stream; text and Markdown print each incident as
 /// soon as the log has moved past it, JSON prints once every log is read.
 pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
-    let flavor = match args.output.format {
-        Format::Text => Some(Flavor::Text),
-        Format::Markdown => Some(Flavor::Markdown),
-        Format::Json => None,
-        Format::Html => anyhow::bail!("--format html is not available for oom; use text, markdown or json"),
-    };
+    let flavor = flavor(args.output.format)?;
     let logs = expand(&args.logs)?;
     let mut out = output::open(args.output.output.as_deref())?;
     let mut reports = Vec::new();
@@ -108,4 +103,35 @@ fn stream_text(out: &mut dyn Write, flavor: Flavor, name: &str, reader: Box<dyn 
     written?;
     render_oom::write_end(out, flavor, &report)?;
     Ok(report)
+}
+
+/// The errors found in the one log the arguments name, read whole before
+/// anything is written: the Python API's `xmem.oom`.
+pub fn build(args: &OomArgs) -> anyhow::Result<OomReport> {
+    let [log] = args.logs.as_slice() else {
+        anyhow::bail!("one log at a time: {} given", args.logs.len());
+    };
+    let (name, reader) = open(log, args.max_input_size)?;
+    Ok(oom::scan(&name, reader)?)
+}
+
+/// The text flavour a format asks for; `None` is JSON.
+pub fn flavor(format: Format) -> anyhow::Result<Option<Flavor>> {
+    match format {
+        Format::Text => Ok(Some(Flavor::Text)),
+        Format::Markdown => Ok(Some(Flavor::Markdown)),
+        Format::Json => Ok(None),
+        Format::Html => anyhow::bail!("--format html is not available for oom; use text, markdown or json"),
+    }
+}
+
+/// A whole report, written as `run` streams it.
+pub fn write(out: &mut dyn Write, flavor: Option<Flavor>, report: &OomReport) -> io::Result<()> {
+    let Some(flavor) = flavor else {
+        return json::write(out, report);
+    };
+    for (number, incident) in report.incidents.iter().enumerate() {
+        render_oom::write_incident(out, flavor, &report.input, number + 1, incident, &report.events)?;
+    }
+    render_oom::write_end(out, flavor, report)
 }

@@ -10,6 +10,13 @@ use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
 use crate::render::svg::{self, allocator_chart_caption, ChartKind};
 
 pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
+    // Each path is printed as its chart is written, so a script can pick the files up.
+    write_charts(&args, |path| println!("{}", path.display()))?;
+    Ok(Outcome::Success)
+}
+
+/// Writes the charts the arguments ask for, calling `saved` with each file written.
+pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path)) -> anyhow::Result<()> {
     let report = output::selected_report(std::slice::from_ref(&args.input), &args.selection, &args.input_options)?;
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
     let mut names = FileNames::default();
@@ -22,7 +29,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
             let charts = svg::space_charts(module, space, args.selection.top)
                 .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
             for (kind, chart) in charts {
-                save(&args.output.join(names.claim(module, space, kind)), &chart)?;
+                save(&args.output.join(names.claim(module, space, kind)), &chart, &mut saved)?;
                 written += 1;
             }
         }
@@ -33,7 +40,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
         if let Some(chart) = chart {
             let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
-            save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart)?;
+            save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart, &mut saved)?;
             written += 1;
         }
     }
@@ -42,20 +49,19 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
         let chart = svg::timeline::allocator(&caption, allocator)
             .with_context(|| format!("drawing the timeline of allocator {}", allocator.display_name()))?;
         if let Some(chart) = chart {
-            save(&args.output.join(names.claim_allocator(allocator)), &chart)?;
+            save(&args.output.join(names.claim_allocator(allocator)), &chart, &mut saved)?;
             written += 1;
         }
     }
     if written == 0 {
         anyhow::bail!("{}: no module has anything to plot", args.input.display());
     }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
-/// Writes one chart and prints its path, so a script can pick the files up.
-fn save(path: &Path, chart: &str) -> anyhow::Result<()> {
+fn save(path: &Path, chart: &str, saved: &mut impl FnMut(&Path)) -> anyhow::Result<()> {
     fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;
-    println!("{}", path.display());
+    saved(path);
     Ok(())
 }
 
