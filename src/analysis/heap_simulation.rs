@@ -249,6 +249,8 @@ struct Span {
     start: usize,
     end: usize,
     memory: usize,
+    /// Its end is final.
+    closed: bool,
 }
 
 /// One entry of XProf's live list: the root buffer whose memory became live.
@@ -344,8 +346,11 @@ impl Simulation {
         }
         let unpadded = self.unpadded_now().saturating_sub(buffer.unpadded_size);
         self.set_now(heap, unpadded);
-        if let Some(span) = &mut self.state(slot).span {
+        // The root's own span closes when its memory is first released;
+        // memory a sharer revives later is the sharer's span.
+        if let Some(span) = self.state(slot).span.as_mut().filter(|s| !s.closed) {
             span.end = event;
+            span.closed = true;
         }
         Ok(())
     }
@@ -355,7 +360,7 @@ impl Simulation {
         self.state(root).ref_count += 1;
         self.increase(index, slot, event);
         let last = self.events.saturating_sub(1);
-        self.state(slot).span = Some(Span { start: event, end: last, memory: slot });
+        self.state(slot).span = Some(Span { start: event, end: last, memory: slot, closed: false });
     }
 
     fn free(&mut self, index: &Index, slot: usize, event: usize) -> Result<(), String> {
@@ -370,10 +375,11 @@ impl Simulation {
             0 => self.decrease(index, root, event)?,
             _ => {}
         }
-        // A sharer's own span ends at its own FREE.
+        // A sharer's span ends at its own FREE.
         let state = self.state(slot);
         if let (Some(span), Some(_)) = (&mut state.span, state.canonical) {
             span.end = event;
+            span.closed = true;
         }
         Ok(())
     }
@@ -391,7 +397,7 @@ impl Simulation {
         if state.ref_count == 1 {
             self.revivals.push(Revival { event, root, sharer: slot });
             let last = self.events.saturating_sub(1);
-            self.state(slot).span = Some(Span { start: event, end: last, memory: root });
+            self.state(slot).span = Some(Span { start: event, end: last, memory: root, closed: false });
             self.increase(index, root, event);
         }
         Ok(())
@@ -825,7 +831,7 @@ mod tests {
         let live: Vec<(i64, i64)> = space.at_peak.iter().map(|b| (b.logical_buffer_id, b.size_bytes)).collect();
         assert_eq!(live, [(2, 64), (3, 16)]);
         let spans: Vec<(i64, usize, usize)> = space.lifetimes.iter().map(|l| (l.logical_buffer_id, l.start, l.end)).collect();
-        assert_eq!(spans, [(0, 0, 6), (1, 2, 3), (2, 4, 6), (3, 5, 7)]);
+        assert_eq!(spans, [(0, 0, 1), (1, 2, 3), (2, 4, 6), (3, 5, 7)]);
     }
 
     #[test]
