@@ -464,3 +464,29 @@ fn build_stack(index: &StackFrameIndexProto, mut frame_id: i32) -> String {
     }
     lines.join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_source_wins_over_the_stack_which_is_kept() {
+        // PyTorch/XLA: the op's own line, and a stack whose innermost frame is torch's dispatcher.
+        let stack = "torch/_ops.py:841:0\nrmsprop.py:167:0".to_string();
+        let source = source_location("rmsprop.py".into(), 167, stack.clone()).unwrap();
+        assert_eq!((source.file.as_str(), source.line, source.stack), ("rmsprop.py", 167, stack.clone()));
+        let from_stack = source_location(String::new(), 0, stack).unwrap();
+        assert_eq!((from_stack.file.as_str(), from_stack.line), ("torch/_ops.py", 841));
+        assert_eq!(source_location(String::new(), 0, String::new()), None);
+    }
+
+    #[test]
+    fn scoped_vmem_is_read_from_the_backend_config() {
+        // As a Pallas matmul on TPU v6e writes it (proto3 JSON: int64 as strings).
+        let config = br#"{"used_scoped_memory_configs":[{"memory_space":"1","offset":"0","size":"9437184"},{"memory_space":"0","size":"99999999"}],"retry_config":{"retry_count":"0"}}"#;
+        assert_eq!(scoped_vmem_bytes(config), 9_437_184);
+        assert_eq!(scoped_vmem_bytes(br#"{"used_scoped_memory_configs":[{"memory_space":1,"size":4096}]}"#), 4096);
+        assert_eq!(scoped_vmem_bytes(b"{\"used_scoped_memory_configs\": not json"), 0);
+        assert_eq!(scoped_vmem_bytes(b""), 0);
+    }
+}
