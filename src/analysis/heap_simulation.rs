@@ -68,7 +68,7 @@ fn colors_present(assignment: &BufferAssignment, layout_memory_spaces: &[i64]) -
 
 /// The events of one trace that belong to one colour.
 struct ColorEvents {
-    color: i64,
+    trace: usize,
     /// How many events name a buffer of this colour (XProf's fallback
     /// picks the trace where this is largest).
     count: usize,
@@ -85,9 +85,12 @@ struct Index<'a> {
     trace_of_allocation: FxHashMap<usize, usize>,
     /// Allocation slots of each colour, in proto order.
     allocations_of_color: FxHashMap<i64, Vec<usize>>,
-    /// Per trace, its events split by colour, found in one pass so that a
-    /// trace of thousands of colours costs each colour only its own events.
-    colors_of_trace: Vec<Vec<ColorEvents>>,
+    /// Per colour, its events in each trace that has any, found in one pass
+    /// so that a trace of thousands of colours costs each colour only its
+    /// own events.
+    events_of_color: FxHashMap<i64, Vec<ColorEvents>>,
+    /// Per trace, how many colours its events name.
+    colors_in_trace: Vec<usize>,
 }
 
 impl<'a> Index<'a> {
@@ -96,39 +99,31 @@ impl<'a> Index<'a> {
         let slot_of_buffer = IdIndex::new(&ids);
         let buffer = |id: i64| slot_of_buffer.get(id).and_then(|slot| assignment.logical_buffers.get(slot));
         let mut trace_of_allocation = FxHashMap::default();
-        let mut colors_of_trace = Vec::with_capacity(assignment.heap_traces.len());
-        for (trace_index, trace) in assignment.heap_traces.iter().enumerate() {
-            if let Some(first) = trace.events.first().and_then(|e| buffer(e.buffer_id)) {
-                trace_of_allocation.insert(first.allocation, trace_index);
+        let mut events_of_color: FxHashMap<i64, Vec<ColorEvents>> = FxHashMap::default();
+        let mut colors_in_trace = Vec::with_capacity(assignment.heap_traces.len());
+        for (trace, heap_trace) in assignment.heap_traces.iter().enumerate() {
+            if let Some(first) = heap_trace.events.first().and_then(|e| buffer(e.buffer_id)) {
+                trace_of_allocation.insert(first.allocation, trace);
             }
             let mut positions: FxHashMap<i64, Vec<u32>> = FxHashMap::default();
-            let mut order = Vec::new();
-            for (position, event) in trace.events.iter().enumerate() {
-                let Some(b) = buffer(event.buffer_id) else { continue };
-                positions
-                    .entry(b.color)
-                    .or_insert_with(|| {
-                        order.push(b.color);
-                        Vec::new()
-                    })
-                    .push(position as u32);
+            for (position, event) in heap_trace.events.iter().enumerate() {
+                if let Some(b) = buffer(event.buffer_id) {
+                    positions.entry(b.color).or_default().push(position as u32);
+                }
             }
-            let whole = order.len() == 1;
-            colors_of_trace.push(
-                order
-                    .into_iter()
-                    .map(|color| {
-                        let events = positions.remove(&color).unwrap_or_default();
-                        ColorEvents { color, count: events.len(), positions: (!whole).then_some(events) }
-                    })
-                    .collect(),
-            );
+            let whole = positions.len() == 1;
+            colors_in_trace.push(positions.len());
+            for (color, events) in positions {
+                let count = events.len();
+                let positions = (!whole).then_some(events);
+                events_of_color.entry(color).or_default().push(ColorEvents { trace, count, positions });
+            }
         }
         let mut allocations_of_color: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
         for (slot, allocation) in assignment.allocations.iter().enumerate() {
             allocations_of_color.entry(allocation.color).or_default().push(slot);
         }
-        Index { assignment, slot_of_buffer, trace_of_allocation, allocations_of_color, colors_of_trace }
+        Index { assignment, slot_of_buffer, trace_of_allocation, allocations_of_color, events_of_color, colors_in_trace }
     }
 
     fn buffer(&self, id: i64) -> Option<(usize, &'a LogicalBuffer)> {
@@ -144,16 +139,9 @@ impl<'a> Index<'a> {
         slots.iter().filter_map(|&slot| self.assignment.allocations.get(slot))
     }
 
-    fn events_of_color(&self, trace: usize, color: i64) -> Option<&ColorEvents> {
-        self.colors_of_trace.get(trace)?.iter().find(|c| c.color == color)
-    }
-
-    /// Traces holding events of `color`, with those events.
-    fn traces_of_color(&self, color: i64) -> impl Iterator<Item = (usize, &ColorEvents)> + '_ {
-        self.colors_of_trace
-            .iter()
-            .enumerate()
-            .filter_map(move |(i, colors)| colors.iter().find(|c| c.color == color).map(|c| (i, c)))
+    /// The traces holding events of `color`, in trace order, with those events.
+    fn traces_of_color(&self, color: i64) -> &[ColorEvents] {
+        self.events_of_color.get(&color).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// XProf's choice: the first non-indefinite allocation of this colour that
@@ -167,9 +155,9 @@ impl<'a> Index<'a> {
         by_allocation.or_else(|| {
             let mut best = None;
             let mut best_count = 0;
-            for (i, events) in self.traces_of_color(color) {
+            for events in self.traces_of_color(color) {
                 if events.count > best_count {
-                    best = Some(i);
+                    best = Some(events.trace);
                     best_count = events.count;
                 }
             }
@@ -217,7 +205,7 @@ fn analyze_color(index: &Index, color: i64) -> Vec<MemorySpaceReport> {
     let primary = index.primary_trace(color);
     let mut reports = vec![report(index, color, primary)];
     if let Some(primary) = primary {
-        for (i, _) in index.traces_of_color(color).filter(|&(i, _)| i != primary) {
+        for i in index.traces_of_color(color).iter().map(|c| c.trace).filter(|&i| i != primary) {
             let mut extra = report(index, color, Some(i));
             extra.shown_by_xprof = false;
             extra.notes.insert(0, format!("trace {i} of this memory space; XProf shows only trace {primary} and ignores this one"));
@@ -581,9 +569,10 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     let (mut peak, mut peak_unpadded, mut peak_position, mut peak_instruction) = (0, 0, 0, None);
     let status = match trace_index.and_then(|i| assignment.heap_traces.get(i).map(|t| (i, t))) {
         Some((trace_number, trace)) => {
-            let positions = index.events_of_color(trace_number, color).and_then(|c| c.positions.as_deref());
+            let events = index.traces_of_color(color).iter().find(|c| c.trace == trace_number);
+            let positions = events.and_then(|c| c.positions.as_deref());
             if positions.is_some() {
-                let colors = index.colors_of_trace.get(trace_number).map_or(0, Vec::len);
+                let colors = index.colors_in_trace.get(trace_number).copied().unwrap_or(0);
                 notes.push(format!(
                     "heap trace {trace_number} holds buffers of {colors} memory spaces; XProf replays all its events \
                      for each of them, xmem replays only this memory space's events"
@@ -622,12 +611,18 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 sim.instruction_at.get(peak_position).and_then(|&i| trace.instruction_names.get(i as usize)).cloned();
             heap_bytes = sim.heap.iter().map(|h| h.saturating_add(baseline)).collect();
             unpadded_heap_bytes = sim.unpadded_heap.iter().map(|h| h.saturating_add(baseline)).collect();
-            // One shared string per distinct name: a million events must not
-            // mean a million string copies.
-            let names: Vec<Arc<str>> = trace.instruction_names.iter().map(|n| Arc::from(n.as_str())).collect();
-            let no_name: Arc<str> = Arc::from("");
-            instructions =
-                sim.instruction_at.iter().map(|&i| names.get(i as usize).unwrap_or(&no_name).clone()).collect();
+            // One shared string per distinct name this replay names: a
+            // million events must not mean a million string copies, nor a
+            // colour of a few events a copy of every name in the trace.
+            let mut names: FxHashMap<u32, Arc<str>> = FxHashMap::default();
+            instructions = sim
+                .instruction_at
+                .iter()
+                .map(|&i| {
+                    let name = || Arc::from(trace.instruction_names.get(i as usize).map_or("", String::as_str));
+                    names.entry(i).or_insert_with(name).clone()
+                })
+                .collect();
             if sim.error.is_some() {
                 TraceStatus::Broken
             } else {
