@@ -163,7 +163,12 @@ fn compare(oracle: &Value, space: &MemorySpaceReport) -> Vec<String> {
             .take(5)
             .map(|id| format!("{id}: xmem {:?}, XProf {:?}", ours.get(id), spans.get(id)))
             .collect();
-        errors.push(format!("lifetimes differ from logicalBufferSpans ({} vs {}): {}", ours.len(), spans.len(), differing.join("; ")));
+        errors.push(format!(
+            "lifetimes differ from logicalBufferSpans ({} vs {}): {}",
+            ours.len(),
+            spans.len(),
+            differing.join("; ")
+        ));
     }
 
     let scoped = mib_to_bytes(oracle.get("maxScopedVmemAllocationMib"));

@@ -106,19 +106,7 @@ pub fn hlo_proto(name: &str, size: ModuleSize) -> HloProto {
         assigned: vec![Assigned { logical_buffer_id: parameter_id, offset: 0, size: PEAK_BUFFER_BYTES }],
         ..Default::default()
     };
-    HloProto {
-        hlo_module: Some(HloModuleProto {
-            name: name.into(),
-            entry_computation_name: "main".into(),
-            computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1, root_id: 0 }],
-            ..Default::default()
-        }),
-        buffer_assignment: Some(BufferAssignmentProto {
-            logical_buffers,
-            buffer_allocations: vec![parameter, temp],
-            heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
-        }),
-    }
+    module_with_trace(name, instructions, logical_buffers, vec![parameter, temp], events)
 }
 
 /// An XSpace with `modules` modules in `/host:metadata` and `host_events`
@@ -291,9 +279,12 @@ pub fn hlo_proto_with_colors(colors: usize) -> HloProto {
         });
         events.push(Event { kind: 0, buffer_id: id, instruction_name: format!("fusion.{id}"), ..Default::default() });
     }
-    events.extend(
-        (0..colors as i64).map(|id| Event { kind: 1, buffer_id: id, instruction_name: "root".into(), ..Default::default() }),
-    );
+    events.extend((0..colors as i64).map(|id| Event {
+        kind: 1,
+        buffer_id: id,
+        instruction_name: "root".into(),
+        ..Default::default()
+    }));
     module_with_trace("jit_colors", instructions, logical_buffers, allocations, events)
 }
 

@@ -123,7 +123,14 @@ impl<'a> Index<'a> {
         for (slot, allocation) in assignment.allocations.iter().enumerate() {
             allocations_of_color.entry(allocation.color).or_default().push(slot);
         }
-        Index { assignment, slot_of_buffer, trace_of_allocation, allocations_of_color, events_of_color, colors_in_trace }
+        Index {
+            assignment,
+            slot_of_buffer,
+            trace_of_allocation,
+            allocations_of_color,
+            events_of_color,
+            colors_in_trace,
+        }
     }
 
     fn buffer(&self, id: i64) -> Option<(usize, &'a LogicalBuffer)> {
@@ -208,7 +215,10 @@ fn analyze_color(index: &Index, color: i64) -> Vec<MemorySpaceReport> {
         for i in index.traces_of_color(color).iter().map(|c| c.trace).filter(|&i| i != primary) {
             let mut extra = report(index, color, Some(i));
             extra.shown_by_xprof = false;
-            extra.notes.insert(0, format!("trace {i} of this memory space; XProf shows only trace {primary} and ignores this one"));
+            extra.notes.insert(
+                0,
+                format!("trace {i} of this memory space; XProf shows only trace {primary} and ignores this one"),
+            );
             reports.push(extra);
         }
     }
@@ -427,8 +437,12 @@ impl Simulation {
     /// XProf's `logicalBufferSpans`: every buffer an event names that got a
     /// span, by start.
     fn spans(&self) -> Vec<(usize, Span)> {
-        let mut spans: Vec<(usize, Span)> =
-            self.states.iter().filter(|(_, s)| s.seen).filter_map(|(&slot, s)| s.span.map(|span| (slot, span))).collect();
+        let mut spans: Vec<(usize, Span)> = self
+            .states
+            .iter()
+            .filter(|(_, s)| s.seen)
+            .filter_map(|(&slot, s)| s.span.map(|span| (slot, span)))
+            .collect();
         spans.sort_unstable_by_key(|&(slot, span)| (span.start, slot));
         spans
     }
@@ -825,7 +839,8 @@ mod tests {
         assert_eq!((space.peak_bytes, space.peak_position), (80, 5));
         let live: Vec<(i64, i64)> = space.at_peak.iter().map(|b| (b.logical_buffer_id, b.size_bytes)).collect();
         assert_eq!(live, [(2, 64), (3, 16)]);
-        let spans: Vec<(i64, usize, usize)> = space.lifetimes.iter().map(|l| (l.logical_buffer_id, l.start, l.end)).collect();
+        let spans: Vec<(i64, usize, usize)> =
+            space.lifetimes.iter().map(|l| (l.logical_buffer_id, l.start, l.end)).collect();
         assert_eq!(spans, [(0, 0, 1), (1, 2, 3), (2, 4, 6), (3, 5, 7)]);
     }
 
@@ -865,10 +880,12 @@ mod tests {
 
     #[test]
     fn a_trace_of_several_colours_is_replayed_per_colour() {
-        let mut mixed = assignment(&[100, 30], vec![event(Alloc, 0, 0), event(Alloc, 1, 0), event(Free, 1, 0), event(Free, 0, 0)]);
+        let mut mixed =
+            assignment(&[100, 30], vec![event(Alloc, 0, 0), event(Alloc, 1, 0), event(Free, 1, 0), event(Free, 0, 0)]);
         mixed.logical_buffers[1].color = 3;
         let spaces = analyze(&mixed, &[], None);
-        let peaks: Vec<(i64, i64, usize)> = spaces.iter().map(|s| (s.color, s.peak_bytes, s.heap_bytes.len())).collect();
+        let peaks: Vec<(i64, i64, usize)> =
+            spaces.iter().map(|s| (s.color, s.peak_bytes, s.heap_bytes.len())).collect();
         assert_eq!(peaks, [(0, 100, 3), (3, 30, 3)]);
         assert!(spaces[1].notes.iter().any(|n| n.contains("holds buffers of 2 memory spaces")));
     }

@@ -253,7 +253,8 @@ pub struct Lifetime {
 pub fn analyze_module(module: &Module) -> ModuleReport {
     let (problem, memory_spaces) = match &module.buffer_assignment {
         Ok(assignment) => {
-            let spaces = heap_simulation::analyze(assignment, &module.layout_memory_spaces, module.max_scoped_vmem.as_ref());
+            let spaces =
+                heap_simulation::analyze(assignment, &module.layout_memory_spaces, module.max_scoped_vmem.as_ref());
             (None, spaces)
         }
         Err(reason) => (Some(reason.clone()), Vec::new()),

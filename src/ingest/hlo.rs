@@ -178,7 +178,8 @@ fn decode_module_parts(
                         }
                     }
                     if scoped_vmem > max_scoped_vmem.as_ref().map_or(0, |s| s.bytes) {
-                        max_scoped_vmem = Some(ScopedAllocation { bytes: scoped_vmem, instruction: text(instruction_name) });
+                        max_scoped_vmem =
+                            Some(ScopedAllocation { bytes: scoped_vmem, instruction: text(instruction_name) });
                     }
                     if let Some(slot) = id.and_then(|id| defining.slots.get(id)) {
                         let decoded = HloInstructionProto::decode(bytes).map_err(|e| {
