@@ -2,9 +2,13 @@
 //! 2.24.2's Memory Viewer does (`hlo_proto_to_memory_visualization_utils.cc`),
 //! so every figure agrees with it to the byte, and goes beyond it where it
 //! fails: a trace touching several allocations is simulated with a note
-//! instead of an error, every trace of a colour is simulated, and the live set
-//! at the peak is found without copying it at every new maximum (XProf's copy
-//! is quadratic on monotonically growing traces).
+//! instead of an error, every trace of a colour is simulated, a trace holding
+//! several colours is replayed per colour (XProf replays all of it for each),
+//! SHARE_WITH chains are followed with path compression and a cycle stops the
+//! replay (XProf recurses without end), and the live set at the peak is found
+//! without copying it at every new maximum (XProf's copy is quadratic on
+//! monotonically growing traces). Work per colour is proportional to its own
+//! events, whatever the number of colours.
 
 use std::sync::Arc;
 
