@@ -3,6 +3,8 @@ SRC, DST = sys.argv[1], sys.argv[2]
 DROP = {"maxHeapBySize", "maxHeapToBySize", "bySizeToMaxHeap", "bufferBlocks", "indefiniteLifetimes"}
 DROP_OBJ = {"numbered", "label", "color"}
 for f in sorted(glob.glob(os.path.join(SRC, "**/memory_viewer/*.json"), recursive=True)):
+    if os.path.basename(f).startswith("NO_MODULE."):  # XProf's placeholder for a profile without modules
+        continue
     d = json.load(open(f))
     out = {k: v for k, v in d.items() if k not in DROP}
     if "maxHeap" in out:
