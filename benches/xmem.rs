@@ -91,3 +91,29 @@ fn oom_long_line(bencher: Bencher, bytes: usize) {
     let log = synthetic::oom_log_line(bytes);
     bencher.bench(|| xmem::oom::scan("log", log.as_bytes()).unwrap());
 }
+
+/// Memory spaces in one heap trace, one buffer each: 2× per row.
+const COLORS: &[usize] = &[2_000, 4_000, 8_000, 16_000];
+/// Buffers in one SHARE_WITH chain: 2× per row.
+const SHARE_CHAIN: &[usize] = &[25_000, 50_000, 100_000, 200_000];
+
+fn analyze_proto(bencher: Bencher, proto: xmem::ingest::proto::xla::HloProto) {
+    let bytes = Bytes::from(proto.encode_to_vec());
+    let module = hlo::decode(Path::new("synthetic.hlo.pb"), &bytes, 0, None).unwrap();
+    bencher.bench(|| analysis::analyze_module(&module));
+}
+
+#[divan::bench(args = COLORS, sample_count = 5)]
+fn heap_simulation_many_colors(bencher: Bencher, colors: usize) {
+    analyze_proto(bencher, synthetic::hlo_proto_with_colors(colors));
+}
+
+#[divan::bench(args = SHARE_CHAIN, sample_count = 5)]
+fn heap_simulation_share_chain(bencher: Bencher, buffers: usize) {
+    analyze_proto(bencher, synthetic::hlo_proto_with_share_chain(buffers, false));
+}
+
+#[divan::bench(args = SHARE_CHAIN, sample_count = 5)]
+fn heap_simulation_share_cycle(bencher: Bencher, buffers: usize) {
+    analyze_proto(bencher, synthetic::hlo_proto_with_share_chain(buffers, true));
+}

@@ -106,19 +106,7 @@ pub fn hlo_proto(name: &str, size: ModuleSize) -> HloProto {
         assigned: vec![Assigned { logical_buffer_id: parameter_id, offset: 0, size: PEAK_BUFFER_BYTES }],
         ..Default::default()
     };
-    HloProto {
-        hlo_module: Some(HloModuleProto {
-            name: name.into(),
-            entry_computation_name: "main".into(),
-            computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1, root_id: 0 }],
-            ..Default::default()
-        }),
-        buffer_assignment: Some(BufferAssignmentProto {
-            logical_buffers,
-            buffer_allocations: vec![parameter, temp],
-            heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
-        }),
-    }
+    module_with_trace(name, instructions, logical_buffers, vec![parameter, temp], events)
 }
 
 /// An XSpace with `modules` modules in `/host:metadata` and `host_events`
@@ -288,4 +276,97 @@ pub fn oom_log_line(bytes: usize) -> String {
     line.truncate(bytes);
     line.push('\n');
     line
+}
+
+/// One temporary buffer per colour, `colors` colours, all in one heap trace
+/// that allocates every buffer and then frees them: the shape of a small
+/// HloProto with thousands of memory spaces, where each colour must cost
+/// only its own events.
+pub fn hlo_proto_with_colors(colors: usize) -> HloProto {
+    let mut instructions = Vec::with_capacity(colors);
+    let mut logical_buffers = Vec::with_capacity(colors);
+    let mut allocations = Vec::with_capacity(colors);
+    let mut events = Vec::with_capacity(2 * colors);
+    for i in 0..colors {
+        let id = i as i64;
+        instructions.push(instruction(id, TRANSIENT_BUFFER_BYTES));
+        logical_buffers.push(LogicalBufferProto {
+            id,
+            size: TRANSIENT_BUFFER_BYTES,
+            defined_at: Some(Location { instruction_id: id, ..Default::default() }),
+            color: id,
+        });
+        allocations.push(BufferAllocationProto {
+            index: id,
+            size: TRANSIENT_BUFFER_BYTES,
+            color: id,
+            assigned: vec![Assigned { logical_buffer_id: id, offset: 0, size: TRANSIENT_BUFFER_BYTES }],
+            ..Default::default()
+        });
+        events.push(Event { kind: 0, buffer_id: id, instruction_name: format!("fusion.{id}"), ..Default::default() });
+    }
+    events.extend((0..colors as i64).map(|id| Event {
+        kind: 1,
+        buffer_id: id,
+        instruction_name: "root".into(),
+        ..Default::default()
+    }));
+    module_with_trace("jit_colors", instructions, logical_buffers, allocations, events)
+}
+
+/// `buffers` buffers sharing one piece of memory: the first is allocated,
+/// each next one shares with the one before it (a chain of `buffers`), then
+/// all are freed. With `cycle`, the first then shares with the last, closing
+/// the chain into a cycle, which a replay must stop at rather than follow.
+pub fn hlo_proto_with_share_chain(buffers: usize, cycle: bool) -> HloProto {
+    let mut instructions = Vec::with_capacity(buffers);
+    let mut logical_buffers = Vec::with_capacity(buffers);
+    let mut temp = BufferAllocationProto { index: 0, size: TRANSIENT_BUFFER_BYTES, ..Default::default() };
+    let mut events = Vec::with_capacity(2 * buffers + 1);
+    let event = |kind: i32, id: i64, canonical: i64| Event {
+        kind,
+        buffer_id: id,
+        share_with_canonical_id: canonical,
+        instruction_name: format!("fusion.{id}"),
+        ..Default::default()
+    };
+    for i in 0..buffers {
+        let id = i as i64;
+        instructions.push(instruction(id, TRANSIENT_BUFFER_BYTES));
+        logical_buffers.push(LogicalBufferProto {
+            id,
+            size: TRANSIENT_BUFFER_BYTES,
+            defined_at: Some(Location { instruction_id: id, ..Default::default() }),
+            color: 0,
+        });
+        temp.assigned.push(Assigned { logical_buffer_id: id, offset: 0, size: TRANSIENT_BUFFER_BYTES });
+        events.push(if i == 0 { event(0, id, 0) } else { event(2, id, id - 1) });
+    }
+    if cycle {
+        events.push(event(2, 0, buffers as i64 - 1));
+    }
+    events.extend((0..buffers as i64).map(|id| event(1, id, 0)));
+    module_with_trace("jit_share_chain", instructions, logical_buffers, vec![temp], events)
+}
+
+fn module_with_trace(
+    name: &str,
+    instructions: Vec<HloInstructionProto>,
+    logical_buffers: Vec<LogicalBufferProto>,
+    buffer_allocations: Vec<BufferAllocationProto>,
+    events: Vec<Event>,
+) -> HloProto {
+    HloProto {
+        hlo_module: Some(HloModuleProto {
+            name: name.into(),
+            entry_computation_name: "main".into(),
+            computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1, root_id: 0 }],
+            ..Default::default()
+        }),
+        buffer_assignment: Some(BufferAssignmentProto {
+            logical_buffers,
+            buffer_allocations,
+            heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
+        }),
+    }
 }

@@ -164,8 +164,15 @@ pub struct MemorySpaceReport {
     pub instructions: Vec<Arc<str>>,
     /// Always-live buffers first, then temporaries in program order.
     pub at_peak: Vec<BufferAtPeak>,
-    /// Every simulated buffer's span in program order and place in its allocation.
+    /// XProf's `logicalBufferSpans`: per buffer an event names, from the
+    /// event that made it live to the one that freed it (a buffer sharing a
+    /// freed buffer's memory ends at its own FREE), by start; with the place
+    /// in its allocation of the memory it occupied.
     pub lifetimes: Vec<Lifetime>,
+    /// XProf's largest scoped-VMEM allocation (VMEM only; `None` elsewhere
+    /// and where no instruction holds scoped VMEM). Not part of the peak.
+    pub max_scoped_vmem_bytes: Option<i64>,
+    pub max_scoped_vmem_instruction: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -246,7 +253,8 @@ pub struct Lifetime {
 pub fn analyze_module(module: &Module) -> ModuleReport {
     let (problem, memory_spaces) = match &module.buffer_assignment {
         Ok(assignment) => {
-            let spaces = heap_simulation::analyze(assignment, &module.layout_memory_spaces);
+            let spaces =
+                heap_simulation::analyze(assignment, &module.layout_memory_spaces, module.max_scoped_vmem.as_ref());
             (None, spaces)
         }
         Err(reason) => (Some(reason.clone()), Vec::new()),

@@ -69,7 +69,8 @@ pub struct Selection {
     #[arg(long, value_name = "NAME|ID|/REGEX/")]
     pub module: Option<String>,
 
-    /// Only this memory space: hbm, vmem, host, ... or its colour number.
+    /// Only this memory space: hbm, vmem, host, ... or its colour number. On TPU, vmem also shows
+    /// the largest scoped-VMEM allocation any instruction reserves (not part of the peak, as in XProf).
     #[arg(long, value_name = "hbm|vmem|host|N")]
     pub memory_space: Option<String>,
 

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::id_index::IdIndex;
 use crate::model::{
     Allocation, BufferAssignment, HeapEvent, HeapEventKind, HeapTrace, Instruction, LogicalBuffer, Module,
-    SourceLocation,
+    ScopedAllocation, SourceLocation,
 };
 
 /// What to tell a user whose proto has no buffer assignment.
@@ -134,6 +134,7 @@ fn decode_module_parts(
     let mut module_id = None;
     let mut stack_frames = None;
     let mut layout_memory_spaces = Vec::new();
+    let mut max_scoped_vmem: Option<ScopedAllocation> = None;
     for field in walker.fields(module) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
@@ -164,14 +165,21 @@ fn decode_module_parts(
                     let instruction = instruction.map_err(|e| wire_error(path, e))?;
                     let (2, Some(bytes)) = (instruction.number, instruction.as_bytes()) else { continue };
                     let mut id = None;
+                    let (mut instruction_name, mut scoped_vmem): (&[u8], i64) = (&[], 0);
                     for part in walker.fields(bytes) {
                         let part = part.map_err(|e| wire_error(path, e))?;
                         match (part.number, part.as_bytes()) {
                             (35, None) => id = part.as_u64().map(|v| v as i64),
+                            (1, Some(b)) => instruction_name = b,
                             (3, Some(shape)) => layout_spaces(walker, shape, &mut layout_memory_spaces, 0)
                                 .map_err(|e| wire_error(path, e))?,
+                            (43, Some(config)) => scoped_vmem = scoped_vmem_bytes(config),
                             _ => {}
                         }
+                    }
+                    if scoped_vmem > max_scoped_vmem.as_ref().map_or(0, |s| s.bytes) {
+                        max_scoped_vmem =
+                            Some(ScopedAllocation { bytes: scoped_vmem, instruction: text(instruction_name) });
                     }
                     if let Some(slot) = id.and_then(|id| defining.slots.get(id)) {
                         let decoded = HloInstructionProto::decode(bytes).map_err(|e| {
@@ -196,7 +204,36 @@ fn decode_module_parts(
         entry_signature,
         layout_memory_spaces,
         buffer_assignment,
+        max_scoped_vmem,
     })
+}
+
+/// The VMEM memory space in TPU backend configs.
+const VMEM: i64 = 1;
+
+/// The largest `used_scoped_memory_configs[].size` with `memory_space` 1 in
+/// an instruction's backend config (JSON; int64 fields as numbers or, in
+/// proto3 JSON, strings; a missing field counts as 0), as XProf reads it.
+/// Most configs hold no scoped memory and are not parsed at all.
+fn scoped_vmem_bytes(config: &[u8]) -> i64 {
+    const KEY: &[u8] = b"used_scoped_memory_configs";
+    if !config.windows(KEY.len()).any(|w| w == KEY) {
+        return 0;
+    }
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(config) else { return 0 };
+    let int = |entry: &serde_json::Value, key: &str| match entry.get(key) {
+        Some(serde_json::Value::Number(n)) => n.as_i64().unwrap_or(0),
+        Some(serde_json::Value::String(s)) => s.parse().unwrap_or(0),
+        _ => 0,
+    };
+    let entries = json.get("used_scoped_memory_configs").and_then(serde_json::Value::as_array);
+    entries
+        .into_iter()
+        .flatten()
+        .filter(|entry| int(entry, "memory_space") == VMEM)
+        .map(|entry| int(entry, "size"))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Shapes nest (tuples of tuples); a corrupt proto could nest them without
@@ -382,19 +419,18 @@ fn convert_assignment(
     out
 }
 
-/// XProf's rule: the innermost stack frame wins when it names a file and a
-/// non-zero line; otherwise the metadata's own source_file and source_line.
+/// XProf's rule (`GetSourceInfo`): the metadata's own source_file and
+/// source_line when it names a file; otherwise the innermost stack frame's
+/// `file:line`. The stack is kept either way.
 fn source_location(file: String, line: i32, stack: String) -> Option<SourceLocation> {
-    if let Some(first) = stack.lines().next() {
-        let mut parts = first.split(':');
-        if let (Some(frame_file), Some(frame_line)) = (parts.next(), parts.next()) {
-            let frame_line = frame_line.parse::<i32>().unwrap_or(0);
-            if !frame_file.is_empty() && frame_line != 0 {
-                return Some(SourceLocation { file: frame_file.to_string(), line: frame_line, stack });
-            }
-        }
+    if !file.is_empty() {
+        return Some(SourceLocation { file, line, stack });
     }
-    (!file.is_empty()).then_some(SourceLocation { file, line, stack })
+    let first = stack.lines().next()?;
+    let mut parts = first.split(':');
+    let (frame_file, frame_line) = (parts.next()?, parts.next()?);
+    let frame_line = frame_line.parse::<i32>().unwrap_or(0);
+    Some(SourceLocation { file: frame_file.to_string(), line: frame_line, stack })
 }
 
 /// Frames from `frame_id` (1-based) outwards, `file:line:column` each.
@@ -428,4 +464,30 @@ fn build_stack(index: &StackFrameIndexProto, mut frame_id: i32) -> String {
         lines.push(format!("{file}:{line}:{column}"));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_source_wins_over_the_stack_which_is_kept() {
+        // PyTorch/XLA: the op's own line, and a stack whose innermost frame is torch's dispatcher.
+        let stack = "torch/_ops.py:841:0\nrmsprop.py:167:0".to_string();
+        let source = source_location("rmsprop.py".into(), 167, stack.clone()).unwrap();
+        assert_eq!((source.file.as_str(), source.line, source.stack), ("rmsprop.py", 167, stack.clone()));
+        let from_stack = source_location(String::new(), 0, stack).unwrap();
+        assert_eq!((from_stack.file.as_str(), from_stack.line), ("torch/_ops.py", 841));
+        assert_eq!(source_location(String::new(), 0, String::new()), None);
+    }
+
+    #[test]
+    fn scoped_vmem_is_read_from_the_backend_config() {
+        // As a Pallas matmul on TPU v6e writes it (proto3 JSON: int64 as strings).
+        let config = br#"{"used_scoped_memory_configs":[{"memory_space":"1","offset":"0","size":"9437184"},{"memory_space":"0","size":"99999999"}],"retry_config":{"retry_count":"0"}}"#;
+        assert_eq!(scoped_vmem_bytes(config), 9_437_184);
+        assert_eq!(scoped_vmem_bytes(br#"{"used_scoped_memory_configs":[{"memory_space":1,"size":4096}]}"#), 4096);
+        assert_eq!(scoped_vmem_bytes(b"{\"used_scoped_memory_configs\": not json"), 0);
+        assert_eq!(scoped_vmem_bytes(b""), 0);
+    }
 }

@@ -17,6 +17,18 @@ pub struct Module {
     /// `Err` when the proto carries no buffer assignment; the string says
     /// what was missing and how to get a complete proto.
     pub buffer_assignment: Result<BufferAssignment, String>,
+    /// The largest scoped-VMEM request of any instruction (TPU backend
+    /// configs' `used_scoped_memory_configs` with memory space 1), as XProf
+    /// reports it for the VMEM memory space.
+    pub max_scoped_vmem: Option<ScopedAllocation>,
+}
+
+/// Memory an instruction reserves for its own duration (TPU kernels' scoped
+/// VMEM), which the buffer assignment does not hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopedAllocation {
+    pub bytes: i64,
+    pub instruction: String,
 }
 
 impl Module {

@@ -384,6 +384,16 @@ pub fn space_facts(space: &MemorySpaceReport) -> Vec<(&'static str, String)> {
         ),
         ("Temporaries at peak", bytes(b.temporaries)),
     ];
+    if let Some(scoped) = space.max_scoped_vmem_bytes {
+        let instruction = space.max_scoped_vmem_instruction.as_deref().unwrap_or_default();
+        facts.push((
+            "Scoped VMEM",
+            format!(
+                "{} ({scoped} bytes) in {instruction}: the largest any instruction reserves for itself, not part of the peak",
+                bytes(scoped)
+            ),
+        ));
+    }
     if b.thread_local > 0 {
         facts.push(("Thread-local", format!("{} (not counted in the peak, as in XProf)", bytes(b.thread_local))));
     }

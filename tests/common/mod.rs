@@ -25,6 +25,21 @@ pub fn shared_corpus() -> Option<PathBuf> {
     None
 }
 
+/// The shared corpus's third-party profiles (`../shared/corpus/external`, or
+/// `external` beside `XMEM_CORPUS`), when present; the tests that use them
+/// are skipped otherwise. They are never copied into the repository.
+pub fn shared_external() -> Option<PathBuf> {
+    let root = match std::env::var_os("XMEM_CORPUS") {
+        Some(profiles) => PathBuf::from(profiles).with_file_name("external"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/external"),
+    };
+    if root.is_dir() {
+        return Some(root);
+    }
+    eprintln!("skipped: no external corpus at {}", root.display());
+    None
+}
+
 /// The profile (a log directory) of a fixture workload.
 pub fn profile(workload: &str) -> PathBuf {
     fixture(workload).join("profile")
