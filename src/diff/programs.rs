@@ -102,14 +102,14 @@ fn match_modules<'a>(base: &'a [ModuleReport], new: &'a [ModuleReport]) -> Vec<S
         .collect()
 }
 
-/// Program ids grow as a process compiles; a module without one goes last.
+/// Module ids grow as a process compiles (program ids may be fingerprints).
 fn compile_order(module: &ModuleReport) -> u64 {
-    module.program_id.unwrap_or(u64::MAX)
+    module.module_id
 }
 
 fn compare_module(base: Option<&ModuleReport>, new: Option<&ModuleReport>) -> Vec<MemorySpaceDiff> {
     let Some(name) = new.or(base).map(|m| m.name.as_str()) else { return Vec::new() };
-    let (base_program_id, new_program_id) = (base.and_then(|m| m.program_id), new.and_then(|m| m.program_id));
+    let (base_program_id, new_program_id) = (base.map(|m| m.program_id), new.map(|m| m.program_id));
     Paired::by(memory_spaces(base), memory_spaces(new), |s: &&MemorySpaceReport| Some((s.color, s.trace_index)))
         .sides()
         .filter_map(|(b, n)| {
@@ -203,7 +203,7 @@ mod tests {
         let mut pairs: Vec<_> = match_modules(base, new)
             .into_iter()
             .filter(|(b, n)| n.or(*b).is_some_and(|m| m.name == name))
-            .map(|(b, n)| (b.and_then(|m| m.program_id), n.and_then(|m| m.program_id)))
+            .map(|(b, n)| (b.map(|m| m.program_id), n.map(|m| m.program_id)))
             .collect();
         pairs.sort();
         pairs
@@ -224,7 +224,7 @@ mod tests {
         // Without jit__normal(16) in the new run, compile order alone would pair 16 with 20 and 20 with 36.
         let base = report("pair_base/profile");
         let new: Vec<ModuleReport> =
-            base.modules.iter().filter(|m| !(m.name == "jit__normal" && m.program_id == Some(16))).cloned().collect();
+            base.modules.iter().filter(|m| !(m.name == "jit__normal" && m.program_id == 16)).cloned().collect();
         assert_eq!(
             pairs_of("jit__normal", &base.modules, &new),
             vec![(Some(8), Some(8)), (Some(16), None), (Some(20), Some(20)), (Some(36), Some(36))]

@@ -47,7 +47,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
 fn write_modules(out: &mut dyn Write, flavor: Flavor, modules: &[ModuleListing]) -> io::Result<()> {
     let mut t = table(flavor, &["Module", "Id", "Space", "Peak", "Total allocation", "Heap events", "Buffers at peak"]);
     for module in modules {
-        let id = module.program_id.map(|i| i.to_string()).unwrap_or_default();
+        let id = module.program_id.to_string();
         if let Some(problem) = &module.problem {
             t.add_row(vec![
                 module.name.clone(),

@@ -301,7 +301,7 @@ pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool) {
     let mut rows = Vec::new();
     let mut missing_trace = false;
     for module in &report.modules {
-        let id = module.program_id.map(|i| i.to_string()).unwrap_or_default();
+        let id = module.program_id.to_string();
         if let Some(problem) = &module.problem {
             let short = problem.split(';').next().unwrap_or(problem);
             rows.push(vec![module.name.clone(), id, "-".into(), short.to_string()]);
