@@ -56,11 +56,7 @@ fn every_fixture_module_has_the_name_xprof_gave_it() {
 /// against the module names XProf 2.24.2 gives them (see its README).
 #[test]
 fn external_modules_have_the_names_xprof_gives_them() {
-    let external = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/external");
-    if !external.is_dir() {
-        eprintln!("skipped: no external corpus at {}", external.display());
-        return;
-    }
+    let Some(external) = common::external_corpus() else { return };
     let expected: [(&str, &[&str]); 4] = [
         (
             "xprof/tpu_inference_2_v1/profile",

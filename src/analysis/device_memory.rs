@@ -23,6 +23,9 @@ pub struct DeviceMemoryReport {
     pub input: String,
     pub total_bytes: i64,
     pub total_count: i64,
+    /// Allocations the profile gives no size for (jaxlib on TPU wrote -1 for
+    /// executables); they count in `total_count` but add no bytes anywhere.
+    pub size_unknown_count: i64,
     /// One row per `device` label, in name order; samples without one
     /// (executables) come last, under `device: null`.
     pub devices: Vec<DeviceUsage>,
@@ -88,6 +91,7 @@ pub fn analyze(input: &str, snapshot: &DeviceMemorySnapshot) -> DeviceMemoryRepo
         input: input.to_string(),
         total_bytes: snapshot.samples.iter().map(|s| s.bytes).sum(),
         total_count: snapshot.samples.iter().map(|s| s.count).sum(),
+        size_unknown_count: snapshot.samples.iter().filter(|s| s.size_unknown).map(|s| s.count).sum(),
         devices: devices(&snapshot.samples),
         top_sites: sites(snapshot),
         stacks: stacks(snapshot),
@@ -109,10 +113,24 @@ fn devices(samples: &[LiveGroup]) -> Vec<DeviceUsage> {
     labelled.into_iter().chain(unlabelled).collect()
 }
 
+/// Bytes and allocations per distinct stack, in [`DeviceMemorySnapshot::stacks`] order.
+fn per_stack(snapshot: &DeviceMemorySnapshot) -> Vec<(i64, i64)> {
+    let mut totals = vec![(0, 0); snapshot.stacks.len()];
+    for sample in &snapshot.samples {
+        if let Some((bytes, count)) = totals.get_mut(sample.stack) {
+            *bytes += sample.bytes;
+            *count += sample.count;
+        }
+    }
+    totals
+}
+
+/// Each distinct stack is walked once with its samples' sums, so the work
+/// is the stacks' length, not the samples' times it.
 fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
     let mut sites: HashMap<(&str, &str, i64), Site> = HashMap::new();
-    for sample in &snapshot.samples {
-        let frames = sample.stack.iter().filter_map(|&i| snapshot.frames.get(i));
+    for (stack, (bytes, count)) in snapshot.stacks.iter().zip(per_stack(snapshot)) {
+        let frames = stack.iter().filter_map(|&i| snapshot.frames.get(i));
         // A recursive function counts once per stack, as in pprof.
         let mut seen = HashSet::new();
         for (depth, frame) in frames.enumerate() {
@@ -127,12 +145,12 @@ fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
                 cum_count: 0,
             });
             if depth == 0 {
-                site.flat_bytes += sample.bytes;
-                site.count += sample.count;
+                site.flat_bytes += bytes;
+                site.count += count;
             }
             if seen.insert(key) {
-                site.cum_bytes += sample.bytes;
-                site.cum_count += sample.count;
+                site.cum_bytes += bytes;
+                site.cum_count += count;
             }
         }
     }
@@ -146,14 +164,10 @@ fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
 }
 
 fn stacks(snapshot: &DeviceMemorySnapshot) -> Vec<StackUsage> {
-    let mut by_stack: HashMap<&[usize], (i64, i64)> = HashMap::new();
-    for sample in &snapshot.samples {
-        let (bytes, count) = by_stack.entry(sample.stack.as_slice()).or_default();
-        *bytes += sample.bytes;
-        *count += sample.count;
-    }
-    let mut stacks: Vec<StackUsage> = by_stack
-        .into_iter()
+    let mut stacks: Vec<StackUsage> = snapshot
+        .stacks
+        .iter()
+        .zip(per_stack(snapshot))
         .map(|(stack, (bytes, count))| StackUsage {
             bytes,
             count,

@@ -342,6 +342,7 @@ pub struct DeviceMemoryListing {
     pub input: String,
     pub total_bytes: i64,
     pub total_count: i64,
+    pub size_unknown_count: i64,
     pub devices: Vec<Option<String>>,
     pub stacks: usize,
 }
@@ -382,6 +383,7 @@ pub fn contents(report: &Report) -> Contents {
                 input: d.input.clone(),
                 total_bytes: d.total_bytes,
                 total_count: d.total_count,
+                size_unknown_count: d.size_unknown_count,
                 devices: d.devices.iter().map(|device| device.device.clone()).collect(),
                 stacks: d.stacks.len(),
             })

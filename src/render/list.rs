@@ -25,7 +25,8 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
         write_modules(out, flavor, &contents.modules)?;
     }
     for snapshot in &contents.device_memory {
-        let devices: Vec<&str> = snapshot.devices.iter().flatten().map(String::as_str).collect();
+        let devices: Vec<String> =
+            snapshot.devices.iter().filter(|d| d.is_some()).map(super::device_memory::device_name).collect();
         writeln!(
             out,
             "Device memory profile: {} in {} allocations from {} stacks, on {}",

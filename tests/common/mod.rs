@@ -25,6 +25,20 @@ pub fn shared_corpus() -> Option<PathBuf> {
     None
 }
 
+/// The third-party part of the shared corpus (`corpus/external`, beside
+/// `corpus/profiles`); the tests that use it are skipped without it.
+pub fn external_corpus() -> Option<PathBuf> {
+    let profiles = std::env::var_os("XMEM_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/profiles"));
+    let root = profiles.join("../external");
+    if root.is_dir() {
+        return Some(root);
+    }
+    eprintln!("skipped: no external corpus at {}", root.display());
+    None
+}
+
 /// The profile (a log directory) of a fixture workload.
 pub fn profile(workload: &str) -> PathBuf {
     fixture(workload).join("profile")
