@@ -34,7 +34,11 @@ fn old_tpu_profile() -> Profile {
             Sample { location_id: vec![1], value: vec![1, 4096], label: vec![label(5, 6), label(7, 0)] },
             Sample { location_id: vec![1], value: vec![3, -3], label: vec![label(5, 8)] },
         ],
-        location: vec![Location { id: 1, line: vec![Line { function_id: 1, line: 3, column: 0 }], ..Default::default() }],
+        location: vec![Location {
+            id: 1,
+            line: vec![Line { function_id: 1, line: 3, column: 0 }],
+            ..Default::default()
+        }],
         function: vec![Function { id: 1, name: 9, system_name: 9, filename: 10, start_line: 1 }],
         string_table: strings.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
@@ -52,7 +56,10 @@ fn unknown_sizes_are_counted_and_said_and_an_empty_device_is_a_device() {
     assert_eq!(json["size_unknown_count"], 3);
     let devices: Vec<(&Value, &Value, &Value)> =
         json["devices"].as_array().unwrap().iter().map(|d| (&d["device"], &d["bytes"], &d["count"])).collect();
-    assert_eq!(devices, [(&Value::from(""), &Value::from(4096), &Value::from(1)), (&Value::Null, &Value::from(0), &Value::from(3))]);
+    assert_eq!(
+        devices,
+        [(&Value::from(""), &Value::from(4096), &Value::from(1)), (&Value::Null, &Value::from(0), &Value::from(3))]
+    );
 
     for format in ["text", "markdown"] {
         let text = report(&path, format);
@@ -95,6 +102,7 @@ fn every_external_pprof_file_loads_with_its_totals() {
         assert_eq!(known_bytes + unknown, go_total, "{file}");
     }
     let json = snapshot_json(&root.join("exploration-reimplementation/memory.prof"));
-    let unnamed = json["devices"].as_array().unwrap().iter().find(|d| d["device"] == "").expect("the empty device label");
+    let unnamed =
+        json["devices"].as_array().unwrap().iter().find(|d| d["device"] == "").expect("the empty device label");
     assert_eq!((unnamed["bytes"].as_i64(), unnamed["count"].as_i64()), (Some(3232672), Some(37)));
 }

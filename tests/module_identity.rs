@@ -21,7 +21,12 @@ fn xmem_json(command: &str, args: &[&str]) -> Value {
 
 fn listed_names(input: &Path) -> BTreeSet<String> {
     let json = xmem_json("list", &[input.to_str().unwrap()]);
-    json["modules"].as_array().unwrap().iter().map(|m| format!("{}({})", m["name"].as_str().unwrap(), m["program_id"])).collect()
+    json["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| format!("{}({})", m["name"].as_str().unwrap(), m["program_id"]))
+        .collect()
 }
 
 /// The modules XProf named, from its oracle files `<module>.memory_space_<n>.json`.
@@ -93,7 +98,10 @@ fn external_modules_have_the_names_xprof_gives_them() {
         let json = xmem_json("report", &[tpu.to_str().unwrap(), "--module", selector]);
         let modules = json["modules"].as_array().unwrap();
         assert_eq!(modules.len(), 1, "{selector}");
-        assert_eq!((modules[0]["program_id"].as_u64(), modules[0]["module_id"].as_u64()), (Some(12190760917235803885), Some(12)));
+        assert_eq!(
+            (modules[0]["program_id"].as_u64(), modules[0]["module_id"].as_u64()),
+            (Some(12190760917235803885), Some(12))
+        );
     }
 }
 
@@ -108,7 +116,12 @@ fn module_id_zero_is_an_id() {
     assert_eq!((modules[0]["program_id"].as_u64(), modules[0]["module_id"].as_u64()), (Some(0), Some(0)));
 
     let text = cargo_bin_cmd!("xmem").args(["list", input]).output().unwrap();
-    let row = String::from_utf8(text.stdout).unwrap().lines().find(|l| l.contains("SyncTensorsGraph.397")).unwrap().to_string();
+    let row = String::from_utf8(text.stdout)
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("SyncTensorsGraph.397"))
+        .unwrap()
+        .to_string();
     assert_eq!(row.split_whitespace().nth(1), Some("0"), "the Id column: {row}");
 
     let out = tempfile::tempdir().unwrap();
@@ -124,16 +137,17 @@ fn module_id_zero_is_an_id() {
 fn the_program_id_comes_from_an_hlo_proto_file_name() {
     let dir = tempfile::tempdir().unwrap();
     let named = dir.path().join("jit_wide_mlp_step(17).hlo_proto.pb");
-    std::fs::copy(
-        fixture("pair_base/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb"),
-        &named,
-    )
-    .unwrap();
+    std::fs::copy(fixture("pair_base/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb"), &named)
+        .unwrap();
     for input in [dir.path().to_path_buf(), named] {
         for selector in ["17", "40", "jit_wide_mlp_step(17)"] {
             let json = xmem_json("report", &[input.to_str().unwrap(), "--module", selector]);
             let module = &json["modules"][0];
-            assert_eq!((module["program_id"].as_u64(), module["module_id"].as_u64()), (Some(17), Some(40)), "{selector}");
+            assert_eq!(
+                (module["program_id"].as_u64(), module["module_id"].as_u64()),
+                (Some(17), Some(40)),
+                "{selector}"
+            );
         }
     }
 }
@@ -161,7 +175,8 @@ fn hosts_whose_programs_share_ids_keep_every_program() {
 
     let output = cargo_bin_cmd!("xmem").args(["list", run.path().to_str().unwrap()]).output().unwrap();
     let stderr = String::from_utf8(output.stderr).unwrap();
-    let warning = stderr.lines().find(|l| l.contains("host1.xplane.pb: an earlier host")).unwrap_or_else(|| panic!("{stderr}"));
+    let warning =
+        stderr.lines().find(|l| l.contains("host1.xplane.pb: an earlier host")).unwrap_or_else(|| panic!("{stderr}"));
     assert_eq!(warning.matches(')').count(), 12, "{warning}");
     assert!(warning.contains("jit__normal(8)") && warning.ends_with("as XProf does"), "{warning}");
 }

@@ -65,7 +65,12 @@ pub fn live(report: &DeviceMemoryReport) -> String {
         0 => String::new(),
         n => format!("; {n} of them of unknown size (recorded as -1, as old jaxlib on TPU does for executables), not in the bytes"),
     };
-    format!("{} ({} bytes) in {}{unknown}", bytes(report.total_bytes), report.total_bytes, allocations(report.total_count))
+    format!(
+        "{} ({} bytes) in {}{unknown}",
+        bytes(report.total_bytes),
+        report.total_bytes,
+        allocations(report.total_count)
+    )
 }
 
 pub fn device_rows(report: &DeviceMemoryReport) -> Vec<Vec<String>> {
