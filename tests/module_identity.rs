@@ -58,7 +58,8 @@ fn every_fixture_module_has_the_name_xprof_gave_it() {
 }
 
 /// The TPU, AMD GPU and standalone-HloProto inputs of the external corpus,
-/// against the module names XProf 2.24.2 gives them (see its README).
+/// against the module names XProf 2.24.2 gives them (`xspace_to_tool_names`,
+/// see the corpus README).
 #[test]
 fn external_modules_have_the_names_xprof_gives_them() {
     let Some(external) = common::external_corpus() else { return };
@@ -91,6 +92,20 @@ fn external_modules_have_the_names_xprof_gives_them() {
     for (input, names) in expected {
         let names: BTreeSet<String> = names.iter().map(|n| n.to_string()).collect();
         assert_eq!(listed_names(&external.join(input)), names, "{input}");
+    }
+    // The AMD GPU profiles: how many modules XProf lists, and the last compiled.
+    let amd = [
+        ("jax08_attention", 31, "jit_matmul(98)"),
+        ("jax08_conv", 8, "jit_forward_3d_conv(15)"),
+        ("jax08_elementwise", 16, "jit__reduce_sum(32)"),
+        ("jax08_gemm", 16, "jit_dot(79)"),
+        ("jax_conv_minimal_legacy", 8, "jit_forward_3d_conv(15)"),
+        ("jax_te_fused_attn", 9, "jit_loss_fn(17)"),
+    ];
+    for (workload, count, last) in amd {
+        let names = listed_names(&external.join("TraceLens").join(workload).join("profile"));
+        assert_eq!(names.len(), count, "{workload}");
+        assert!(names.contains(last), "{workload}: {names:?}");
     }
     // The TPU module's HloModuleProto.id selects it as well as its fingerprint.
     let tpu = external.join("xprof/tpu_inference_2_v1/profile");
