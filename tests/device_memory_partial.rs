@@ -68,6 +68,12 @@ fn unknown_sizes_are_counted_and_said_and_an_empty_device_is_a_device() {
         assert!(said[0].contains("in 4 allocations; 3 of them of unknown size (recorded as -1"), "{}", said[0]);
         assert!(text.contains("\"\" (empty device label)") && text.contains("(no device)"), "{text}");
     }
+    let list = cargo_bin_cmd!("xmem").arg("list").arg(&path).output().unwrap();
+    let list = String::from_utf8(list.stdout).unwrap();
+    assert!(
+        list.contains("4.0 KiB in 4 allocations (3 of unknown size) from 1 stacks, on \"\" (empty device label)"),
+        "{list}"
+    );
 }
 
 /// Every pprof file of `corpus/external/pprof`, with its totals from an

@@ -29,9 +29,13 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
             snapshot.devices.iter().filter(|d| d.is_some()).map(super::device_memory::device_name).collect();
         writeln!(
             out,
-            "Device memory profile: {} in {} allocations from {} stacks, on {}",
+            "Device memory profile: {} in {} allocations{} from {} stacks, on {}",
             bytes(snapshot.total_bytes),
             snapshot.total_count,
+            match snapshot.size_unknown_count {
+                0 => String::new(),
+                n => format!(" ({n} of unknown size)"),
+            },
             snapshot.stacks,
             if devices.is_empty() { "no device".to_string() } else { devices.join(", ") }
         )?;
