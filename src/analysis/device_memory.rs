@@ -2,7 +2,7 @@
 //! allocation sites ranked as `pprof -top` ranks functions, and the heaviest
 //! whole stacks.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -128,34 +128,46 @@ fn per_stack(snapshot: &DeviceMemorySnapshot) -> Vec<(i64, i64)> {
 /// Each distinct stack is walked once with its samples' sums, so the work
 /// is the stacks' length, not the samples' times it.
 fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
-    let mut sites: HashMap<(&str, &str, i64), Site> = HashMap::new();
-    for (stack, (bytes, count)) in snapshot.stacks.iter().zip(per_stack(snapshot)) {
-        let frames = stack.iter().filter_map(|&i| snapshot.frames.get(i));
-        // A recursive function counts once per stack, as in pprof.
-        let mut seen = HashSet::new();
-        for (depth, frame) in frames.enumerate() {
-            let key = (frame.function.as_str(), frame.file.as_str(), frame.function_line);
-            let site = sites.entry(key).or_insert_with(|| Site {
-                function: frame.function.clone(),
-                file: frame.file.clone(),
-                line: frame.function_line,
-                flat_bytes: 0,
-                cum_bytes: 0,
-                count: 0,
-                cum_count: 0,
-            });
+    // Each distinct frame finds its function once; stacks then walk plain indexes.
+    let mut index: HashMap<(&str, &str, i64), usize> = HashMap::new();
+    let mut sites: Vec<Site> = Vec::new();
+    let site_of: Vec<usize> = snapshot
+        .frames
+        .iter()
+        .map(|frame| {
+            *index.entry((frame.function.as_str(), frame.file.as_str(), frame.function_line)).or_insert_with(|| {
+                sites.push(Site {
+                    function: frame.function.clone(),
+                    file: frame.file.clone(),
+                    line: frame.function_line,
+                    flat_bytes: 0,
+                    cum_bytes: 0,
+                    count: 0,
+                    cum_count: 0,
+                });
+                sites.len() - 1
+            })
+        })
+        .collect();
+    // The last stack that counted each site: a recursive function counts once per stack, as in pprof.
+    let mut counted_in = vec![usize::MAX; sites.len()];
+    for (n, (stack, (bytes, count))) in snapshot.stacks.iter().zip(per_stack(snapshot)).enumerate() {
+        for (depth, &site_index) in stack.iter().filter_map(|&frame| site_of.get(frame)).enumerate() {
+            let (Some(site), Some(counted)) = (sites.get_mut(site_index), counted_in.get_mut(site_index)) else {
+                continue;
+            };
             if depth == 0 {
                 site.flat_bytes += bytes;
                 site.count += count;
             }
-            if seen.insert(key) {
+            if *counted != n {
+                *counted = n;
                 site.cum_bytes += bytes;
                 site.cum_count += count;
             }
         }
     }
-    let mut sites: Vec<Site> = sites.into_values().collect();
-    sites.sort_by(|a, b| {
+    sites.sort_unstable_by(|a, b| {
         (b.flat_bytes, b.cum_bytes, b.count, b.cum_count)
             .cmp(&(a.flat_bytes, a.cum_bytes, a.count, a.cum_count))
             .then_with(|| (&a.function, &a.file, a.line).cmp(&(&b.function, &b.file, b.line)))

@@ -173,15 +173,21 @@ impl<'a> Decoder<'a> {
 /// The frames of each location, made once per location however many
 /// samples refer to it: a location's lines (its inlined calls) are turned into
 /// frames and interned once, and a stack entry is then a copy of indexes.
+/// Frames are interned by function and line, each function by its name, file
+/// and start line once, so no frame's text is hashed per line.
 #[derive(Default)]
-struct Frames {
+struct Frames<'a> {
     distinct: Vec<Frame>,
-    ids: HashMap<Frame, usize>,
+    /// pprof function id → the first function id of the same name, file and start line.
+    same_function: HashMap<u64, u64>,
+    functions_by_name: HashMap<(&'a str, &'a str, i64), u64>,
+    /// (function, as `same_function` maps it; line) → index into `distinct`.
+    ids: HashMap<(u64, i64), usize>,
     by_location: HashMap<u64, Vec<usize>>,
 }
 
-impl Frames {
-    fn of_location(&mut self, decoder: &Decoder, sample: usize, location_id: u64) -> Result<&[usize]> {
+impl<'a> Frames<'a> {
+    fn of_location(&mut self, decoder: &Decoder<'a>, sample: usize, location_id: u64) -> Result<&[usize]> {
         if !self.by_location.contains_key(&location_id) {
             let location = decoder.locations.get(&location_id).ok_or_else(|| {
                 decoder.malformed(format!("sample {sample} refers to location id {location_id}, which is not defined"))
@@ -189,14 +195,13 @@ impl Frames {
             // A location's lines run from the innermost inlined call outwards, as the stack does.
             let mut indexes = Vec::with_capacity(location.line.len());
             for line in &location.line {
-                let frame = decoder.frame(location_id, line)?;
-                let next = self.distinct.len();
-                let index = match self.ids.get(&frame) {
+                let function = self.function(decoder, location_id, line.function_id)?;
+                let index = match self.ids.get(&(function, line.line)) {
                     Some(&index) => index,
                     None => {
-                        self.ids.insert(frame.clone(), next);
-                        self.distinct.push(frame);
-                        next
+                        self.distinct.push(decoder.frame(location_id, line)?);
+                        self.ids.insert((function, line.line), self.distinct.len() - 1);
+                        self.distinct.len() - 1
                     }
                 };
                 indexes.push(index);
@@ -204,6 +209,20 @@ impl Frames {
             self.by_location.insert(location_id, indexes);
         }
         Ok(self.by_location.get(&location_id).map(Vec::as_slice).unwrap_or_default())
+    }
+
+    fn function(&mut self, decoder: &Decoder<'a>, location_id: u64, function_id: u64) -> Result<u64> {
+        if let Some(&same) = self.same_function.get(&function_id) {
+            return Ok(same);
+        }
+        let function = decoder.functions.get(&function_id).ok_or_else(|| {
+            decoder
+                .malformed(format!("location {location_id} refers to function id {function_id}, which is not defined"))
+        })?;
+        let key = (decoder.string(function.name)?, decoder.string(function.filename)?, function.start_line);
+        let same = *self.functions_by_name.entry(key).or_insert(function_id);
+        self.same_function.insert(function_id, same);
+        Ok(same)
     }
 }
 
