@@ -6,13 +6,7 @@
 # and peak RSS of one `xmem report`, and the ratio time(2N)/time(N); the
 # exponent is log2 of the last size's time over the first's, / 5.
 # Usage: bench/pprof_inlined.sh [OUTDIR]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-out=${1:-target/scaling}
-mkdir -p "$out"
-cargo build --release --quiet --bin xmem --example synthesize
-xmem=target/release/xmem
-synthesize=target/release/examples/synthesize
+source "$(dirname "$0")/synthetic_env.sh" "$@"
 
 echo "| inlined lines (= samples) | bytes | CPU time | peak RSS | ×prev |"
 echo "|---:|---:|---:|---:|---:|"
