@@ -107,6 +107,14 @@ fn external_modules_have_the_names_xprof_gives_them() {
         assert_eq!(names.len(), count, "{workload}");
         assert!(names.contains(last), "{workload}: {names:?}");
     }
+    // The 20-digit fingerprint is one cell of the text tables, never wrapped.
+    let tpu_text =
+        cargo_bin_cmd!("xmem").arg("list").arg(external.join("xprof/tpu_inference_2_v1/profile")).output().unwrap();
+    let tpu_text = String::from_utf8(tpu_text.stdout).unwrap();
+    assert!(
+        tpu_text.lines().any(|l| l.trim_start().starts_with("jit_f ") && l.contains(" 12190760917235803885 ")),
+        "{tpu_text}"
+    );
     // The TPU module's HloModuleProto.id selects it as well as its fingerprint.
     let tpu = external.join("xprof/tpu_inference_2_v1/profile");
     for selector in ["12", "12190760917235803885"] {

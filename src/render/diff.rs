@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use comfy_table::{ColumnConstraint, Width};
 
 use super::device_memory;
-use super::text::{align_right, bytes, heading, percent, plural, table, Detail, Flavor};
+use super::text::{align_right, bytes, heading, percent, plural, table, unwrapped, Detail, Flavor, ID_COLUMN};
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
     AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict, Violation,
@@ -58,6 +58,7 @@ fn write_peaks(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<(
         t.add_row(row);
     }
     align_right(&mut t, &[1, 3, 4, 5, 6]);
+    unwrapped(&mut t, ID_COLUMN);
     writeln!(out, "{t}\n")?;
     if unchanged > 0 {
         writeln!(out, "{unchanged} more memory spaces have the same peak in both runs.\n")?;

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::text::{align_right, bytes, heading, plural, table, Flavor};
+use super::text::{align_right, bytes, heading, plural, table, unwrapped, Flavor, ID_COLUMN};
 use crate::analysis::{AllocatorListing, Contents, ModuleListing};
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Result<()> {
@@ -74,6 +74,7 @@ fn write_modules(out: &mut dyn Write, flavor: Flavor, modules: &[ModuleListing])
         }
     }
     align_right(&mut t, &[1, 3, 4, 5, 6]);
+    unwrapped(&mut t, ID_COLUMN);
     writeln!(out, "{t}")
 }
 
