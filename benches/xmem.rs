@@ -31,6 +31,9 @@ const OOM_SECTIONS: &[usize] = &[500, 1_000, 2_000, 4_000, 8_000];
 /// Bytes in one log line: 2× per row.
 const OOM_LINE_BYTES: &[usize] = &[64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20];
 
+/// Inlined lines in one pprof location, and samples allocated from it: 2× per row.
+const INLINED_LINES: &[usize] = &[2_000, 4_000, 8_000, 16_000, 32_000, 64_000];
+
 #[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]
 fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
     let size = ModuleSize { live_at_peak, transient: live_at_peak * 2 };
@@ -47,8 +50,12 @@ fn hlo_decode(bencher: Bencher, live_at_peak: usize) {
 }
 
 fn report_on_file(bencher: Bencher, bytes: Vec<u8>) {
+    report_on_named_file(bencher, "synthetic.xplane.pb", bytes);
+}
+
+fn report_on_named_file(bencher: Bencher, name: &str, bytes: Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("synthetic.xplane.pb");
+    let path = dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();
     bencher.bench(|| {
         let capture = ingest::load(&path, &ReadOptions::default()).unwrap();
@@ -69,6 +76,11 @@ fn report_skipping_host_events(bencher: Bencher, host_events: usize) {
 #[divan::bench(args = ALLOCATOR_EVENTS, sample_count = 5)]
 fn report_allocator_events(bencher: Bencher, events: usize) {
     report_on_file(bencher, synthetic::allocator_xspace(100, events / 200));
+}
+
+#[divan::bench(args = INLINED_LINES, sample_count = 5)]
+fn report_pprof_inlined_lines(bencher: Bencher, lines: usize) {
+    report_on_named_file(bencher, "synthetic.prof", synthetic::pprof_inlined_location(lines));
 }
 
 #[divan::bench(sample_count = 10)]

@@ -370,3 +370,42 @@ fn module_with_trace(
         }),
     }
 }
+
+/// A JAX device memory profile (pprof) with one location of `lines` inlined
+/// calls, each in a function of its own, and `lines` buffers allocated from
+/// it: every sample's stack is that location's `lines` frames.
+pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
+    use xmem::ingest::proto::pprof::{Function, Label, Line, Location, Profile, Sample, ValueType};
+    let mut strings: Vec<String> =
+        ["", "allocations", "count", "space", "bytes", "kind", "buffer", "device", "cpu:0", "model.py"]
+            .map(String::from)
+            .to_vec();
+    let first_name = strings.len() as i64;
+    strings.extend((0..lines).map(|i| format!("layer_{i}")));
+    let function = |i: usize| Function {
+        id: i as u64 + 1,
+        name: first_name + i as i64,
+        system_name: first_name + i as i64,
+        filename: 9,
+        start_line: i as i64 + 1,
+    };
+    let location = Location {
+        id: 1,
+        line: (0..lines).map(|i| Line { function_id: i as u64 + 1, line: i as i64 + 2, column: 0 }).collect(),
+        ..Default::default()
+    };
+    let sample = |i: usize| Sample {
+        location_id: vec![1],
+        value: vec![1, 1024 * (i as i64 % 7 + 1)],
+        label: vec![Label { key: 5, str: 6, num: 0, num_unit: 0 }, Label { key: 7, str: 8, num: 0, num_unit: 0 }],
+    };
+    Profile {
+        sample_type: vec![ValueType { r#type: 1, unit: 2 }, ValueType { r#type: 3, unit: 4 }],
+        sample: (0..lines).map(sample).collect(),
+        location: vec![location],
+        function: (0..lines).map(function).collect(),
+        string_table: strings,
+        ..Default::default()
+    }
+    .encode_to_vec()
+}

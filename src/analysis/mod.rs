@@ -62,7 +62,10 @@ impl Report {
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleReport {
     pub name: String,
-    pub program_id: Option<u64>,
+    /// The id XProf names the module by (see [`crate::model::Module::program_id`]).
+    pub program_id: u64,
+    /// `HloModuleProto.id`.
+    pub module_id: u64,
     pub entry_computation: String,
     /// Parameter and result shapes of the entry computation.
     pub entry_signature: String,
@@ -74,10 +77,7 @@ pub struct ModuleReport {
 impl ModuleReport {
     /// `jit_step(22)`, as XProf lists modules.
     pub fn display_name(&self) -> String {
-        match self.program_id {
-            Some(id) => format!("{}({id})", self.name),
-            None => self.name.clone(),
-        }
+        format!("{}({})", self.name, self.program_id)
     }
 
     pub fn largest_peak(&self) -> i64 {
@@ -262,6 +262,7 @@ pub fn analyze_module(module: &Module) -> ModuleReport {
     ModuleReport {
         name: module.name.clone(),
         program_id: module.program_id,
+        module_id: module.module_id,
         entry_computation: module.entry_computation.clone(),
         entry_signature: module.entry_signature.clone(),
         problem,
@@ -326,7 +327,8 @@ pub struct AllocatorListing {
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleListing {
     pub name: String,
-    pub program_id: Option<u64>,
+    pub program_id: u64,
+    pub module_id: u64,
     pub problem: Option<String>,
     pub memory_spaces: Vec<MemorySpaceListing>,
 }
@@ -348,6 +350,7 @@ pub struct DeviceMemoryListing {
     pub input: String,
     pub total_bytes: i64,
     pub total_count: i64,
+    pub size_unknown_count: i64,
     pub devices: Vec<Option<String>>,
     pub stacks: usize,
 }
@@ -364,6 +367,7 @@ pub fn contents(report: &Report) -> Contents {
             .map(|m| ModuleListing {
                 name: m.name.clone(),
                 program_id: m.program_id,
+                module_id: m.module_id,
                 problem: m.problem.clone(),
                 memory_spaces: m
                     .memory_spaces
@@ -387,6 +391,7 @@ pub fn contents(report: &Report) -> Contents {
                 input: d.input.clone(),
                 total_bytes: d.total_bytes,
                 total_count: d.total_count,
+                size_unknown_count: d.size_unknown_count,
                 devices: d.devices.iter().map(|device| device.device.clone()).collect(),
                 stacks: d.stacks.len(),
             })

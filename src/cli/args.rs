@@ -65,7 +65,8 @@ pub struct InputOptions {
 /// Which parts of the analysis to show.
 #[derive(Debug, Clone, Args)]
 pub struct Selection {
-    /// Only this module: its name, its program id, or /REGEX/ over its name.
+    /// Only this module: its name (`jit_step` or `jit_step(22)`), an id (the program id XProf names it
+    /// by, a fingerprint on TPU, or its HloModuleProto id; 0 is an id), or /REGEX/ over `name(id)`.
     #[arg(long, value_name = "NAME|ID|/REGEX/")]
     pub module: Option<String>,
 

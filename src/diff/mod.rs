@@ -22,7 +22,7 @@ use crate::analysis::Report;
 pub use allocators::AllocatorDiff;
 pub use device_memory::DeviceMemoryDiff;
 pub use limits::{Crossed, Limit, Verdict, Violation};
-pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, PeakDiff};
+pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, ModulePair, Pairing, PeakDiff};
 
 pub const DIFF_SCHEMA: &str = "xmem.diff/1";
 
@@ -38,6 +38,8 @@ pub struct Diff {
     /// One entry per module and memory space, matched or not, largest absolute
     /// change of the peak first.
     pub modules: Vec<MemorySpaceDiff>,
+    /// Every module of the baseline paired with one of the new run, and how.
+    pub module_pairs: Vec<ModulePair>,
     /// One entry per allocator in either run, largest absolute change of the peak first.
     pub allocators: Vec<AllocatorDiff>,
     /// Live device memory of the two runs, when both inputs are device memory profiles.
@@ -117,7 +119,7 @@ impl Change {
 
 /// Compares `new` against `base` and judges the result against `limits`.
 pub fn compare(base: &Report, new: &Report, limits: &[Limit]) -> Diff {
-    let modules = programs::compare(&base.modules, &new.modules);
+    let (modules, module_pairs) = programs::compare(&base.modules, &new.modules);
     let allocators = allocators::compare(&base.allocators, &new.allocators);
     // One input gives at most one device memory profile, so the two sides pair in order.
     let device_memory: Vec<DeviceMemoryDiff> =
@@ -132,6 +134,7 @@ pub fn compare(base: &Report, new: &Report, limits: &[Limit]) -> Diff {
         limits: limits.to_vec(),
         violations,
         modules,
+        module_pairs,
         allocators,
         device_memory,
         warnings,

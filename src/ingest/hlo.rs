@@ -25,7 +25,9 @@ optimization); dump the optimized module with XLA_FLAGS=\"--xla_dump_to=DIR --xl
 and pass DIR or its *after_optimizations.hlo.pb";
 
 /// An HloProto: the module and its buffer assignment. `base` is where these
-/// bytes start in the file, so errors point at the right byte.
+/// bytes start in the file, so errors point at the right byte; `program_id`
+/// is the id the profile files the module under, when it has one (else the
+/// module is named by its `HloModuleProto.id`).
 pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> Result<Module> {
     let walker = Walker::new(bytes, base);
     let mut module = None;
@@ -41,6 +43,17 @@ pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> 
     let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
     let assignment = assignment.map(|b| decode_assignment(path, walker, b)).transpose()?;
     decode_module_parts(path, walker, module, assignment, program_id)
+}
+
+/// The module's name (`HloProto.hlo_module.name`), read off the wire without
+/// decoding the module; `None` when the bytes hold none.
+pub fn module_name(bytes: &[u8]) -> Option<String> {
+    fn first_field<'b>(walker: Walker<'b>, message: &'b [u8]) -> Option<&'b [u8]> {
+        walker.fields(message).map_while(|f| f.ok()).find_map(|f| (f.number == 1).then(|| f.as_bytes()).flatten())
+    }
+    let walker = Walker::new(bytes, 0);
+    let module = first_field(walker, bytes)?;
+    first_field(walker, module).map(|name| String::from_utf8_lossy(name).into_owned())
 }
 
 /// A bare HloModuleProto: the program without its buffer assignment, which
@@ -131,7 +144,8 @@ fn decode_module_parts(
     let mut name = String::new();
     let mut entry_computation = String::new();
     let mut entry_signature = String::new();
-    let mut module_id = None;
+    // proto3 leaves a zero id off the wire: the first module a process compiles has id 0.
+    let mut module_id = 0;
     let mut stack_frames = None;
     let mut layout_memory_spaces = Vec::new();
     let mut max_scoped_vmem: Option<ScopedAllocation> = None;
@@ -140,7 +154,7 @@ fn decode_module_parts(
         match (field.number, field.as_bytes()) {
             (1, Some(b)) => name = text(b),
             (2, Some(b)) => entry_computation = text(b),
-            (5, None) => module_id = field.as_u64(),
+            (5, None) => module_id = field.as_u64().unwrap_or(0),
             (4, Some(program_shape)) => {
                 let decoded = ProgramShapeProto::decode(program_shape).map_err(|e| {
                     Error::malformed(path, Some(field.offset), format!("HloModuleProto host_program_shape: {e}"))
@@ -199,7 +213,8 @@ fn decode_module_parts(
     };
     Ok(Module {
         name,
-        program_id: program_id.or(module_id),
+        program_id: program_id.unwrap_or(module_id),
+        module_id,
         entry_computation,
         entry_signature,
         layout_memory_spaces,

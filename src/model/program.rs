@@ -5,8 +5,12 @@
 #[derive(Debug, Clone)]
 pub struct Module {
     pub name: String,
-    /// XLA's unique id for the program; XProf shows modules as `name(id)`.
-    pub program_id: Option<u64>,
+    /// The id XProf names the module by, `name(program_id)`: the program
+    /// fingerprint when the profile records one, else the id the profile
+    /// files the module under, else [`Module::module_id`]. 0 is a valid id.
+    pub program_id: u64,
+    /// `HloModuleProto.id`: the compiler's counter, which grows in compile order.
+    pub module_id: u64,
     pub entry_computation: String,
     /// The entry computation's parameter and result shapes, `(f32[8]{0}, s32[]) -> f32[8]{0}`:
     /// what tells apart several compilations of one function (`jit__normal` for each shape).
@@ -34,10 +38,7 @@ pub struct ScopedAllocation {
 impl Module {
     /// The name XProf shows: `jit_step(22)`.
     pub fn display_name(&self) -> String {
-        match self.program_id {
-            Some(id) => format!("{}({id})", self.name),
-            None => self.name.clone(),
-        }
+        format!("{}({})", self.name, self.program_id)
     }
 }
 

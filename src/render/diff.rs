@@ -7,10 +7,10 @@ use std::io::{self, Write};
 use comfy_table::{ColumnConstraint, Width};
 
 use super::device_memory;
-use super::text::{align_right, bytes, heading, percent, plural, table, Detail, Flavor};
+use super::text::{align_right, bytes, heading, percent, plural, table, unwrapped, Detail, Flavor, ID_COLUMN};
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
-    AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, PeakDelta, PeakDiff, Verdict, Violation,
+    AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict, Violation,
 };
 use crate::units::{human_bytes, human_delta, Growth};
 
@@ -21,6 +21,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
     }
     if !diff.modules.is_empty() || (diff.allocators.is_empty() && diff.device_memory.is_empty()) {
         write_peaks(out, flavor, diff)?;
+        write_pairs_by_role(out, flavor, diff)?;
     }
     for snapshots in &diff.device_memory {
         writeln!(out)?;
@@ -48,17 +49,41 @@ fn write_peaks(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<(
     }
     let mut t = table(flavor, &["Module", "Id", "Space", "Base peak", "New peak", "Delta", "Change"]);
     for peak in &changed {
-        let mut row =
-            vec![peak.name.clone(), both_sides(peak.base_program_id, peak.new_program_id, " → "), space_name(peak)];
+        let mut row = vec![
+            both_sides(peak.base_name.as_deref(), peak.new_name.as_deref(), " → "),
+            both_sides(peak.base_program_id, peak.new_program_id, " → "),
+            space_name(peak),
+        ];
         row.extend(peak_cells(&peak.delta));
         t.add_row(row);
     }
     align_right(&mut t, &[1, 3, 4, 5, 6]);
+    unwrapped(&mut t, ID_COLUMN);
     writeln!(out, "{t}\n")?;
     if unchanged > 0 {
         writeln!(out, "{unchanged} more memory spaces have the same peak in both runs.\n")?;
     }
     Ok(())
+}
+
+/// One line per pair of modules whose names differ, saying how they were paired.
+fn write_pairs_by_role(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
+    let by_role: Vec<_> = diff
+        .module_pairs
+        .iter()
+        .filter(|p| matches!(p.paired_by, Pairing::SuffixEntrySignature | Pairing::SuffixCompileOrder))
+        .collect();
+    if by_role.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "Paired by role:")?;
+    if flavor == Flavor::Markdown {
+        writeln!(out)?;
+    }
+    for pair in by_role {
+        writeln!(out, "- {} → {}: {}", pair.base, pair.new, pair.paired_by.describe())?;
+    }
+    writeln!(out)
 }
 
 fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, top: usize) -> io::Result<()> {
@@ -224,11 +249,17 @@ fn limit_flag(limit: Limit) -> String {
     }
 }
 
-/// `jit_step(22)`, or `jit_step(22 → 31)` when the program id changed.
+/// `jit_step(22)`, `jit_step(22 → 31)` when the program id changed, or
+/// `SyncTensorsGraph.3422(0) → SyncTensorsGraph.4394(0)` when the name did.
 fn module_name(peak: &PeakDiff) -> String {
-    match both_sides(peak.base_program_id, peak.new_program_id, " → ") {
-        ids if ids.is_empty() => peak.name.clone(),
-        ids => format!("{}({ids})", peak.name),
+    match (&peak.base_name, &peak.new_name, peak.base_program_id, peak.new_program_id) {
+        (Some(base), Some(new), Some(base_id), Some(new_id)) if base != new => {
+            format!("{base}({base_id}) → {new}({new_id})")
+        }
+        _ => match both_sides(peak.base_program_id, peak.new_program_id, " → ") {
+            ids if ids.is_empty() => peak.name.clone(),
+            ids => format!("{}({ids})", peak.name),
+        },
     }
 }
 

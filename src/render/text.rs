@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{presets, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
 use super::device_memory;
 use crate::analysis::allocator_timeline::RowTable;
@@ -44,6 +44,16 @@ pub fn table(flavor: Flavor, header: &[&str]) -> Table {
 }
 
 /// Right-aligns the given columns (numbers read better that way).
+/// The module id column is never wrapped: a TPU program fingerprint has 20 digits.
+pub const ID_COLUMN: usize = 1;
+
+/// Keeps a column at the width of its content, so a narrow terminal wraps the others.
+pub fn unwrapped(table: &mut Table, column: usize) {
+    if let Some(column) = table.column_mut(column) {
+        column.set_constraint(ColumnConstraint::ContentWidth);
+    }
+}
+
 pub fn align_right(table: &mut Table, columns: &[usize]) {
     for &c in columns {
         if let Some(column) = table.column_mut(c) {
@@ -301,7 +311,7 @@ pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool) {
     let mut rows = Vec::new();
     let mut missing_trace = false;
     for module in &report.modules {
-        let id = module.program_id.map(|i| i.to_string()).unwrap_or_default();
+        let id = module.program_id.to_string();
         if let Some(problem) = &module.problem {
             let short = problem.split(';').next().unwrap_or(problem);
             rows.push(vec![module.name.clone(), id, "-".into(), short.to_string()]);
@@ -331,6 +341,7 @@ fn write_summary(out: &mut dyn Write, flavor: Flavor, report: &Report) -> io::Re
         t.add_row(row);
     }
     align_right(&mut t, &SUMMARY_NUMBERS);
+    unwrapped(&mut t, ID_COLUMN);
     writeln!(out, "{t}")?;
     if missing_trace {
         writeln!(out, "{MISSING_TRACE_FOOTNOTE}")?;
