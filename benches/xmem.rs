@@ -32,7 +32,7 @@ fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
     let size = ModuleSize { live_at_peak, transient: live_at_peak * 2 };
     let bytes = Bytes::from(synthetic::hlo_proto("jit_synthetic", size).encode_to_vec());
     let module = hlo::decode(Path::new("synthetic.hlo.pb"), &bytes, 0, None).unwrap();
-    bencher.bench(|| analysis::analyze_module(&module));
+    bencher.bench(|| analysis::analyze_module(&module, &Default::default()));
 }
 
 #[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]

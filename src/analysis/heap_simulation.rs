@@ -399,6 +399,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             at_peak.push(buffer_at_peak(index, slot));
         }
     }
+    let always_live_count = at_peak.len();
     breakdown.thread_local = sum_bytes(allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size));
 
     let total_allocation_bytes: i64 = sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size));
@@ -440,6 +441,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                     end: push.removed_at.unwrap_or(last_event),
                     offset: memory.offset,
                     size_bytes: memory.size,
+                    freed: push.removed_at.is_some(),
                 });
             }
             peak = sim.peak;
@@ -504,9 +506,18 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         unpadded_heap_bytes,
         instructions,
         at_peak,
+        always_live_count,
         lifetimes,
         notes,
+        attribution: Default::default(),
     }
+}
+
+/// Buffers by logical buffer id, described as [`BufferAtPeak`]s; ids the
+/// assignment does not hold are left out.
+pub fn describe(assignment: &BufferAssignment, ids: &[i64]) -> Vec<BufferAtPeak> {
+    let index = Index::new(assignment);
+    ids.iter().filter_map(|&id| index.buffer(id)).map(|(slot, _)| buffer_at_peak(&index, slot)).collect()
 }
 
 #[cfg(test)]

@@ -5,11 +5,12 @@ use crate::render::{self, json, text};
 
 pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     let filter = output::module_filter(&args.selection)?;
-    if args.output.format == Format::Html {
-        anyhow::bail!("diff: --format html is not available; use text, markdown or json");
+    if matches!(args.output.format, Format::Html | Format::Pprof) {
+        anyhow::bail!("diff: --format {} is not available; use text, markdown or json", args.output.format.name());
     }
-    let base = output::usable_report(std::slice::from_ref(&args.base), &args.input)?;
-    let new = output::usable_report(std::slice::from_ref(&args.new), &args.input)?;
+    let options = Default::default();
+    let base = output::usable_report(std::slice::from_ref(&args.base), &args.input, &options)?;
+    let new = output::usable_report(std::slice::from_ref(&args.new), &args.input, &options)?;
     if base.device_memory.is_empty() != new.device_memory.is_empty() {
         let (profile, other) =
             if base.device_memory.is_empty() { (&args.new, &args.base) } else { (&args.base, &args.new) };
@@ -35,7 +36,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     let written = match args.output.format {
         Format::Json => json::write(&mut out, &diff),
         Format::Markdown => render::diff::write(&mut out, text::Flavor::Markdown, &diff, detail),
-        Format::Text | Format::Html => render::diff::write(&mut out, text::Flavor::Text, &diff, detail),
+        Format::Text | Format::Html | Format::Pprof => render::diff::write(&mut out, text::Flavor::Text, &diff, detail),
     };
     output::finish(written, &mut out)?;
     // The output may have gone to a file or a step summary: the CI log still says why the job failed.

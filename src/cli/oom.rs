@@ -11,7 +11,9 @@ pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
         Format::Text => Some(Flavor::Text),
         Format::Markdown => Some(Flavor::Markdown),
         Format::Json => None,
-        Format::Html => anyhow::bail!("--format html is not available for oom; use text, markdown or json"),
+        Format::Html | Format::Pprof => {
+            anyhow::bail!("--format {} is not available for oom; use text, markdown or json", args.output.format.name())
+        }
     };
     let limit = ReadOptions::default().max_input_size;
     let report = if args.log == Path::new("-") {

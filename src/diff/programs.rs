@@ -32,6 +32,8 @@ pub struct MemorySpaceDiff {
     pub buffers: Vec<BufferDiff>,
     /// Buffers at the peak found in both runs with the same size.
     pub unchanged_buffers: usize,
+    /// The change of the peak by source line, op name and category.
+    pub groups: super::groups::GroupChanges,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -130,6 +132,7 @@ fn compare_module(base: Option<&ModuleReport>, new: Option<&ModuleReport>) -> Ve
                 },
                 buffers,
                 unchanged_buffers,
+                groups: super::groups::GroupChanges::between(b, n),
             })
         })
         .collect()

@@ -8,7 +8,7 @@ pub mod program;
 pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind};
 pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 pub use program::{
-    Allocation, BufferAssignment, HeapEvent, HeapEventKind, HeapTrace, Instruction, LogicalBuffer, Module,
+    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction, LogicalBuffer, Module,
     SourceLocation,
 };
 

@@ -5,6 +5,7 @@
 //! element. Text uses the viewer's `sans-serif`, so no font is embedded or
 //! needed at build time.
 
+pub mod flame;
 pub mod lifetimes;
 pub mod peak;
 pub mod sites;
@@ -49,6 +50,8 @@ pub enum ChartKind {
     Lifetimes,
     /// A device memory profile's allocation sites.
     Sites,
+    /// An icicle graph of the live set at the peak, by stack.
+    Flame,
 }
 
 impl ChartKind {
@@ -59,6 +62,7 @@ impl ChartKind {
             ChartKind::Peak => "peak",
             ChartKind::Lifetimes => "lifetimes",
             ChartKind::Sites => "sites",
+            ChartKind::Flame => "flame",
         }
     }
 }
@@ -75,6 +79,7 @@ pub fn space_charts(
         (ChartKind::Timeline, timeline::program(&format!("{heading}: heap over program order"), space)?),
         (ChartKind::Peak, peak::draw(&format!("{heading}: buffers live at the peak"), space, top)?),
         (ChartKind::Lifetimes, lifetimes::draw(&format!("{heading}: buffer lifetimes"), space)?),
+        (ChartKind::Flame, flame::buffers(&format!("{heading}: who owns the peak, by stack"), &space.at_peak)?),
     ];
     Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
 }
