@@ -31,7 +31,7 @@ dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dt { font-weight: bold; }
 dd { margin: 0; }
 figure { margin: 1em 0; }
-figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #eee; }
+figure > svg { display: block; max-width: 100%; height: auto; border: 1px solid #eee; }
 .warning { color: #a00; }
 footer { margin-top: 3em; font-size: 0.8em; color: #666; }
 ";

@@ -63,6 +63,38 @@ fn draw(caption: &str, lines: Vec<String>) -> io::Result<Option<String>> {
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)?;
     let svg = String::from_utf8(svg).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-    // The XML prologue would stray into an HTML page that inlines the chart.
-    Ok(Some(svg.find("<svg").map_or(svg.clone(), |start| svg[start..].to_string())))
+    Ok(Some(static_chart(&svg)))
+}
+
+/// inferno's SVG made fit to inline in a page without script: no XML
+/// prologue, no script or the controls that need it (search, zoom), and its
+/// style rules scoped to the chart so they do not restyle the page.
+fn static_chart(svg: &str) -> String {
+    let mut svg = svg.find("<svg").map_or(svg, |start| &svg[start..]).to_string();
+    cut(&mut svg, "<script", "</script>");
+    for control in ["details", "unzoom", "search", "matched"] {
+        cut(&mut svg, &format!("<text id=\"{control}\""), "</text>");
+    }
+    let svg = svg.replacen(" onload=\"init(evt)\"", "", 1).replacen("<svg ", "<svg class=\"flame\" ", 1);
+    svg.lines().map(scope_rule).collect::<Vec<_>>().join("\n")
+}
+
+/// Removes the first stretch from `start` to the end of `end`.
+fn cut(text: &mut String, start: &str, end: &str) {
+    if let Some(from) = text.find(start) {
+        if let Some(to) = text[from..].find(end) {
+            text.replace_range(from..from + to + end.len(), "");
+        }
+    }
+}
+
+/// `#title { … }` becomes `svg.flame #title { … }`; inferno writes one style rule per line.
+fn scope_rule(line: &str) -> String {
+    match line.split_once('{') {
+        Some((selectors, rest)) if !selectors.contains('<') && !selectors.trim().is_empty() => {
+            let scoped: Vec<String> = selectors.split(',').map(|s| format!("svg.flame {}", s.trim())).collect();
+            format!("{} {{{rest}", scoped.join(", "))
+        }
+        _ => line.to_string(),
+    }
 }
