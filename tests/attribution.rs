@@ -358,24 +358,11 @@ fn the_flame_graph_of_a_peak_has_its_bytes_in_the_root_tooltip() {
     let svg = xmem::render::svg::flame::buffers("peak", &space.at_peak).unwrap().unwrap();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let titles: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("title")).filter_map(|n| n.text()).collect();
-    let root = format!("all ({} bytes, 100%)", thousands(space.peak_bytes));
+    let root = format!("all ({} bytes, 100%)", common::thousands(space.peak_bytes));
     assert!(titles.contains(&root.as_str()), "no {root:?} in {:?}", &titles[..titles.len().min(5)]);
     // A Python frame of the training step, with its share.
     assert!(titles.iter().any(|t| t.starts_with("wl_mlp_train.py:51 (") && t.ends_with("%)")), "{titles:?}");
     assert!(!svg.contains("<script"), "the chart must stay script-free for the HTML report");
-}
-
-/// `193,604,044`, as inferno prints counts.
-fn thousands(n: i64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]

@@ -93,6 +93,12 @@ fn check_timeline(chart: &Chart, oracle: &Oracle) {
     assert!(chart.tooltips.iter().any(|t| t.ends_with(&exact)), "{}: peak tooltip with {exact}", chart.file);
 }
 
+/// The icicle's root frame holds XProf's peak, as inferno's tooltip says it.
+fn check_flame(chart: &Chart, oracle: &Oracle) {
+    let root = format!("all ({} bytes, 100%)", common::thousands(oracle.peak_bytes()));
+    assert!(chart.tooltips.contains(&root), "{}: no {root:?}", chart.file);
+}
+
 fn check_peak(chart: &Chart, oracle: &Oracle, top: usize) {
     assert!(chart.texts.iter().any(|t| t.starts_with("bytes at the peak (")), "{}: x axis", chart.file);
     let buffers = oracle.buffers_at_peak();
@@ -152,6 +158,7 @@ fn check_workload(workload: &str) {
             "timeline" => check_timeline(&chart, oracle),
             "peak" => check_peak(&chart, oracle, 20),
             "lifetimes" => check_lifetimes(&chart, oracle),
+            "flame" => check_flame(&chart, oracle),
             other => panic!("unexpected chart kind {other}"),
         }
         drawn.insert((oracle.module.clone(), oracle.color, chart.kind().to_string()));

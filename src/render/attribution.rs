@@ -223,6 +223,10 @@ pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupC
         align_right(&mut t, &[0, 1, 2]);
         writeln!(out, "{t}")?;
         if deltas.len() > top {
+            // A line right under a Markdown table would be read as one of its rows.
+            if flavor == Flavor::Markdown {
+                writeln!(out)?;
+            }
             writeln!(out, "{} more changed groups.", deltas.len() - top)?;
         }
         writeln!(out)?;

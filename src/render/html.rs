@@ -80,7 +80,7 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
 
 fn write_module(out: &mut dyn Write, module: &ModuleReport, top: usize) -> io::Result<()> {
     if let Some(problem) = &module.problem {
-        writeln!(out, "<section id=\"{}\">\n<h2>{}</h2>", section_id(module, None), encode_text(&module.display_name()))?;
+        writeln!(out, "<section>\n<h2 id=\"{}\">{}</h2>", section_id(module, None), encode_text(&module.display_name()))?;
         return writeln!(out, "<p>{}</p>\n</section>", encode_text(problem));
     }
     for space in &module.memory_spaces {
@@ -158,9 +158,9 @@ fn write_module_hints(out: &mut dyn Write, module: &ModuleReport) -> io::Result<
         return Ok(());
     }
     let lines: Vec<String> = module.donation_candidates.iter().map(attribution::donation_line).collect();
-    writeln!(out, "<section>\n<h3>{}</h3>", encode_text(&module.display_name()))?;
+    writeln!(out, "<div class=\"hints\">\n<h3>{}: what to change</h3>", encode_text(&module.display_name()))?;
     list(out, &attribution::donation_title(module), &lines)?;
-    writeln!(out, "</section>")
+    writeln!(out, "</div>")
 }
 
 fn list(out: &mut dyn Write, title: &str, lines: &[String]) -> io::Result<()> {
@@ -173,7 +173,7 @@ fn list(out: &mut dyn Write, title: &str, lines: &[String]) -> io::Result<()> {
 
 fn write_space(out: &mut dyn Write, module: &ModuleReport, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
     let (id, heading) = (section_id(module, Some(space)), space_heading(module, space));
-    writeln!(out, "<section id=\"{id}\">\n<h2>{}</h2>\n<dl>", encode_text(&heading))?;
+    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>\n<dl>", encode_text(&heading))?;
     for (label, value) in space_facts(space) {
         writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
     }

@@ -5,6 +5,8 @@
 
 use std::io;
 
+use html_escape::encode_text;
+
 use inferno::flamegraph::{self, color::BasicPalette, Direction, Options, Palette};
 
 use super::WIDTH;
@@ -63,19 +65,26 @@ fn draw(caption: &str, lines: Vec<String>) -> io::Result<Option<String>> {
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)?;
     let svg = String::from_utf8(svg).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-    Ok(Some(static_chart(&svg)))
+    Ok(Some(static_chart(&svg, caption)))
 }
 
 /// inferno's SVG made fit to inline in a page without script: no XML
 /// prologue, no script or the controls that need it (search, zoom), and its
 /// style rules scoped to the chart so they do not restyle the page.
-fn static_chart(svg: &str) -> String {
+fn static_chart(svg: &str, caption: &str) -> String {
     let mut svg = svg.find("<svg").map_or(svg, |start| &svg[start..]).to_string();
     cut(&mut svg, "<script", "</script>");
     for control in ["details", "unzoom", "search", "matched"] {
         cut(&mut svg, &format!("<text id=\"{control}\""), "</text>");
     }
+    // A plain background instead of inferno's gradient, which a page would reach by url().
+    let svg = svg.replace("fill=\"url(#background)\"", "fill=\"#f8f8f8\"");
     let svg = svg.replacen(" onload=\"init(evt)\"", "", 1).replacen("<svg ", "<svg class=\"flame\" ", 1);
+    // The caption as the chart's own title, first, as every chart of xmem has it.
+    let svg = match svg.find('>') {
+        Some(end) => format!("{}\n<title>{}</title>{}", &svg[..=end], encode_text(caption), &svg[end + 1..]),
+        None => svg,
+    };
     svg.lines().map(scope_rule).collect::<Vec<_>>().join("\n")
 }
 

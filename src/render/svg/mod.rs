@@ -291,6 +291,20 @@ impl Marks {
         );
     }
 
+    /// A thin vertical line across the plot where something begins (a training step).
+    pub fn boundary(&mut self, bottom: (i32, i32), top: (i32, i32), tooltip: &str) {
+        let _ = writeln!(
+            self.elements,
+            r#"<line class="step-boundary" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1" stroke-dasharray="2 3"><title>{}</title></line>"#,
+            bottom.0,
+            bottom.1,
+            top.0,
+            top.1,
+            palette::css(palette::GREY),
+            encode_text(tooltip)
+        );
+    }
+
     /// Text whose baseline starts at `at`; `anchor` is `start`, `middle` or `end`.
     pub fn text(&mut self, at: (i32, i32), text: &str, size: u32, anchor: &str, class: &str) {
         let _ = writeln!(

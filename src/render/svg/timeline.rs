@@ -11,8 +11,11 @@ use super::{
 };
 use crate::analysis::drawing::{self, Timeline, XAxis};
 use crate::analysis::{AllocatorReport, MemorySpaceReport};
+use crate::units::milliseconds;
 
 const HEIGHT: u32 = 440;
+/// Above this many training steps, their boundaries are drawn without names.
+const MAX_NAMED_BOUNDARIES: usize = 24;
 /// Two points per pixel column: a window's minimum and its maximum.
 pub const MAX_POINTS: usize = 2 * WIDTH as usize;
 
@@ -85,12 +88,26 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
         }),
     };
     let xs: Vec<f64> = timeline.x.iter().map(|&x| to_axis(x)).collect();
+    // A value that holds until the next point is a step, drawn as a
+    // horizontal run and a vertical rise at the next point.
+    let points = |values: &[f64]| -> Vec<(f64, f64)> {
+        if !timeline.holds_until_next {
+            return xs.iter().copied().zip(values.iter().copied()).collect();
+        }
+        let mut steps = Vec::with_capacity(2 * xs.len());
+        for (i, (&x, &y)) in xs.iter().zip(values).enumerate() {
+            steps.push((x, y));
+            if let Some(&next) = xs.get(i + 1) {
+                steps.push((next, y));
+            }
+        }
+        steps
+    };
     render(frame, HEIGHT, |chart, marks| {
         let mut lower = vec![0.0; xs.len()];
         for (band, color) in timeline.bands.iter().zip(BAND_COLORS.iter().cycle()) {
             let upper: Vec<f64> = band.values.iter().map(|&v| scale.of(v)).collect();
-            let outline: Vec<(f64, f64)> =
-                xs.iter().copied().zip(upper.iter().copied()).chain(xs.iter().copied().zip(lower).rev()).collect();
+            let outline: Vec<(f64, f64)> = points(&upper).into_iter().chain(points(&lower).into_iter().rev()).collect();
             let fill = color.mix(0.6).filled();
             chart
                 .draw_series(std::iter::once(Polygon::new(outline, fill)))?
@@ -100,18 +117,29 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
         }
         for (line, color) in timeline.lines.iter().zip(LINE_COLORS.iter().cycle()) {
             let style = color.stroke_width(1);
+            let values: Vec<f64> = line.values.iter().map(|&v| scale.of(v)).collect();
             chart
-                .draw_series(LineSeries::new(xs.iter().copied().zip(line.values.iter().map(|&v| scale.of(v))), style))?
+                .draw_series(LineSeries::new(points(&values), style))?
                 .label(line.name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
         }
         for (fraction, color) in timeline.fractions.iter().zip(FRACTION_COLORS.iter().cycle()) {
             let style = color.stroke_width(1);
-            let percent = fraction.values.iter().map(|&v| v * 100.0);
+            let percent: Vec<f64> = fraction.values.iter().map(|&v| v * 100.0).collect();
             chart
-                .draw_secondary_series(LineSeries::new(xs.iter().copied().zip(percent), style))?
+                .draw_secondary_series(LineSeries::new(points(&percent), style))?
                 .label(format!("{} (right axis)", fraction.name))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
+        }
+        let y_top = scale.of(timeline.y_max).max(1.0) * 1.15;
+        // Step names only where there is room for them.
+        let named = timeline.boundaries.len() <= MAX_NAMED_BOUNDARIES;
+        for (x, name) in &timeline.boundaries {
+            let (bottom, top) = (chart.backend_coord(&(to_axis(*x), 0.0)), chart.backend_coord(&(to_axis(*x), y_top)));
+            marks.boundary(bottom, top, &format!("{name} starts at {}", milliseconds(*x)));
+            if named {
+                marks.text((top.0 + 3, top.1 + 12), name, 11, "start", "step-label");
+            }
         }
         let peak = &timeline.peak;
         let top = chart.backend_coord(&(to_axis(peak.x), scale.of(peak.bytes)));
@@ -135,6 +163,8 @@ mod tests {
             fractions: vec![Series { name: "fragmentation".to_string(), values: vec![f64::NAN, 2.0] }],
             peak: PeakMark { x: time_ps, bytes, what: None, position: "event 1".to_string() },
             y_max: bytes,
+            holds_until_next: true,
+            boundaries: vec![(time_ps, "step 2".to_string())],
         }
     }
 
