@@ -442,6 +442,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                     offset: memory.offset,
                     size_bytes: memory.size,
                     freed: push.removed_at.is_some(),
+                    category: category(index.allocation_of(memory)),
                 });
             }
             peak = sim.peak;

@@ -264,6 +264,9 @@ pub struct Lifetime {
     /// False when the buffer is still live after the last event.
     #[serde(skip)]
     pub freed: bool,
+    /// The category of the buffer's allocation, for the chart's colours.
+    #[serde(skip)]
+    pub category: Category,
 }
 
 impl Lifetime {

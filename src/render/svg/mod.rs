@@ -347,10 +347,16 @@ pub fn peak_label(peak: &PeakMark) -> String {
 fn mark_peak(marks: &mut Marks, peak: &PeakMark, floor: (i32, i32), top: (i32, i32), x: &Range<f64>) {
     let label = peak_label(peak);
     let tooltip = format!("{label}: {} bytes", peak.bytes);
-    marks.dashed_line(floor, top, palette::PEAK, &tooltip);
-    marks.circle(top, 5, palette::PEAK, &tooltip);
-    let (shift, anchor) = if peak_on_left(peak, x) { (8, "start") } else { (-8, "end") };
-    marks.text((top.0 + shift, top.1 - 8), &label, 13, anchor, "peak-label");
+    mark_level(marks, &label, &tooltip, floor, top, peak_on_left(peak, x));
+}
+
+/// A dashed line from `floor` up to `top`, a dot there and `label` beside
+/// it, reading to the right when `on_left`.
+fn mark_level(marks: &mut Marks, label: &str, tooltip: &str, floor: (i32, i32), top: (i32, i32), on_left: bool) {
+    marks.dashed_line(floor, top, palette::PEAK, tooltip);
+    marks.circle(top, 5, palette::PEAK, tooltip);
+    let (shift, anchor) = if on_left { (8, "start") } else { (-8, "end") };
+    marks.text((top.0 + shift, top.1 - 8), label, 13, anchor, "peak-label");
 }
 
 fn peak_on_left(peak: &PeakMark, x: &Range<f64>) -> bool {

@@ -14,8 +14,6 @@ use crate::analysis::{AllocatorReport, MemorySpaceReport};
 use crate::units::milliseconds;
 
 const HEIGHT: u32 = 440;
-/// Above this many training steps, their boundaries are drawn without names.
-const MAX_NAMED_BOUNDARIES: usize = 24;
 /// Two points per pixel column: a window's minimum and its maximum.
 pub const MAX_POINTS: usize = 2 * WIDTH as usize;
 
@@ -51,6 +49,40 @@ fn decimal_label(span: f64) -> impl Fn(&f64) -> String {
     move |value: &f64| format!("{value:.decimals$}")
 }
 
+/// Pixels of the plot area: the chart less its caption, x axis and margins.
+const PLOT_HEIGHT: f64 = HEIGHT as f64 - 110.0;
+/// Pixels a legend takes per entry, and for its frame.
+const LEGEND_ROW: f64 = 19.0;
+const LEGEND_FRAME: f64 = 16.0;
+/// Room for the peak label above the highest value.
+const PEAK_LABEL: f64 = 24.0;
+/// Room for a row of step names under the legend.
+const STEP_LABELS: f64 = 16.0;
+/// Step names closer than this many pixels to the previous one are left out.
+const STEP_LABEL_SPACING: i32 = 56;
+
+fn legend_height(entries: usize) -> f64 {
+    entries as f64 * LEGEND_ROW + LEGEND_FRAME
+}
+
+/// How far above the highest value the y axis reaches, so that the legend
+/// (in a top corner), the step names under it and the peak label sit above
+/// every value, never on one.
+fn headroom(legend_entries: usize, step_labels: bool) -> f64 {
+    let steps = if step_labels { STEP_LABELS } else { 0.0 };
+    let reserved = legend_height(legend_entries) + steps + PEAK_LABEL;
+    PLOT_HEIGHT / (PLOT_HEIGHT - reserved).max(PLOT_HEIGHT / 4.0)
+}
+
+/// Percent ticks up to 100%; the axis runs higher only to make room for the legend.
+fn percent_label(value: &f64) -> String {
+    if *value > 100.0 + 1e-9 {
+        String::new()
+    } else {
+        number_label(value)
+    }
+}
+
 pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
     let scale = ByteScale::for_max(timeline.y_max);
     let (x_description, x_per_unit) = x_unit(timeline.x_axis);
@@ -66,13 +98,14 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
     let y_description = format!("bytes ({})", scale.unit());
     let fraction_names: Vec<&str> = timeline.fractions.iter().map(|f| f.name.as_str()).collect();
     let fraction_description = format!("{} (%)", fraction_names.join(", "));
+    let entries = timeline.bands.len() + timeline.lines.len() + timeline.fractions.len();
+    let headroom = headroom(entries, !timeline.boundaries.is_empty());
     let frame = Frame {
         caption,
         x_description,
         y_description: &y_description,
         x: to_axis(first)..to_axis(last),
-        // Headroom above the peak for its label.
-        y: 0.0..scale.of(timeline.y_max).max(1.0) * 1.15,
+        y: 0.0..scale.of(timeline.y_max).max(1.0) * headroom,
         y_ticks: true,
         x_label,
         y_label: &number_label,
@@ -83,8 +116,8 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
         }),
         secondary: (!timeline.fractions.is_empty()).then_some(SecondaryAxis {
             description: &fraction_description,
-            y: 0.0..100.0,
-            label: &number_label,
+            y: 0.0..100.0 * headroom,
+            label: &percent_label,
         }),
     };
     let xs: Vec<f64> = timeline.x.iter().map(|&x| to_axis(x)).collect();
@@ -131,14 +164,16 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
                 .label(format!("{} (right axis)", fraction.name))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
         }
-        let y_top = scale.of(timeline.y_max).max(1.0) * 1.15;
-        // Step names only where there is room for them.
-        let named = timeline.boundaries.len() <= MAX_NAMED_BOUNDARIES;
+        let y_top = scale.of(timeline.y_max).max(1.0) * headroom;
+        // Step names in their row under the legend, where there is room for them.
+        let mut last_named: Option<i32> = None;
         for (x, name) in &timeline.boundaries {
             let (bottom, top) = (chart.backend_coord(&(to_axis(*x), 0.0)), chart.backend_coord(&(to_axis(*x), y_top)));
             marks.boundary(bottom, top, &format!("{name} starts at {}", milliseconds(*x)));
-            if named {
-                marks.text((top.0 + 3, top.1 + 12), name, 11, "start", "step-label");
+            if last_named.is_none_or(|last| top.0 - last >= STEP_LABEL_SPACING) {
+                let row = top.1 + (legend_height(entries) + STEP_LABELS) as i32 - 2;
+                marks.text((top.0 + 3, row), name, 11, "start", "step-label");
+                last_named = Some(top.0);
             }
         }
         let peak = &timeline.peak;
