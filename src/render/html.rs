@@ -24,8 +24,8 @@ h1 { font-size: 1.5em; }
 h2 { font-size: 1.2em; margin-top: 2.5em; border-bottom: 1px solid #ccc; }
 h3 { font-size: 1em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
-th { background: #f3f3f3; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: left; vertical-align: top; overflow-wrap: break-word; }
+th { background: #f3f3f3; white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dt { font-weight: bold; }
@@ -114,7 +114,7 @@ fn linked_table(
                 .enumerate()
                 .map(|(i, cell)| match i {
                     0 => format!("<a href=\"#{anchor}\">{}</a>", encode_text(cell)),
-                    _ => encode_text(cell).to_string(),
+                    _ => breakable(cell),
                 })
                 .collect()
         })
@@ -262,9 +262,21 @@ fn figure(out: &mut dyn Write, kind: ChartKind, chart: &str) -> io::Result<()> {
 
 /// A table with the given columns right-aligned, as numbers read best.
 fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> io::Result<()> {
-    let escaped: Vec<Vec<String>> =
-        rows.iter().map(|row| row.iter().map(|cell| encode_text(cell).to_string()).collect()).collect();
+    let escaped: Vec<Vec<String>> = rows.iter().map(|row| row.iter().map(|cell| breakable(cell)).collect()).collect();
     raw_table(out, header, &escaped, numeric)
+}
+
+/// A cell's text, escaped, that may wrap after `/` and `,` so long op
+/// names, shapes and paths fit the page without breaking short words.
+fn breakable(cell: &str) -> String {
+    let mut out = String::with_capacity(cell.len() + 16);
+    for c in cell.chars() {
+        out.push_str(&encode_text(c.encode_utf8(&mut [0; 4])));
+        if matches!(c, '/' | ',') {
+            out.push_str("<wbr>");
+        }
+    }
+    out
 }
 
 /// [`table`] for cells that are HTML already.
