@@ -94,11 +94,35 @@ pub fn live_set_title(label: &str, live: &LiveSet) -> String {
     format!("{label} after event {}{instruction}: {} ({} bytes)", live.position, bytes(live.heap_bytes), live.heap_bytes)
 }
 
-/// The extra live sets of a memory space: `--at`'s, then `--peaks`'s.
-pub fn extra_live_sets(space: &MemorySpaceReport) -> Vec<(String, &LiveSet)> {
-    let at = space.attribution.at.iter().map(|live| ("Live".to_string(), live));
-    let peaks = (1..).zip(&space.attribution.peaks).map(|(n, live)| (format!("Peak {n}"), live));
-    at.chain(peaks).map(|(label, live)| (live_set_title(&label, live), live)).collect()
+/// The title of the live set `--at` asked for.
+pub fn at_title(live: &LiveSet) -> String {
+    live_set_title("Live", live)
+}
+
+pub const PEAKS_TITLE: &str = "Distinct peaks, largest first (--peaks):";
+pub const PEAK_HEADER: [&str; 6] = ["Peak", "Bytes", "Event", "Instruction", "Largest source line", "Its share"];
+pub const PEAK_NUMBERS: [usize; 3] = [0, 1, 2];
+
+/// One row per distinct peak: where it is and which source line owns most of it.
+pub fn peak_rows(space: &MemorySpaceReport) -> Vec<Vec<String>> {
+    (1..)
+        .zip(&space.attribution.peaks)
+        .map(|(n, live)| {
+            let largest = live.groups.by_source.first();
+            let share = match largest {
+                Some(g) if live.heap_bytes > 0 => percent(g.bytes as f64 / live.heap_bytes as f64),
+                _ => String::new(),
+            };
+            vec![
+                n.to_string(),
+                bytes(live.heap_bytes),
+                live.position.to_string(),
+                live.instruction.clone().unwrap_or_default(),
+                largest.map(|g| file_name_and_line(&g.key)).unwrap_or_default(),
+                share,
+            ]
+        })
+        .collect()
 }
 
 pub fn write_live_set(out: &mut dyn Write, flavor: Flavor, title: &str, live: &LiveSet, top: usize) -> io::Result<()> {
@@ -163,8 +187,20 @@ pub fn write_space_groups(out: &mut dyn Write, flavor: Flavor, space: &MemorySpa
 }
 
 pub fn write_space_extras(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
-    for (title, live) in extra_live_sets(space) {
-        write_live_set(out, flavor, &title, live, top)?;
+    if let Some(live) = &space.attribution.at {
+        write_live_set(out, flavor, &at_title(live), live, top)?;
+    }
+    if !space.attribution.peaks.is_empty() {
+        writeln!(out, "\n{PEAKS_TITLE}")?;
+        if flavor == Flavor::Markdown {
+            writeln!(out)?;
+        }
+        let mut t = table(flavor, &PEAK_HEADER);
+        for row in peak_rows(space) {
+            t.add_row(row);
+        }
+        align_right(&mut t, &PEAK_NUMBERS);
+        writeln!(out, "{t}")?;
     }
     if let Some(hint) = &space.attribution.padding {
         writeln!(out, "\n{}", padding_title(hint))?;

@@ -137,12 +137,16 @@ fn group_table(out: &mut dyn Write, heading: &str, grouping: attribution::GroupT
 }
 
 fn write_space_extras(out: &mut dyn Write, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
-    for (title, live) in attribution::extra_live_sets(space) {
-        writeln!(out, "<h3>{}</h3>", encode_text(&title))?;
+    if let Some(live) = &space.attribution.at {
+        writeln!(out, "<h3>{}</h3>", encode_text(&attribution::at_title(live)))?;
         write_groups(out, &live.groups, live.heap_bytes, top)?;
         let columns = Flavor::Markdown;
         let buffers = BufferTable::of(&live.buffers, top);
         table(out, buffer_header(columns), &buffer_rows(columns, &buffers), &BUFFER_NUMBERS)?;
+    }
+    if !space.attribution.peaks.is_empty() {
+        writeln!(out, "<h3>{}</h3>", encode_text(attribution::PEAKS_TITLE))?;
+        table(out, &attribution::PEAK_HEADER, &attribution::peak_rows(space), &attribution::PEAK_NUMBERS)?;
     }
     if let Some(hint) = &space.attribution.padding {
         list(out, &attribution::padding_title(hint), &attribution::padding_lines(hint))?;
