@@ -73,16 +73,23 @@ fn check_groupings_sum_to_the_peak(inputs: &[PathBuf]) -> usize {
                 }
                 let groups = &space.attribution.at_peak_groups;
                 let at_peak: i64 = space.at_peak.iter().map(|b| b.size_bytes).sum();
-                let known = AT_PEAK_NOT_YET_THE_PEAK.iter().any(|w| input.to_string_lossy().contains(&format!("/{w}/")));
+                let known =
+                    AT_PEAK_NOT_YET_THE_PEAK.iter().any(|w| input.to_string_lossy().contains(&format!("/{w}/")));
                 let expected = if known && at_peak != space.peak_bytes {
-                    eprintln!("{}: buffers at the peak add up to {at_peak}, peak {}", input.display(), space.peak_bytes);
+                    eprintln!(
+                        "{}: buffers at the peak add up to {at_peak}, peak {}",
+                        input.display(),
+                        space.peak_bytes
+                    );
                     at_peak
                 } else {
                     space.peak_bytes
                 };
-                for (name, grouping) in
-                    [("by_source", &groups.by_source), ("by_op_name", &groups.by_op_name), ("by_category", &groups.by_category)]
-                {
+                for (name, grouping) in [
+                    ("by_source", &groups.by_source),
+                    ("by_op_name", &groups.by_op_name),
+                    ("by_category", &groups.by_category),
+                ] {
                     if sum(grouping) != expected {
                         failures.push(format!(
                             "{} {} {}: {name} sums to {}, not {expected}",
@@ -139,7 +146,9 @@ fn check_sources_against_oracle(input: &Path, oracle_dir: &Path) -> usize {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let Some(stem) = name.strip_suffix(".json") else { continue };
         // `NO_MODULE.memory_space_0.json`: XProf's answer for a profile without modules.
-        let Some((module, color)) = stem.rsplit_once(".memory_space_").filter(|(m, _)| m.ends_with(')')) else { continue };
+        let Some((module, color)) = stem.rsplit_once(".memory_space_").filter(|(m, _)| m.ends_with(')')) else {
+            continue;
+        };
         let color: i64 = color.parse().unwrap();
         let oracle: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let Some(module) = report.modules.iter().find(|m| m.display_name() == module) else {
@@ -149,7 +158,8 @@ fn check_sources_against_oracle(input: &Path, oracle_dir: &Path) -> usize {
         let space: &MemorySpaceReport = module.memory_spaces.iter().find(|s| s.color == color).expect("space");
         let mut expected: BTreeMap<String, i64> = BTreeMap::new();
         for buffer in oracle["maxHeap"].as_array().into_iter().flatten().filter(|b| b["logicalBufferId"] != -1) {
-            *expected.entry(oracle_source(buffer)).or_default() += common::mib_to_bytes(&buffer["logicalBufferSizeMib"]);
+            *expected.entry(oracle_source(buffer)).or_default() +=
+                common::mib_to_bytes(&buffer["logicalBufferSizeMib"]);
         }
         for small in space.at_peak.iter().filter(|b| b.size_bytes < SMALL_BUFFER_BYTES) {
             *expected.entry(small.source.clone().unwrap_or_else(|| NO_SOURCE.to_string())).or_default() +=
@@ -212,11 +222,16 @@ fn the_live_set_at_the_peak_position_is_the_peak() {
                     let options = Options { at: Some(point), ..Options::default() };
                     let at = report(&input, &options);
                     let same = at.modules.iter().find(|m| m.program_id.unwrap().to_string() == id).unwrap();
-                    let other = same.memory_spaces.iter().find(|s| s.trace_index == space.trace_index && s.color == space.color).unwrap();
+                    let other = same
+                        .memory_spaces
+                        .iter()
+                        .find(|s| s.trace_index == space.trace_index && s.color == space.color)
+                        .unwrap();
                     let live = other.attribution.at.as_ref().expect("a live set");
                     assert_eq!(live.position, space.peak_position);
                     assert_eq!(live.heap_bytes, space.peak_bytes);
-                    let ids = |b: &[xmem::analysis::BufferAtPeak]| b.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>();
+                    let ids =
+                        |b: &[xmem::analysis::BufferAtPeak]| b.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>();
                     assert_eq!(ids(&live.buffers), ids(&space.at_peak), "{} {}", module.display_name(), space.name);
                     checked += 1;
                 }
@@ -243,12 +258,7 @@ fn peaks_of_a_real_module_are_distinct_and_the_first_is_xprofs() {
         }
         assert_eq!(peaks[0].position, oracle.peak_position(), "{}", oracle.module);
         assert_eq!(peaks[0].heap_bytes, oracle.peak_bytes());
-        let heap: Vec<i64> = oracle.json["heapSizes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|mib| common::mib_to_bytes(mib))
-            .collect();
+        let heap: Vec<i64> = oracle.json["heapSizes"].as_array().unwrap().iter().map(common::mib_to_bytes).collect();
         for live in peaks {
             // XProf's heapSizes[i] is the heap before event i.
             assert_eq!(live.heap_bytes, heap[live.position + 1], "{} event {}", oracle.module, live.position);
@@ -280,7 +290,8 @@ fn donation_candidates_of_the_copy_are_what_donating_saved() {
     assert!(donated.donation_candidates.is_empty(), "{:?}", donated.donation_candidates);
     // XProf's peaks of the two compilations differ by exactly what donating saved.
     let oracle = |name: &str| {
-        let path = fixtures().join("donation/oracle/memory_viewer_from_dump").join(format!("{name}.memory_space_0.json"));
+        let path =
+            fixtures().join("donation/oracle/memory_viewer_from_dump").join(format!("{name}.memory_space_0.json"));
         let json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         common::mib_to_bytes(&json["peakHeapMib"])
     };
@@ -298,7 +309,10 @@ fn the_report_names_the_parameters_to_donate() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Donation: 8 parameters"), "{text}");
-    assert!(text.contains("params[0] (parameter 0, f32[1024,4096]{1,0}) could become output {0}: saves up to 16.0 MiB"), "{text}");
+    assert!(
+        text.contains("params[0] (parameter 0, f32[1024,4096]{1,0}) could become output {0}: saves up to 16.0 MiB"),
+        "{text}"
+    );
 }
 
 /// `go tool pprof -top -unit=B` on an export, its total in bytes.

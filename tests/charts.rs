@@ -71,11 +71,8 @@ fn an_allocator_timeline_is_drawn_in_steps_with_its_training_steps_marked() {
     assert!(steps > 10, "{steps} steps");
     // XProf's peak step is named where its boundary is.
     let peak_step = allocator_oracles("tf_keras_fit")[0].peak_step();
-    let labels: Vec<&str> = svg
-        .descendants()
-        .filter(|n| n.attribute("class") == Some("step-label"))
-        .filter_map(|n| n.text())
-        .collect();
+    let labels: Vec<&str> =
+        svg.descendants().filter(|n| n.attribute("class") == Some("step-label")).filter_map(|n| n.text()).collect();
     assert!(labels.contains(&format!("step {peak_step}").as_str()), "{labels:?}");
 
     // The legend's box lies above every point of every series.
@@ -104,7 +101,10 @@ fn the_lifetimes_chart_marks_the_peak_at_the_top_of_what_is_live_there() {
         let (cx, cy) = (number(circle, "cx"), number(circle, "cy"));
         let boxes: Vec<(i32, i32, i32)> = svg
             .descendants()
-            .filter(|n| n.has_tag_name("rect") && n.first_element_child().and_then(|t| t.text()).is_some_and(|t| t.contains("(buffer ")))
+            .filter(|n| {
+                n.has_tag_name("rect")
+                    && n.first_element_child().and_then(|t| t.text()).is_some_and(|t| t.contains("(buffer "))
+            })
             .map(|n| (number(n, "x"), number(n, "x") + number(n, "width"), number(n, "y")))
             .collect();
         // The highest box that crosses the peak line has its top where the dot is.
@@ -141,11 +141,8 @@ fn every_bar_at_the_peak_names_its_source_line_and_no_empty_field() {
         let svg = roxmltree::Document::parse(&source).unwrap();
         let title = svg.root_element().children().find(|n| n.has_tag_name("title")).unwrap().text().unwrap();
         let oracle = common::oracle_for_title(&oracles, title);
-        let labels: Vec<&str> = svg
-            .descendants()
-            .filter(|n| n.attribute("class") == Some("bar-label"))
-            .filter_map(|n| n.text())
-            .collect();
+        let labels: Vec<&str> =
+            svg.descendants().filter(|n| n.attribute("class") == Some("bar-label")).filter_map(|n| n.text()).collect();
         for label in &labels {
             assert!(!label.contains("·  ·") && !label.trim_end().ends_with('·'), "dangling separator in {label:?}");
         }

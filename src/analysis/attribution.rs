@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::heap_simulation;
 use super::device_memory::DeviceMemoryReport;
+use super::heap_simulation;
 use super::{AllocatorReport, BufferAtPeak, MemorySpaceReport};
 use crate::model::BufferAssignment;
 
@@ -171,7 +171,11 @@ pub struct Attribution {
 
 /// Fills a memory space's [`Attribution`]; the assignment describes buffers
 /// that are live at other points than the peak.
-pub fn attribute(space: &mut MemorySpaceReport, assignment: &BufferAssignment, options: &Options) -> Result<(), String> {
+pub fn attribute(
+    space: &mut MemorySpaceReport,
+    assignment: &BufferAssignment,
+    options: &Options,
+) -> Result<(), String> {
     space.attribution.at_peak_groups = Groups::of(&space.at_peak, options.op_name_depth);
     space.attribution.padding = super::hints::padding(space);
     if let Some(point) = &options.at {
@@ -282,7 +286,11 @@ pub fn allocator_groups(allocator: &AllocatorReport) -> Vec<Group> {
         let op = if row.op_name.is_empty() { NO_OP_RECORDED } else { row.op_name.as_str() };
         (op, row.total_bytes(), usize::try_from(row.occurrences).unwrap_or(usize::MAX))
     });
-    let before = (allocator.unattributed_at_peak_bytes != 0).then_some((BEFORE_CAPTURE, allocator.unattributed_at_peak_bytes, 0));
+    let before = (allocator.unattributed_at_peak_bytes != 0).then_some((
+        BEFORE_CAPTURE,
+        allocator.unattributed_at_peak_bytes,
+        0,
+    ));
     group_by(rows.chain(before))
 }
 

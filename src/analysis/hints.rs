@@ -1,12 +1,12 @@
 //! What a user can change: parameters that could be donated to an output,
 //! and buffers whose layout padding inflates the peak.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 
 use super::MemorySpaceReport;
-use crate::model::{BufferAssignment, EntryInterface};
+use crate::model::{BufferAssignment, EntryInterface, LogicalBuffer};
 
 /// An entry parameter with the shape and type of an output that is not
 /// aliased to any parameter: donating it (`jax.jit(donate_argnums=…)`) lets
@@ -28,48 +28,65 @@ pub struct DonationCandidate {
 /// paired; largest first.
 pub fn donation_candidates(interface: &EntryInterface, assignment: &BufferAssignment) -> Vec<DonationCandidate> {
     let aliased_outputs: HashSet<&[i64]> = interface.aliases.iter().map(|a| a.output_index.as_slice()).collect();
-    let mut taken: HashSet<i64> = interface.aliases.iter().map(|a| a.parameter_number).collect();
+    let aliased_parameters: HashSet<i64> = interface.aliases.iter().map(|a| a.parameter_number).collect();
+    let buffers = parameter_buffers(assignment);
+    // Free parameters of each shape, in parameter order.
+    let mut free: HashMap<&str, VecDeque<i64>> = HashMap::new();
+    for (number, shape) in (0i64..).zip(&interface.parameters) {
+        if !aliased_parameters.contains(&number) && buffers.contains_key(&number) {
+            free.entry(shape.as_str()).or_default().push_back(number);
+        }
+    }
     let mut candidates = Vec::new();
     for (output_index, shape) in &interface.results {
         if aliased_outputs.contains(output_index.as_slice()) {
             continue;
         }
-        let parameter = (0i64..)
-            .zip(&interface.parameters)
-            .find(|(number, parameter_shape)| !taken.contains(number) && *parameter_shape == shape);
-        let Some((number, _)) = parameter else { continue };
-        let Some((parameter, bytes)) = parameter_buffer(assignment, number) else { continue };
-        taken.insert(number);
+        let Some(number) = free.get_mut(shape.as_str()).and_then(VecDeque::pop_front) else { continue };
+        let Some((parameter, bytes)) = buffers.get(&number) else { continue };
         candidates.push(DonationCandidate {
             parameter_number: number,
-            parameter,
+            parameter: parameter.clone(),
             shape: shape.clone(),
             output_index: output_index.clone(),
-            bytes_at_most: bytes,
+            bytes_at_most: *bytes,
         });
     }
     candidates.sort_by(|a, b| b.bytes_at_most.cmp(&a.bytes_at_most).then(a.parameter_number.cmp(&b.parameter_number)));
     candidates
 }
 
-/// The name and size of a whole entry parameter's allocation.
-fn parameter_buffer(assignment: &BufferAssignment, number: i64) -> Option<(String, i64)> {
-    let allocation = assignment.allocations.iter().enumerate().find(|(_, a)| {
-        a.is_entry_computation_parameter && a.parameter_number == number && a.parameter_shape_index.is_empty()
-    });
-    let (slot, allocation) = allocation?;
-    let instruction = assignment
-        .logical_buffers
+/// Per whole entry parameter (by number), its name and the size of its
+/// allocation: the name is the op name (JAX: the pytree path) of the
+/// instruction defining the allocation's largest buffer.
+fn parameter_buffers(assignment: &BufferAssignment) -> HashMap<i64, (String, i64)> {
+    let parameter_of_slot: HashMap<usize, i64> = assignment
+        .allocations
         .iter()
-        .filter(|b| b.allocation == slot)
-        .max_by_key(|b| b.size)
-        .and_then(|b| assignment.instructions.get(b.instruction));
-    let name = match instruction {
-        Some(i) if !i.op_name.is_empty() => i.op_name.clone(),
-        Some(i) if !i.name.is_empty() => i.name.clone(),
-        _ => format!("parameter {number}"),
-    };
-    Some((name, allocation.size))
+        .enumerate()
+        .filter(|(_, a)| a.is_entry_computation_parameter && a.parameter_shape_index.is_empty())
+        .map(|(slot, a)| (slot, a.parameter_number))
+        .collect();
+    let mut largest: HashMap<usize, &LogicalBuffer> = HashMap::new();
+    for buffer in assignment.logical_buffers.iter().filter(|b| parameter_of_slot.contains_key(&b.allocation)) {
+        let best = largest.entry(buffer.allocation).or_insert(buffer);
+        if buffer.size > best.size {
+            *best = buffer;
+        }
+    }
+    parameter_of_slot
+        .into_iter()
+        .filter_map(|(slot, number)| {
+            let allocation = assignment.allocations.get(slot)?;
+            let instruction = largest.get(&slot).and_then(|b| assignment.instructions.get(b.instruction));
+            let name = match instruction {
+                Some(i) if !i.op_name.is_empty() => i.op_name.clone(),
+                Some(i) if !i.name.is_empty() => i.name.clone(),
+                _ => format!("parameter {number}"),
+            };
+            Some((number, (name, allocation.size)))
+        })
+        .collect()
 }
 
 /// Padding is worth a hint when it is more than this share of the peak.
@@ -102,7 +119,8 @@ pub fn padding(space: &MemorySpaceReport) -> Option<PaddingHint> {
         return None;
     }
     let mut padded: Vec<_> = space.at_peak.iter().filter(|b| b.padding_bytes() > 0).collect();
-    padded.sort_by(|a, b| b.padding_bytes().cmp(&a.padding_bytes()).then(a.logical_buffer_id.cmp(&b.logical_buffer_id)));
+    padded
+        .sort_by(|a, b| b.padding_bytes().cmp(&a.padding_bytes()).then(a.logical_buffer_id.cmp(&b.logical_buffer_id)));
     Some(PaddingHint {
         padding_bytes,
         share: padding_bytes as f64 / space.peak_bytes as f64,

@@ -71,7 +71,11 @@ pub fn module_filter(selection: &Selection) -> anyhow::Result<select::Filter> {
 /// Loads and analyses the inputs as one report. An input with nothing to
 /// analyse is an error rather than a report (or a side of a diff) that is
 /// empty: that would hide a wrong path.
-pub fn usable_report(paths: &[PathBuf], input: &InputOptions, options: &attribution::Options) -> anyhow::Result<Report> {
+pub fn usable_report(
+    paths: &[PathBuf],
+    input: &InputOptions,
+    options: &attribution::Options,
+) -> anyhow::Result<Report> {
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
     let report = analysis::analyze_with(&captures, options);
     match report.nothing_usable() {

@@ -28,7 +28,8 @@ pub struct GroupChanges {
 
 impl GroupChanges {
     pub fn between(base: Option<&MemorySpaceReport>, new: Option<&MemorySpaceReport>) -> Self {
-        let groups = |space: Option<&MemorySpaceReport>| space.map(|s| s.attribution.at_peak_groups.clone()).unwrap_or_default();
+        let groups =
+            |space: Option<&MemorySpaceReport>| space.map(|s| s.attribution.at_peak_groups.clone()).unwrap_or_default();
         let (base, new) = (groups(base), groups(new));
         GroupChanges {
             by_source: changes(&base.by_source, &new.by_source),
@@ -56,6 +57,8 @@ fn changes(base: &[Group], new: &[Group]) -> Vec<GroupDelta> {
             delta_bytes: new_bytes.saturating_sub(base_bytes),
         })
         .collect();
-    deltas.sort_by(|a, b| b.delta_bytes.unsigned_abs().cmp(&a.delta_bytes.unsigned_abs()).then_with(|| a.key.cmp(&b.key)));
+    deltas.sort_by(|a, b| {
+        b.delta_bytes.unsigned_abs().cmp(&a.delta_bytes.unsigned_abs()).then_with(|| a.key.cmp(&b.key))
+    });
     deltas
 }

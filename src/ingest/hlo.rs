@@ -147,7 +147,8 @@ fn decode_module_parts(
                     Error::malformed(path, Some(field.offset), format!("HloModuleProto host_program_shape: {e}"))
                 })?;
                 entry_signature = signature(&decoded);
-                entry_interface.parameters = decoded.parameters.iter().map(xla_shape::human_string_with_layout).collect();
+                entry_interface.parameters =
+                    decoded.parameters.iter().map(xla_shape::human_string_with_layout).collect();
                 entry_interface.results = decoded.result.as_ref().map(result_elements).unwrap_or_default();
                 for shape in walker.fields(program_shape) {
                     let shape = shape.map_err(|e| wire_error(path, e))?;

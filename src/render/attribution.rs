@@ -5,10 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::text::{
-    align_right, buffer_header, buffer_rows, bytes, file_name_and_line, percent, plural, table, Flavor,
-    BUFFER_NUMBERS,
-};
+use super::text::{align_right, bytes, file_name_and_line, percent, plural, table, write_buffer_table, Flavor};
 use crate::analysis::attribution::{allocator_groups, device_memory_groups, Group, Groups, LiveSet};
 use crate::analysis::device_memory::DeviceMemoryReport;
 use crate::analysis::hints::{DonationCandidate, PaddingHint};
@@ -33,7 +30,7 @@ pub fn group_tables(groups: &Groups, total: i64, top: usize) -> Vec<GroupTable> 
         GroupTable {
             title: "By source line",
             header: ["Bytes", "Share", "Buffers", "Source line"],
-            rows: group_rows(&groups.by_source, total, top, |key| file_name_and_line(key)),
+            rows: group_rows(&groups.by_source, total, top, file_name_and_line),
         },
         GroupTable {
             title: "By op name",
@@ -62,7 +59,12 @@ fn group_rows(groups: &[Group], total: i64, top: usize, key: impl Fn(&str) -> St
     if !rest.is_empty() {
         let rest_bytes = rest.iter().map(|g| g.bytes).fold(0, i64::saturating_add);
         let count: usize = rest.iter().map(|g| g.count).sum();
-        rows.push(vec![bytes(rest_bytes), share(rest_bytes), count.to_string(), format!("{} more {}", rest.len(), if rest.len() == 1 { "group" } else { "groups" })]);
+        rows.push(vec![
+            bytes(rest_bytes),
+            share(rest_bytes),
+            count.to_string(),
+            format!("{} more {}", rest.len(), if rest.len() == 1 { "group" } else { "groups" }),
+        ]);
     }
     rows
 }
@@ -91,7 +93,12 @@ fn write_group_table(out: &mut dyn Write, flavor: Flavor, group_table: GroupTabl
 /// `Live after event 41 (fusion.3): 12.0 MiB`.
 pub fn live_set_title(label: &str, live: &LiveSet) -> String {
     let instruction = live.instruction.as_deref().map(|i| format!(" ({i})")).unwrap_or_default();
-    format!("{label} after event {}{instruction}: {} ({} bytes)", live.position, bytes(live.heap_bytes), live.heap_bytes)
+    format!(
+        "{label} after event {}{instruction}: {} ({} bytes)",
+        live.position,
+        bytes(live.heap_bytes),
+        live.heap_bytes
+    )
 }
 
 /// The title of the live set `--at` asked for.
@@ -129,16 +136,7 @@ pub fn write_live_set(out: &mut dyn Write, flavor: Flavor, title: &str, live: &L
     writeln!(out, "\n{title}")?;
     write_groups(out, flavor, &live.groups, live.heap_bytes, top)?;
     let buffers = BufferTable::of(&live.buffers, top);
-    writeln!(out, "\nBuffers: {}, largest first", live.buffers.len())?;
-    if flavor == Flavor::Markdown {
-        writeln!(out)?;
-    }
-    let mut t = table(flavor, buffer_header(flavor));
-    for row in buffer_rows(flavor, &buffers) {
-        t.add_row(row);
-    }
-    align_right(&mut t, &BUFFER_NUMBERS);
-    writeln!(out, "{t}")
+    write_buffer_table(out, flavor, &format!("Buffers: {}, largest first", live.buffers.len()), &buffers)
 }
 
 /// `params[0] (f32[1024,4096]{1,0}) → output {0}: up to 16.0 MiB`.
@@ -165,20 +163,31 @@ pub fn donation_title(module: &ModuleReport) -> String {
 }
 
 pub fn padding_title(hint: &PaddingHint) -> String {
-    format!("Padding: {} of the peak ({}) is layout padding; most padded buffers:", bytes(hint.padding_bytes), percent(hint.share))
+    format!(
+        "Padding: {} of the peak ({}) is layout padding; most padded buffers:",
+        bytes(hint.padding_bytes),
+        percent(hint.share)
+    )
 }
 
 /// `fusion.3 bf16[8,130]{1,0:T(8,128)}: 8.0 KiB padded to 16.0 KiB`.
 pub fn padding_lines(hint: &PaddingHint) -> Vec<String> {
     hint.buffers
         .iter()
-        .map(|b| format!("{} {}: {} padded to {}", b.instruction, b.shape, bytes(b.unpadded_bytes), bytes(b.size_bytes)))
+        .map(|b| {
+            format!("{} {}: {} padded to {}", b.instruction, b.shape, bytes(b.unpadded_bytes), bytes(b.size_bytes))
+        })
         .collect()
 }
 
 /// Groups before the buffers of a memory space's peak; extra live sets and
 /// the padding hint after them.
-pub fn write_space_groups(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
+pub fn write_space_groups(
+    out: &mut dyn Write,
+    flavor: Flavor,
+    space: &MemorySpaceReport,
+    top: usize,
+) -> io::Result<()> {
     if space.attribution.at_peak_groups.is_empty() {
         return Ok(());
     }
@@ -186,7 +195,12 @@ pub fn write_space_groups(out: &mut dyn Write, flavor: Flavor, space: &MemorySpa
     write_groups(out, flavor, &space.attribution.at_peak_groups, space.peak_bytes, top)
 }
 
-pub fn write_space_extras(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
+pub fn write_space_extras(
+    out: &mut dyn Write,
+    flavor: Flavor,
+    space: &MemorySpaceReport,
+    top: usize,
+) -> io::Result<()> {
     if let Some(live) = &space.attribution.at {
         write_live_set(out, flavor, &at_title(live), live, top)?;
     }
@@ -279,7 +293,12 @@ pub fn allocator_group_table(allocator: &AllocatorReport, top: usize) -> GroupTa
     }
 }
 
-pub fn write_allocator_groups(out: &mut dyn Write, flavor: Flavor, allocator: &AllocatorReport, top: usize) -> io::Result<()> {
+pub fn write_allocator_groups(
+    out: &mut dyn Write,
+    flavor: Flavor,
+    allocator: &AllocatorReport,
+    top: usize,
+) -> io::Result<()> {
     write_group_table(out, flavor, allocator_group_table(allocator, top))
 }
 
@@ -288,10 +307,15 @@ pub fn device_memory_group_table(report: &DeviceMemoryReport, top: usize) -> Gro
     GroupTable {
         title: "Live memory by source line (innermost frame)",
         header: ["Bytes", "Share", "Count", "Source line"],
-        rows: group_rows(&device_memory_groups(report), report.total_bytes, top, |key| file_name_and_line(key)),
+        rows: group_rows(&device_memory_groups(report), report.total_bytes, top, file_name_and_line),
     }
 }
 
-pub fn write_device_memory_groups(out: &mut dyn Write, flavor: Flavor, report: &DeviceMemoryReport, top: usize) -> io::Result<()> {
+pub fn write_device_memory_groups(
+    out: &mut dyn Write,
+    flavor: Flavor,
+    report: &DeviceMemoryReport,
+    top: usize,
+) -> io::Result<()> {
     write_group_table(out, flavor, device_memory_group_table(report, top))
 }

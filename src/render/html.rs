@@ -8,14 +8,15 @@ use std::io::{self, Write};
 use html_escape::encode_text;
 
 use super::svg::{self, ChartKind};
-use super::{attribution, device_memory};
 use super::text::{
     allocation_header, allocation_rows, allocation_table_title, allocator_facts, allocator_heading, buffer_header,
-    buffer_rows, buffer_table_title, bytes, space_facts, space_heading, step_rows, summary_rows, Flavor, ALLOCATION_NUMBERS,
-    BUFFER_NUMBERS, MISSING_TRACE_FOOTNOTE, STEP_HEADER, STEP_NUMBERS, SUMMARY_HEADER, SUMMARY_NUMBERS,
+    buffer_rows, buffer_table_title, bytes, space_facts, space_heading, step_rows, summary_rows, Flavor,
+    ALLOCATION_NUMBERS, BUFFER_NUMBERS, MISSING_TRACE_FOOTNOTE, STEP_HEADER, STEP_NUMBERS, SUMMARY_HEADER,
+    SUMMARY_NUMBERS,
 };
-use crate::analysis::device_memory::DeviceMemoryReport;
+use super::{attribution, device_memory};
 use crate::analysis::attribution::Groups;
+use crate::analysis::device_memory::DeviceMemoryReport;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report};
 
 const STYLE: &str = "
@@ -80,7 +81,12 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
 
 fn write_module(out: &mut dyn Write, module: &ModuleReport, top: usize) -> io::Result<()> {
     if let Some(problem) = &module.problem {
-        writeln!(out, "<section>\n<h2 id=\"{}\">{}</h2>", section_id(module, None), encode_text(&module.display_name()))?;
+        writeln!(
+            out,
+            "<section>\n<h2 id=\"{}\">{}</h2>",
+            section_id(module, None),
+            encode_text(&module.display_name())
+        )?;
         return writeln!(out, "<p>{}</p>\n</section>", encode_text(problem));
     }
     for space in &module.memory_spaces {

@@ -469,14 +469,18 @@ fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, d
         return Ok(());
     }
     attribution::write_space_groups(out, flavor, space, detail.top)?;
-    writeln!(out)?;
     let buffers = space.largest_buffers(detail.top);
-    writeln!(out, "{}", buffer_table_title(space, &buffers))?;
+    write_buffer_table(out, flavor, &buffer_table_title(space, &buffers), &buffers)
+}
+
+/// A table of buffers under its title, after a blank line.
+pub fn write_buffer_table(out: &mut dyn Write, flavor: Flavor, title: &str, buffers: &BufferTable) -> io::Result<()> {
+    writeln!(out, "\n{title}")?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
     let mut t = table(flavor, buffer_header(flavor));
-    for row in buffer_rows(flavor, &buffers) {
+    for row in buffer_rows(flavor, buffers) {
         t.add_row(row);
     }
     align_right(&mut t, &BUFFER_NUMBERS);

@@ -24,7 +24,8 @@ pub fn buffers(caption: &str, buffers: &[BufferAtPeak]) -> io::Result<Option<Str
 /// An icicle graph of a device memory profile's stacks.
 pub fn device_memory(caption: &str, report: &DeviceMemoryReport) -> io::Result<Option<String>> {
     let lines = report.stacks.iter().filter(|s| s.bytes > 0).map(|stack| {
-        let frames = stack.frames.iter().rev().map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line));
+        let frames =
+            stack.frames.iter().rev().map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line));
         folded(frames.collect(), stack.bytes)
     });
     draw(caption, lines.collect())

@@ -52,6 +52,9 @@ fn box_color(category: Category, alternate: bool) -> RGBColor {
     RGBColor(lighten(r), lighten(g), lighten(b))
 }
 
+/// A box with its two corners in pixels.
+type Placed<'a> = ((i32, i32), (i32, i32), &'a LifetimeBox<'a>);
+
 /// `None` when the memory space has no simulated buffers.
 pub fn draw(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<String>> {
     let Some(layout) = drawing::lifetime_boxes(space) else { return Ok(None) };
@@ -72,7 +75,7 @@ pub fn draw(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<Strin
         secondary: None,
     };
     render(frame, HEIGHT, |chart, marks| {
-        let mut placed: Vec<((i32, i32), (i32, i32), &LifetimeBox)> = Vec::new();
+        let mut placed: Vec<Placed> = Vec::new();
         for (i, b) in layout.boxes.iter().enumerate() {
             let corner = chart.backend_coord(&(b.x0 as f64, scale.of(b.y0)));
             let opposite = chart.backend_coord(&(b.x1 as f64, scale.of(b.y1)));
@@ -99,7 +102,13 @@ pub fn draw(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<Strin
         let note_at = chart.backend_coord(&(0.0, scale.of(layout.y_end).max(1.0) * 1.25));
         let colours: Vec<String> =
             categories.iter().map(|&c| format!("{} ({})", c.label(), category_color_name(c))).collect();
-        marks.text((note_at.0 + 8, note_at.1 + 16), &format!("boxes: {}", colours.join(", ")), 12, "start", "category-note");
+        marks.text(
+            (note_at.0 + 8, note_at.1 + 16),
+            &format!("boxes: {}", colours.join(", ")),
+            12,
+            "start",
+            "category-note",
+        );
         marks.text(
             (note_at.0 + 8, note_at.1 + 32),
             &format!(
