@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use xmem::analysis::attribution::{Group, Options, PeakSearch, ProgramPoint, NO_SOURCE};
+use xmem::analysis::attribution::{self, Group, Options, PeakSearch, ProgramPoint, NO_SOURCE};
 use xmem::analysis::heap_simulation::SMALL_BUFFER_BYTES;
 use xmem::analysis::{self, MemorySpaceReport, Report, TraceStatus};
 use xmem::ingest::{self, ReadOptions};
@@ -40,16 +40,25 @@ fn subdirectories(dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Third-party profiles beside the corpus (`corpus/external/<source>/<name>`,
-/// a log dir in `profile/` or a directory of protos), when present.
+/// Third-party inputs beside the corpus (`corpus/external/<source>/<name>`:
+/// a log dir in `profile/`, a directory of protos, or device memory profiles),
+/// when present; those xmem cannot read are left to the bad-input tests.
 fn external_inputs() -> Vec<PathBuf> {
     let Some(profiles) = common::shared_corpus() else { return Vec::new() };
-    subdirectories(&profiles.join("../external"))
-        .iter()
-        .flat_map(|source| subdirectories(source))
-        .map(|name| if name.join("profile").is_dir() { name.join("profile") } else { name })
-        .filter(|input| ingest::load(input, &ReadOptions::default()).is_ok())
-        .collect()
+    let mut inputs = Vec::new();
+    for name in subdirectories(&profiles.join("../external")).iter().flat_map(|source| subdirectories(source)) {
+        if name.join("profile").is_dir() {
+            inputs.push(name.join("profile"));
+        } else if ingest::load(&name, &ReadOptions::default()).is_ok() {
+            inputs.push(name);
+        } else {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&name).unwrap().map(|e| e.unwrap().path()).collect();
+            files.sort();
+            inputs.extend(files);
+        }
+    }
+    inputs.retain(|input| ingest::load(input, &ReadOptions::default()).is_ok());
+    inputs
 }
 
 fn sum(groups: &[Group]) -> i64 {
@@ -66,7 +75,27 @@ fn check_groupings_sum_to_the_peak(inputs: &[PathBuf]) -> usize {
     let mut checked = 0;
     let mut failures = Vec::new();
     for input in inputs {
-        for module in report(input, &Options::default()).modules {
+        let report = report(input, &Options::default());
+        for snapshot in &report.device_memory {
+            let groups = attribution::device_memory_groups(snapshot);
+            if sum(&groups) != snapshot.total_bytes {
+                failures.push(format!(
+                    "{}: by source sums to {}, not {}",
+                    input.display(),
+                    sum(&groups),
+                    snapshot.total_bytes
+                ));
+            }
+            checked += 1;
+        }
+        for allocator in &report.allocators {
+            let groups = attribution::allocator_groups(allocator);
+            if sum(&groups) != allocator.peak_heap_bytes {
+                failures.push(format!("{} {}: by op sums to {}", input.display(), allocator.name, sum(&groups)));
+            }
+            checked += 1;
+        }
+        for module in report.modules {
             for space in &module.memory_spaces {
                 if space.heap_simulation != TraceStatus::Simulated {
                     continue;
@@ -110,9 +139,35 @@ fn check_groupings_sum_to_the_peak(inputs: &[PathBuf]) -> usize {
 
 #[test]
 fn every_grouping_of_every_fixture_sums_to_the_peak() {
-    let checked = check_groupings_sum_to_the_peak(&inputs(&fixtures()));
-    // The fixtures' memory spaces with a heap-simulator trace.
-    assert_eq!(checked, 41);
+    let mut all = inputs(&fixtures());
+    let pprof = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pprof");
+    all.extend(subdirectories(&pprof).iter().flat_map(|dir| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "prof"))
+    }));
+    let checked = check_groupings_sum_to_the_peak(&all);
+    // 41 memory spaces with a heap-simulator trace, 2 allocators, 7 device memory profiles.
+    assert_eq!(checked, 50);
+}
+
+#[test]
+fn padding_is_named_where_it_is_most_of_a_tpu_peak() {
+    let Some(root) = common::shared_corpus() else { return };
+    let input = root.join("../external/xprof/tpu_inference_2_v1/profile");
+    let tpu = report(&input, &Options::default());
+    let module = tpu.modules.iter().find(|m| m.name == "jit_broadcast_in_dim").unwrap();
+    let space = module.memory_spaces.iter().find(|s| s.name == "sparsecore").unwrap();
+    let hint = space.attribution.padding.as_ref().expect("a padding hint");
+    // An f32[] of 4 bytes tiled to 512 on the SparseCore.
+    assert_eq!((space.peak_bytes, space.peak_unpadded_bytes, hint.padding_bytes), (512, 4, 508));
+    assert_eq!(hint.buffers[0].shape, "f32[]{:T(128)S(6)}");
+    // No padding on CPU, so no hint on any fixture.
+    for input in inputs(&fixtures()) {
+        let fixture = report(&input, &Options::default());
+        assert!(fixture.modules.iter().flat_map(|m| &m.memory_spaces).all(|s| s.attribution.padding.is_none()));
+    }
 }
 
 #[test]
@@ -122,7 +177,11 @@ fn every_grouping_of_the_shared_corpus_sums_to_the_peak() {
     let external = external_inputs();
     all.extend(external.iter().cloned());
     let checked = check_groupings_sum_to_the_peak(&all);
-    eprintln!("{checked} memory spaces of {} inputs ({} external) checked", all.len(), external.len());
+    eprintln!(
+        "{checked} live sets (memory spaces, allocators, device memory profiles) of {} inputs ({} external) checked",
+        all.len(),
+        external.len()
+    );
 }
 
 /// XProf's source line of a buffer in `maxHeap`, as xmem keys it.
