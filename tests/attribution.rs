@@ -470,3 +470,47 @@ fn op_name_scopes_at_depth_one_are_the_jitted_functions() {
     assert!(keys.iter().all(|k| !k.contains('/')), "{keys:?}");
     assert_eq!(sum(&space.attribution.at_peak_groups.by_op_name), space.peak_bytes);
 }
+
+#[test]
+fn at_an_instruction_shows_the_live_set_at_its_highest_point_and_at_a_missing_event_says_why() {
+    let oracle =
+        common::oracles("memory_hungry").into_iter().find(|o| o.module == "jit_naive_attention_grad(16)").unwrap();
+    let heap: Vec<i64> = oracle.json["heapSizes"].as_array().unwrap().iter().map(common::mib_to_bytes).collect();
+    let names: Vec<&str> =
+        oracle.json["hloInstructionNames"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    // XProf's heap after each event of broadcast_add_fusion; the highest is the one --at shows.
+    let (event, bytes) = names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n == "broadcast_add_fusion")
+        .map(|(i, _)| (i, heap[i + 1]))
+        .fold(
+            None,
+            |best: Option<(usize, i64)>, (i, b)| {
+                if best.is_some_and(|(_, top)| top >= b) {
+                    best
+                } else {
+                    Some((i, b))
+                }
+            },
+        )
+        .unwrap();
+    let run = |at: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_xmem"))
+            .args(["report", "--module", "jit_naive_attention_grad", "--top", "3", "--at", at])
+            .arg(common::profile("memory_hungry"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run("broadcast_add_fusion");
+    let title = format!(
+        "Live after event {event} (broadcast_add_fusion): {} ({bytes} bytes)",
+        xmem::render::text::bytes(bytes)
+    );
+    assert!(text.contains(&title), "no {title:?} in\n{text}");
+    let text = run("999");
+    let last = heap.len() - 2;
+    assert!(text.contains(&format!("Note: hbm (color 0): --at 999: the trace has events 0 to {last}")), "{text}");
+}

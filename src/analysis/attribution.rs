@@ -170,7 +170,8 @@ pub struct Attribution {
 }
 
 /// Fills a memory space's [`Attribution`]; the assignment describes buffers
-/// that are live at other points than the peak.
+/// that are live at other points than the peak. An `--at` this memory space
+/// does not have is returned as the reason, the rest is filled regardless.
 pub fn attribute(
     space: &mut MemorySpaceReport,
     assignment: &BufferAssignment,
@@ -178,25 +179,25 @@ pub fn attribute(
 ) -> Result<(), String> {
     space.attribution.at_peak_groups = Groups::of(&space.at_peak, options.op_name_depth);
     space.attribution.padding = super::hints::padding(space);
-    if let Some(point) = &options.at {
-        let position = resolve(space, point)?;
-        space.attribution.at = position.map(|p| live_set(space, assignment, p, options.op_name_depth));
-    }
     if let Some(search) = options.peaks {
         space.attribution.peaks = distinct_peaks(&space.heap_bytes, search)
             .into_iter()
             .map(|p| live_set(space, assignment, p, options.op_name_depth))
             .collect();
     }
+    if let Some(point) = &options.at {
+        let position = resolve(space, point)?;
+        space.attribution.at = Some(live_set(space, assignment, position, options.op_name_depth));
+    }
     Ok(())
 }
 
-/// The event `point` names in this memory space's trace, `None` when the
-/// instruction is not in it. An event index past the trace is an error.
-fn resolve(space: &MemorySpaceReport, point: &ProgramPoint) -> Result<Option<usize>, String> {
+/// The event `point` names in this memory space's trace; an event past the
+/// trace, or an instruction with no event in it, is an error.
+fn resolve(space: &MemorySpaceReport, point: &ProgramPoint) -> Result<usize, String> {
     let events = space.heap_bytes.len().saturating_sub(1);
     match point {
-        ProgramPoint::Event(event) if *event < events => Ok(Some(*event)),
+        ProgramPoint::Event(event) if *event < events => Ok(*event),
         ProgramPoint::Event(event) if events == 0 => Err(format!("--at {event}: this memory space has no heap events")),
         ProgramPoint::Event(event) => Err(format!("--at {event}: the trace has events 0 to {}", events - 1)),
         ProgramPoint::Instruction(name) => {
@@ -207,7 +208,7 @@ fn resolve(space: &MemorySpaceReport, point: &ProgramPoint) -> Result<Option<usi
                     best = Some((event, heap));
                 }
             }
-            Ok(best.map(|(event, _)| event))
+            best.map(|(event, _)| event).ok_or_else(|| format!("--at {name}: no heap event of this instruction"))
         }
     }
 }
