@@ -484,16 +484,8 @@ fn at_an_instruction_shows_the_live_set_at_its_highest_point_and_at_a_missing_ev
         .enumerate()
         .filter(|(_, n)| **n == "broadcast_add_fusion")
         .map(|(i, _)| (i, heap[i + 1]))
-        .fold(
-            None,
-            |best: Option<(usize, i64)>, (i, b)| {
-                if best.is_some_and(|(_, top)| top >= b) {
-                    best
-                } else {
-                    Some((i, b))
-                }
-            },
-        )
+        // The highest, the first of equal ones.
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
         .unwrap();
     let run = |at: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_xmem"))
