@@ -279,28 +279,32 @@ impl Marks {
 
     /// A dashed line, for a marker across the plot.
     pub fn dashed_line(&mut self, from: (i32, i32), to: (i32, i32), stroke: RGBColor, tooltip: &str) {
-        let _ = writeln!(
-            self.elements,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.5" stroke-dasharray="6 4"><title>{}</title></line>"#,
-            from.0,
-            from.1,
-            to.0,
-            to.1,
-            palette::css(stroke),
-            encode_text(tooltip)
-        );
+        self.line(from, to, (stroke, 1.5, "6 4"), "", tooltip);
     }
 
     /// A thin vertical line across the plot where something begins (a training step).
     pub fn boundary(&mut self, bottom: (i32, i32), top: (i32, i32), tooltip: &str) {
+        self.line(bottom, top, (palette::GREY, 1.0, "2 3"), " class=\"step-boundary\"", tooltip);
+    }
+
+    /// A line with its stroke (colour, width, dashes) and extra attributes.
+    fn line(
+        &mut self,
+        from: (i32, i32),
+        to: (i32, i32),
+        stroke: (RGBColor, f64, &str),
+        attributes: &str,
+        tooltip: &str,
+    ) {
+        let (color, width, dashes) = stroke;
         let _ = writeln!(
             self.elements,
-            r#"<line class="step-boundary" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1" stroke-dasharray="2 3"><title>{}</title></line>"#,
-            bottom.0,
-            bottom.1,
-            top.0,
-            top.1,
-            palette::css(palette::GREY),
+            r#"<line{attributes} x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{width}" stroke-dasharray="{dashes}"><title>{}</title></line>"#,
+            from.0,
+            from.1,
+            to.0,
+            to.1,
+            palette::css(color),
             encode_text(tooltip)
         );
     }
