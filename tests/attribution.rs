@@ -455,6 +455,22 @@ fn a_diff_groups_the_change_by_source_line_before_the_buffers() {
     let base = oracle_peak("pair_base", "jit_wide_mlp_step");
     let new = oracle_peak("pair_new", "jit_wide_mlp_step");
     assert_eq!(delta, new - base);
+    // Each source line names the op whose bytes there grew most, by XProf's buffers at the two peaks.
+    let mut by_op: BTreeMap<(String, String), i64> = BTreeMap::new();
+    for (workload, sign) in [("pair_base", -1), ("pair_new", 1)] {
+        let oracles = common::oracles(workload);
+        let oracle = oracles.iter().find(|o| o.module.starts_with("jit_wide_mlp_step(")).unwrap();
+        for buffer in oracle.buffers_at_peak() {
+            let key = (oracle_source(buffer), buffer["tfOpName"].as_str().unwrap_or_default().to_string());
+            *by_op.entry(key).or_default() += sign * common::mib_to_bytes(&buffer["logicalBufferSizeMib"]);
+        }
+    }
+    for group in by_source.iter().filter(|g| g["key"] != NO_SOURCE) {
+        let key = group["key"].as_str().unwrap();
+        let largest =
+            by_op.iter().filter(|((source, op), _)| source == key && !op.is_empty()).max_by_key(|(_, d)| d.abs());
+        assert_eq!(group["op_name"].as_str(), largest.map(|((_, op), _)| op.as_str()), "{key}");
+    }
 }
 
 fn oracle_peak(workload: &str, module: &str) -> i64 {

@@ -249,9 +249,24 @@ fn list_item(out: &mut dyn Write, flavor: Flavor, text: &str) -> io::Result<()> 
     }
 }
 
+/// How many source lines the summary of a change names.
+const HEADLINES: usize = 3;
+
 /// A peak's change by source line, op name and category, before its buffers:
 /// `+44.6 MiB from model.py:40`.
 pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupChanges, top: usize) -> io::Result<()> {
+    // The largest changes in one line each: `+44.6 MiB from model.py:40 (dot_general)`.
+    for delta in changes.by_source.iter().take(HEADLINES) {
+        let op = delta.op_name.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
+        let line = format!("{} from {}{op}", human_delta(delta.delta_bytes), file_name_and_line(&delta.key));
+        match flavor {
+            Flavor::Text => writeln!(out, "{line}")?,
+            Flavor::Markdown => writeln!(out, "- {line}")?,
+        }
+    }
+    if !changes.by_source.is_empty() {
+        writeln!(out)?;
+    }
     let groupings = [
         ("By source line", "Source line", &changes.by_source),
         ("By op name", "Op name", &changes.by_op_name),
@@ -277,7 +292,8 @@ pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupC
             if flavor == Flavor::Markdown {
                 writeln!(out)?;
             }
-            writeln!(out, "{} more changed groups.", deltas.len() - top)?;
+            let more = deltas.len() - top;
+            writeln!(out, "{more} more changed {}.", if more == 1 { "group" } else { "groups" })?;
         }
         writeln!(out)?;
     }
