@@ -39,7 +39,7 @@ fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
     let size = ModuleSize { live_at_peak, transient: live_at_peak * 2 };
     let bytes = Bytes::from(synthetic::hlo_proto("jit_synthetic", size).encode_to_vec());
     let module = hlo::decode(Path::new("synthetic.hlo.pb"), &bytes, 0, None).unwrap();
-    bencher.bench(|| analysis::analyze_module(&module));
+    bencher.bench(|| analysis::analyze_module(&module, &Default::default()));
 }
 
 #[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]
@@ -112,7 +112,7 @@ const SHARE_CHAIN: &[usize] = &[25_000, 50_000, 100_000, 200_000];
 fn analyze_proto(bencher: Bencher, proto: xmem::ingest::proto::xla::HloProto) {
     let bytes = Bytes::from(proto.encode_to_vec());
     let module = hlo::decode(Path::new("synthetic.hlo.pb"), &bytes, 0, None).unwrap();
-    bencher.bench(|| analysis::analyze_module(&module));
+    bencher.bench(|| analysis::analyze_module(&module, &Default::default()));
 }
 
 #[divan::bench(args = COLORS, sample_count = 5)]

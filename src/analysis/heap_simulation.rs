@@ -256,6 +256,7 @@ struct Span {
 }
 
 /// One entry of XProf's live list: the root buffer whose memory became live.
+#[derive(Debug, Clone)]
 struct Push {
     slot: usize,
     event: usize,
@@ -268,6 +269,7 @@ struct Push {
 
 /// A share that brought a freed buffer back: from then on XProf shows the
 /// sharer in the root's place.
+#[derive(Debug, Clone)]
 struct Revival {
     event: usize,
     root: usize,
@@ -427,15 +429,7 @@ impl Simulation {
         if self.peak == 0 {
             return Vec::new();
         }
-        let mut shown: FxHashMap<usize, usize> = FxHashMap::default();
-        for revival in self.revivals.iter().take_while(|r| r.event <= self.peak_position) {
-            shown.insert(revival.root, revival.sharer);
-        }
-        self.pushes
-            .iter()
-            .filter(|p| p.event <= self.peak_position && p.removed_at.is_none_or(|r| r > self.peak_position))
-            .map(|p| shown.get(&p.slot).copied().unwrap_or(p.slot))
-            .collect()
+        live_at(&self.pushes, &self.revivals, self.peak_position)
     }
 
     /// XProf's `logicalBufferSpans`: every buffer an event names that got a
@@ -449,6 +443,38 @@ impl Simulation {
             .collect();
         spans.sort_unstable_by_key(|&(slot, span)| (span.start, slot));
         spans
+    }
+}
+
+/// The buffers on XProf's live list after event `position`, in list order,
+/// each shown as XProf shows it: a root whose freed memory a share revived
+/// appears as its latest sharer.
+fn live_at(pushes: &[Push], revivals: &[Revival], position: usize) -> Vec<usize> {
+    let mut shown: FxHashMap<usize, usize> = FxHashMap::default();
+    for revival in revivals.iter().take_while(|r| r.event <= position) {
+        shown.insert(revival.root, revival.sharer);
+    }
+    pushes
+        .iter()
+        .filter(|p| p.event <= position && p.removed_at.is_none_or(|r| r > position))
+        .map(|p| shown.get(&p.slot).copied().unwrap_or(p.slot))
+        .collect()
+}
+
+/// XProf's live list over a whole replay, kept so that the live set at any
+/// point of program order (`--at`) comes from the same bookkeeping as the
+/// peak's.
+#[derive(Debug, Clone, Default)]
+pub struct LiveHistory {
+    pushes: Vec<Push>,
+    revivals: Vec<Revival>,
+}
+
+impl LiveHistory {
+    /// The temporaries live after event `position`, as slots of the
+    /// assignment's logical buffers (always-live buffers are not on the list).
+    pub fn live_at(&self, position: usize) -> Vec<usize> {
+        live_at(&self.pushes, &self.revivals, position)
     }
 }
 
@@ -530,6 +556,7 @@ fn buffer_at_peak(index: &Index, slot: usize) -> BufferAtPeak {
         stack: instruction.source.map(|s| s.stack).filter(|s| !s.is_empty()),
         allocation: index.allocation_of(buffer).index,
         offset: buffer.offset,
+        listed_by_xprof: true,
     }
 }
 
@@ -542,7 +569,9 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     // logical buffer stands for it (XProf's choice), and the allocation's size
     // joins the baseline added to every point of the heap series. XProf
     // lists them among the buffers at the peak only in HBM (colour 0): in
-    // other memory spaces XLA does not place them during assignment.
+    // other memory spaces XLA does not place them during assignment. xmem
+    // lists them everywhere, so the buffers at the peak add up to the peak,
+    // and marks the ones XProf leaves out.
     let mut at_peak = Vec::new();
     let mut baseline = 0i64;
     let mut breakdown = HeapBreakdown::default();
@@ -562,18 +591,17 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 Category::Output => breakdown.outputs = breakdown.outputs.saturating_add(allocation.size),
                 _ => breakdown.constants = breakdown.constants.saturating_add(allocation.size),
             }
-            if color == 0 {
-                at_peak.push(buffer_at_peak(index, slot));
-            }
+            at_peak.push(BufferAtPeak { listed_by_xprof: color == 0, ..buffer_at_peak(index, slot) });
         }
     }
     if color != 0 && baseline > 0 {
         notes.push(
-            "parameters, outputs and constants count towards this memory space's peak but are not listed \
-             among its buffers at the peak (XProf lists them for HBM only)"
+            "parameters, outputs and constants are listed among this memory space's buffers at the peak; \
+             XProf lists them for HBM only (JSON: listed_by_xprof false)"
                 .to_string(),
         );
     }
+    let always_live_count = at_peak.len();
     breakdown.thread_local = sum_bytes(allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size));
 
     let total_allocation_bytes: i64 = sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size));
@@ -584,6 +612,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     let mut unpadded_heap_bytes = Vec::new();
     let mut instructions = Vec::new();
     let mut lifetimes = Vec::new();
+    let mut live_history = LiveHistory::default();
     let (mut peak, mut peak_unpadded, mut peak_position, mut peak_instruction) = (0, 0, 0, None);
     let status = match trace_index.and_then(|i| assignment.heap_traces.get(i).map(|t| (i, t))) {
         Some((trace_number, trace)) => {
@@ -620,6 +649,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                     end: span.end,
                     offset: memory.offset,
                     size_bytes: memory.size,
+                    category: category(index.allocation_of(memory)),
                 });
             }
             peak = sim.peak;
@@ -641,11 +671,9 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                     names.entry(i).or_insert_with(name).clone()
                 })
                 .collect();
-            if sim.error.is_some() {
-                TraceStatus::Broken
-            } else {
-                TraceStatus::Simulated
-            }
+            let status = if sim.error.is_some() { TraceStatus::Broken } else { TraceStatus::Simulated };
+            live_history = LiveHistory { pushes: sim.pushes, revivals: sim.revivals };
+            status
         }
         None if temporary_allocations => {
             notes.push(
@@ -690,11 +718,21 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         unpadded_heap_bytes,
         instructions,
         at_peak,
+        always_live_count,
+        live_history,
         lifetimes,
         max_scoped_vmem_bytes: None,
         max_scoped_vmem_instruction: None,
         notes,
+        attribution: Default::default(),
     }
+}
+
+/// Logical buffers by their place in the assignment, described as
+/// [`BufferAtPeak`]s; places the assignment does not hold are left out.
+pub fn describe(assignment: &BufferAssignment, slots: &[usize]) -> Vec<BufferAtPeak> {
+    let index = Index::new(assignment);
+    slots.iter().filter(|&&slot| slot < assignment.logical_buffers.len()).map(|&slot| buffer_at_peak(&index, slot)).collect()
 }
 
 #[cfg(test)]

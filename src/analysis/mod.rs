@@ -3,9 +3,11 @@
 //! renderer serialises as `xmem.report/1`.
 
 pub mod allocator_timeline;
+pub mod attribution;
 pub mod device_memory;
 pub mod drawing;
 pub mod heap_simulation;
+pub mod hints;
 pub mod select;
 
 use std::sync::Arc;
@@ -72,6 +74,11 @@ pub struct ModuleReport {
     /// Why the module could not be analysed (no buffer assignment), if so.
     pub problem: Option<String>,
     pub memory_spaces: Vec<MemorySpaceReport>,
+    /// Entry parameters that could be donated to an output of the same shape.
+    pub donation_candidates: Vec<hints::DonationCandidate>,
+    /// What the user asked for that this module cannot show (`--at` past its trace).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl ModuleReport {
@@ -164,6 +171,12 @@ pub struct MemorySpaceReport {
     pub instructions: Vec<Arc<str>>,
     /// Always-live buffers first, then temporaries in program order.
     pub at_peak: Vec<BufferAtPeak>,
+    /// How many of `at_peak` are always live (they lead the list).
+    #[serde(skip)]
+    pub always_live_count: usize,
+    /// XProf's live list through the replay, for the live set at any point (`--at`).
+    #[serde(skip)]
+    pub live_history: heap_simulation::LiveHistory,
     /// XProf's `logicalBufferSpans`: per buffer an event names, from the
     /// event that made it live to the one that freed it (a buffer sharing a
     /// freed buffer's memory ends at its own FREE), by start; with the place
@@ -174,6 +187,8 @@ pub struct MemorySpaceReport {
     pub max_scoped_vmem_bytes: Option<i64>,
     pub max_scoped_vmem_instruction: Option<String>,
     pub notes: Vec<String>,
+    #[serde(flatten)]
+    pub attribution: attribution::Attribution,
 }
 
 impl MemorySpaceReport {
@@ -188,7 +203,15 @@ impl MemorySpaceReport {
     /// The buffers at the peak as a table shows them: the `top` largest of at
     /// least 16 KiB, then the rest and the small ones summed, as XProf folds them.
     pub fn largest_buffers(&self, top: usize) -> BufferTable<'_> {
-        let mut buffers: Vec<&BufferAtPeak> = self.at_peak.iter().collect();
+        BufferTable::of(&self.at_peak, top)
+    }
+}
+
+impl<'a> BufferTable<'a> {
+    /// The `top` largest of `buffers` of at least 16 KiB, then the rest and
+    /// the small ones summed.
+    pub fn of(buffers: &'a [BufferAtPeak], top: usize) -> Self {
+        let mut buffers: Vec<&BufferAtPeak> = buffers.iter().collect();
         buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.logical_buffer_id.cmp(&b.logical_buffer_id)));
         let (large, small): (Vec<_>, Vec<_>) =
             buffers.into_iter().partition(|b| b.size_bytes >= heap_simulation::SMALL_BUFFER_BYTES);
@@ -230,6 +253,9 @@ pub struct BufferAtPeak {
     pub stack: Option<String>,
     pub allocation: i64,
     pub offset: i64,
+    /// XProf's Memory Viewer lists this buffer among its buffers at the
+    /// peak; it leaves out always-live buffers outside HBM.
+    pub listed_by_xprof: bool,
 }
 
 impl BufferAtPeak {
@@ -248,16 +274,25 @@ pub struct Lifetime {
     pub end: usize,
     pub offset: i64,
     pub size_bytes: i64,
+    /// The category of the buffer's allocation, for the chart's colours.
+    #[serde(skip)]
+    pub category: Category,
 }
 
-pub fn analyze_module(module: &Module) -> ModuleReport {
-    let (problem, memory_spaces) = match &module.buffer_assignment {
+pub fn analyze_module(module: &Module, options: &attribution::Options) -> ModuleReport {
+    let mut notes = Vec::new();
+    let (problem, memory_spaces, donation) = match &module.buffer_assignment {
         Ok(assignment) => {
-            let spaces =
+            let mut spaces =
                 heap_simulation::analyze(assignment, &module.layout_memory_spaces, module.max_scoped_vmem.as_ref());
-            (None, spaces)
+            for space in &mut spaces {
+                if let Err(note) = attribution::attribute(space, assignment, options) {
+                    notes.push(format!("{} (color {}): {note}", space.name, space.color));
+                }
+            }
+            (None, spaces, hints::donation_candidates(&module.entry_interface, assignment))
         }
-        Err(reason) => (Some(reason.clone()), Vec::new()),
+        Err(reason) => (Some(reason.clone()), Vec::new(), Vec::new()),
     };
     ModuleReport {
         name: module.name.clone(),
@@ -267,6 +302,8 @@ pub fn analyze_module(module: &Module) -> ModuleReport {
         entry_signature: module.entry_signature.clone(),
         problem,
         memory_spaces,
+        donation_candidates: donation,
+        notes,
     }
 }
 
@@ -277,8 +314,15 @@ JAX on CPU records none, and TensorFlow records them only with host_tracer_level
 /// Analyses every module and allocator of every capture; modules largest
 /// peak first, allocators by host and name.
 pub fn analyze(captures: &[Capture]) -> Report {
-    let mut modules: Vec<ModuleReport> =
-        captures.iter().flat_map(|c| c.modules.par_iter().map(analyze_module).collect::<Vec<_>>()).collect();
+    analyze_with(captures, &attribution::Options::default())
+}
+
+/// [`analyze`], with the groupings, program point and peaks `options` ask for.
+pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Report {
+    let mut modules: Vec<ModuleReport> = captures
+        .iter()
+        .flat_map(|c| c.modules.par_iter().map(|m| analyze_module(m, options)).collect::<Vec<_>>())
+        .collect();
     modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
     let mut allocators: Vec<AllocatorReport> = captures
         .iter()

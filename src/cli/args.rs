@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::render::text::Detail;
-use crate::units::{parse_size, Growth};
+use crate::units::{parse_percentage, parse_size, Growth};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -44,6 +44,15 @@ pub enum Format {
     Json,
     Markdown,
     Html,
+    /// profile.proto, gzip-compressed, of the live set at each peak (report only; needs -o).
+    Pprof,
+}
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> String {
+        self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+    }
 }
 
 /// How inputs are found and read.
@@ -117,10 +126,34 @@ pub struct ReportArgs {
     pub selection: Selection,
 
     #[command(flatten)]
+    pub attribution: AttributionOptions,
+
+    #[command(flatten)]
     pub input: InputOptions,
 
     #[command(flatten)]
     pub output: OutputOptions,
+}
+
+/// Who owns the memory, and at which point of the program.
+#[derive(Debug, Clone, Args)]
+pub struct AttributionOptions {
+    /// Group buffers by the first N scopes of their op name (`jit(step)/jvp(model)` is 2); default: the whole op name.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub op_depth: Option<u64>,
+
+    /// Also show the live set after this heap-simulator event (the number the peak's "at event N" gives), or at this
+    /// instruction (its event where the heap is highest), in every memory space whose trace has it.
+    #[arg(long, value_name = "EVENT|INSTRUCTION")]
+    pub at: Option<String>,
+
+    /// Also show the N largest distinct peaks of each memory space (see --peak-drop), each with its live set.
+    #[arg(long, value_name = "N")]
+    pub peaks: Option<usize>,
+
+    /// Two peaks are distinct when the heap falls between them by at least this share of the earlier one.
+    #[arg(long, value_name = "PCT", default_value = "10%", value_parser = parse_percentage)]
+    pub peak_drop: f64,
 }
 
 #[derive(Debug, Args)]

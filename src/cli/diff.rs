@@ -6,8 +6,8 @@ use crate::diff::{self, Diff, Limit, Verdict};
 use crate::render::{self, json, text};
 
 pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
-    if args.output.format == Format::Html {
-        anyhow::bail!("diff: --format html is not available; use text, markdown or json");
+    if matches!(args.output.format, Format::Html | Format::Pprof) {
+        anyhow::bail!("diff: --format {} is not available; use text, markdown or json", args.output.format.name());
     }
     let diff = build(&args)?;
     let mut out = output::open(args.output.output.as_deref())?;
@@ -25,8 +25,9 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
 /// The comparison the arguments ask for, with its verdict, before it is written.
 pub fn build(args: &DiffArgs) -> anyhow::Result<Diff> {
     let filter = output::module_filter(&args.selection)?;
-    let base = output::usable_report(std::slice::from_ref(&args.base), &args.input)?;
-    let new = output::usable_report(std::slice::from_ref(&args.new), &args.input)?;
+    let options = Default::default();
+    let base = output::usable_report(std::slice::from_ref(&args.base), &args.input, &options)?;
+    let new = output::usable_report(std::slice::from_ref(&args.new), &args.input, &options)?;
     if base.device_memory.is_empty() != new.device_memory.is_empty() {
         let (profile, other) =
             if base.device_memory.is_empty() { (&args.new, &args.base) } else { (&args.base, &args.new) };
@@ -48,11 +49,11 @@ pub fn build(args: &DiffArgs) -> anyhow::Result<Diff> {
     Ok(diff::compare(&base, &new, &limits))
 }
 
-/// HTML has no diff page: it is written as text.
+/// HTML and pprof have no diff form: they are written as text.
 pub fn write(out: &mut dyn Write, format: Format, diff: &Diff, detail: text::Detail) -> io::Result<()> {
     match format {
         Format::Json => json::write(out, diff),
         Format::Markdown => render::diff::write(out, text::Flavor::Markdown, diff, detail),
-        Format::Text | Format::Html => render::diff::write(out, text::Flavor::Text, diff, detail),
+        Format::Text | Format::Html | Format::Pprof => render::diff::write(out, text::Flavor::Text, diff, detail),
     }
 }

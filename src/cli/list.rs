@@ -11,7 +11,9 @@ pub fn run(args: ListArgs) -> anyhow::Result<Outcome> {
     let written = match args.format {
         Format::Json => json::write(&mut out, &contents),
         Format::Markdown => list::write(&mut out, crate::render::text::Flavor::Markdown, &contents),
-        Format::Text | Format::Html => list::write(&mut out, crate::render::text::Flavor::Text, &contents),
+        Format::Text | Format::Html | Format::Pprof => {
+            list::write(&mut out, crate::render::text::Flavor::Text, &contents)
+        }
     };
     output::finish(written, &mut out)?;
     Ok(Outcome::Success)

@@ -121,7 +121,9 @@ pub fn flavor(format: Format) -> anyhow::Result<Option<Flavor>> {
         Format::Text => Ok(Some(Flavor::Text)),
         Format::Markdown => Ok(Some(Flavor::Markdown)),
         Format::Json => Ok(None),
-        Format::Html => anyhow::bail!("--format html is not available for oom; use text, markdown or json"),
+        Format::Html | Format::Pprof => {
+            anyhow::bail!("--format {} is not available for oom; use text, markdown or json", format.name())
+        }
     }
 }
 

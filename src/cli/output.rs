@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use super::args::{InputOptions, Selection};
 use super::progress;
-use crate::analysis::{self, select, Report};
+use crate::analysis::{self, attribution, select, Report};
 use crate::ingest::{self, ReadOptions};
 use crate::model::Capture;
 
@@ -51,9 +51,14 @@ pub fn finish(result: io::Result<()>, out: &mut dyn Write) -> anyhow::Result<()>
 /// Loads and analyses the inputs, keeping the modules and memory spaces that
 /// `--module` and `--memory-space` select and the allocator `--allocator`
 /// selects; an input with nothing to analyse is an error that says why.
-pub fn selected_report(paths: &[PathBuf], selection: &Selection, input: &InputOptions) -> anyhow::Result<Report> {
+pub fn selected_report(
+    paths: &[PathBuf],
+    selection: &Selection,
+    input: &InputOptions,
+    options: &attribution::Options,
+) -> anyhow::Result<Report> {
     let filter = module_filter(selection)?;
-    let mut report = usable_report(paths, input)?;
+    let mut report = usable_report(paths, input, options)?;
     select(std::slice::from_mut(&mut report), &filter, selection.allocator.as_deref())?;
     Ok(report)
 }
@@ -66,9 +71,13 @@ pub fn module_filter(selection: &Selection) -> anyhow::Result<select::Filter> {
 /// Loads and analyses the inputs as one report. An input with nothing to
 /// analyse is an error rather than a report (or a side of a diff) that is
 /// empty: that would hide a wrong path.
-pub fn usable_report(paths: &[PathBuf], input: &InputOptions) -> anyhow::Result<Report> {
+pub fn usable_report(
+    paths: &[PathBuf],
+    input: &InputOptions,
+    options: &attribution::Options,
+) -> anyhow::Result<Report> {
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
-    let report = analysis::analyze(&captures);
+    let report = analysis::analyze_with(&captures, options);
     match report.nothing_usable() {
         Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
         None => Ok(report),

@@ -17,7 +17,12 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
 
 /// Writes the charts the arguments ask for, calling `saved` with each file written.
 pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path)) -> anyhow::Result<()> {
-    let report = output::selected_report(std::slice::from_ref(&args.input), &args.selection, &args.input_options)?;
+    let report = output::selected_report(
+        std::slice::from_ref(&args.input),
+        &args.selection,
+        &args.input_options,
+        &Default::default(),
+    )?;
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
     let mut names = FileNames::default();
     let mut written = 0;
@@ -38,9 +43,14 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path)) -> anyhow::Re
         let caption = format!("{}: allocation sites by function", snapshot.input);
         let chart = svg::sites::draw(&caption, snapshot, args.selection.top)
             .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
+        let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
         if let Some(chart) = chart {
-            let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
             save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart, &mut saved)?;
+            written += 1;
+        }
+        let caption = format!("{}: live memory by stack", snapshot.input);
+        if let Some(chart) = svg::flame::device_memory(&caption, snapshot)? {
+            save(&args.output.join(names.claim_stem(&stem, ChartKind::Flame)), &chart, &mut saved)?;
             written += 1;
         }
     }

@@ -9,6 +9,7 @@
 
 pub mod allocators;
 pub mod device_memory;
+pub mod groups;
 pub mod limits;
 pub mod programs;
 

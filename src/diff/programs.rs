@@ -39,6 +39,8 @@ pub struct MemorySpaceDiff {
     pub buffers: Vec<BufferDiff>,
     /// Buffers at the peak found in both runs with the same size.
     pub unchanged_buffers: usize,
+    /// The change of the peak by source line, op name and category.
+    pub groups: super::groups::GroupChanges,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -250,6 +252,7 @@ fn compare_module(
                 },
                 buffers,
                 unchanged_buffers,
+                groups: super::groups::GroupChanges::between(b, n),
             })
         })
         .collect()

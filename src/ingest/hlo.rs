@@ -8,15 +8,16 @@ use prost::Message;
 use rustc_hash::FxHashMap;
 
 use super::proto::xla::{
-    BufferAssignmentWithoutTraces, HloInstructionProto, LogicalBufferProto, ProgramShapeProto, StackFrameIndexProto,
+    BufferAssignmentWithoutTraces, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto,
+    ProgramShapeProto, ShapeProto, StackFrameIndexProto,
 };
 use super::wire::{Walker, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
 use crate::id_index::IdIndex;
 use crate::model::{
-    Allocation, BufferAssignment, HeapEvent, HeapEventKind, HeapTrace, Instruction, LogicalBuffer, Module,
-    ScopedAllocation, SourceLocation,
+    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
+    LogicalBuffer, Module, ScopedAllocation, SourceLocation,
 };
 
 /// What to tell a user whose proto has no buffer assignment.
@@ -149,6 +150,7 @@ fn decode_module_parts(
     let mut stack_frames = None;
     let mut layout_memory_spaces = Vec::new();
     let mut max_scoped_vmem: Option<ScopedAllocation> = None;
+    let mut entry_interface = EntryInterface::default();
     for field in walker.fields(module) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
@@ -160,12 +162,29 @@ fn decode_module_parts(
                     Error::malformed(path, Some(field.offset), format!("HloModuleProto host_program_shape: {e}"))
                 })?;
                 entry_signature = signature(&decoded);
+                entry_interface.parameters =
+                    decoded.parameters.iter().map(xla_shape::human_string_with_layout).collect();
+                entry_interface.results = decoded.result.as_ref().map(result_elements).unwrap_or_default();
                 for shape in walker.fields(program_shape) {
                     let shape = shape.map_err(|e| wire_error(path, e))?;
                     if let (1 | 2, Some(shape)) = (shape.number, shape.as_bytes()) {
                         layout_spaces(walker, shape, &mut layout_memory_spaces, 0).map_err(|e| wire_error(path, e))?;
                     }
                 }
+            }
+            (8, Some(b)) => {
+                let decoded = HloInputOutputAliasProto::decode(b).map_err(|e| {
+                    Error::malformed(path, Some(field.offset), format!("HloModuleProto input_output_alias: {e}"))
+                })?;
+                entry_interface.aliases = decoded
+                    .entries
+                    .into_iter()
+                    .map(|entry| InputOutputAlias {
+                        output_index: entry.output_shape_index,
+                        parameter_number: entry.parameter_number,
+                        parameter_index: entry.parameter_shape_index,
+                    })
+                    .collect();
             }
             (17, Some(b)) => {
                 let at = field.offset;
@@ -218,6 +237,7 @@ fn decode_module_parts(
         entry_computation,
         entry_signature,
         layout_memory_spaces,
+        entry_interface,
         buffer_assignment,
         max_scoped_vmem,
     })
@@ -249,6 +269,15 @@ fn scoped_vmem_bytes(config: &[u8]) -> i64 {
         .map(|entry| int(entry, "size"))
         .max()
         .unwrap_or(0)
+}
+
+/// The result's top-level elements with their output index, or the result
+/// itself when it is not a tuple.
+fn result_elements(result: &ShapeProto) -> Vec<(Vec<i64>, String)> {
+    if !xla_shape::is_tuple(result) {
+        return vec![(Vec::new(), xla_shape::human_string_with_layout(result))];
+    }
+    (0i64..).zip(&result.tuple_shapes).map(|(i, shape)| (vec![i], xla_shape::human_string_with_layout(shape))).collect()
 }
 
 /// Shapes nest (tuples of tuples); a corrupt proto could nest them without
@@ -380,6 +409,8 @@ fn convert_assignment(
             is_thread_local: allocation.is_thread_local,
             is_tuple: allocation.is_tuple,
             is_entry_computation_parameter: allocation.is_entry_computation_parameter,
+            parameter_number: allocation.parameter_number,
+            parameter_shape_index: allocation.parameter_shape_index.clone(),
             is_constant: allocation.is_constant,
             maybe_live_out: allocation.maybe_live_out,
             assigned: allocation.assigned.iter().map(|a| a.logical_buffer_id).collect(),

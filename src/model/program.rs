@@ -18,6 +18,8 @@ pub struct Module {
     /// Memory spaces named in layouts (`S(n)`) of instruction or entry shapes,
     /// so a memory space with no buffer of its own colour is still listed.
     pub layout_memory_spaces: Vec<i64>,
+    /// Entry parameter and result shapes and the aliases between them.
+    pub entry_interface: EntryInterface,
     /// `Err` when the proto carries no buffer assignment; the string says
     /// what was missing and how to get a complete proto.
     pub buffer_assignment: Result<BufferAssignment, String>,
@@ -40,6 +42,26 @@ impl Module {
     pub fn display_name(&self) -> String {
         format!("{}({})", self.name, self.program_id)
     }
+}
+
+/// What goes in and out of the entry computation, for donation hints.
+#[derive(Debug, Clone, Default)]
+pub struct EntryInterface {
+    /// Shape with layout of each entry parameter, by parameter number.
+    pub parameters: Vec<String>,
+    /// Shape with layout of each top-level result element with its output
+    /// index (`[i]`), or of the whole result (`[]`) when it is not a tuple.
+    pub results: Vec<(Vec<i64>, String)>,
+    /// Outputs that reuse a parameter's buffer (`input_output_alias`).
+    pub aliases: Vec<InputOutputAlias>,
+}
+
+/// An output that may be written into a (donated) parameter's buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputOutputAlias {
+    pub output_index: Vec<i64>,
+    pub parameter_number: i64,
+    pub parameter_index: Vec<i64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -97,6 +119,10 @@ pub struct Allocation {
     pub is_thread_local: bool,
     pub is_tuple: bool,
     pub is_entry_computation_parameter: bool,
+    /// For an entry parameter's allocation: which parameter, and which
+    /// element of it (empty for the whole parameter).
+    pub parameter_number: i64,
+    pub parameter_shape_index: Vec<i64>,
     pub is_constant: bool,
     pub maybe_live_out: bool,
     /// Logical buffer ids in the order the proto lists them.

@@ -24,6 +24,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, report: &DeviceMemoryReport, t
     devices.add_rows(device_rows(report));
     align_right(&mut devices, &DEVICE_NUMBERS);
     writeln!(out, "{devices}")?;
+    super::attribution::write_device_memory_groups(out, flavor, report, top)?;
 
     writeln!(out)?;
     writeln!(out, "{}", sites_title(report, top))?;

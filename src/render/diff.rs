@@ -102,6 +102,7 @@ fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, t
             relative_change(delta)
         ),
     )?;
+    super::attribution::write_group_changes(out, flavor, &space.groups, top)?;
     let shown = if space.buffers.len() > top { format!(" (top {top})") } else { String::new() };
     writeln!(
         out,

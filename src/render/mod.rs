@@ -1,10 +1,12 @@
 //! Printers: they format what analysis produced and compute nothing.
 
+pub mod attribution;
 pub mod device_memory;
 pub mod diff;
 pub mod html;
 pub mod json;
 pub mod list;
 pub mod oom;
+pub mod pprof_export;
 pub mod svg;
 pub mod text;

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use comfy_table::{presets, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
-use super::device_memory;
+use super::{attribution, device_memory};
 use crate::analysis::allocator_timeline::RowTable;
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
@@ -266,6 +266,7 @@ fn write_allocator(out: &mut dyn Write, flavor: Flavor, allocator: &AllocatorRep
         fact(out, flavor, label, &value)?;
     }
     if !allocator.at_peak.is_empty() || allocator.unattributed_at_peak_bytes != 0 {
+        attribution::write_allocator_groups(out, flavor, allocator, detail.top)?;
         let rows = allocator.largest_rows(detail.top);
         writeln!(out, "\n{}", allocation_table_title(allocator, &rows))?;
         if flavor == Flavor::Markdown {
@@ -360,8 +361,9 @@ fn write_module(out: &mut dyn Write, flavor: Flavor, module: &ModuleReport, deta
         }
         heading(out, flavor, 2, &space_heading(module, space))?;
         write_space(out, flavor, space, detail)?;
+        attribution::write_space_extras(out, flavor, space, detail.top)?;
     }
-    Ok(())
+    attribution::write_module_hints(out, flavor, module)
 }
 
 /// `jit_step(22) · hbm (color 0)`, with the trace when a colour has several.
@@ -487,14 +489,19 @@ fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, d
     if space.at_peak.is_empty() {
         return Ok(());
     }
-    writeln!(out)?;
+    attribution::write_space_groups(out, flavor, space, detail.top)?;
     let buffers = space.largest_buffers(detail.top);
-    writeln!(out, "{}", buffer_table_title(space, &buffers))?;
+    write_buffer_table(out, flavor, &buffer_table_title(space, &buffers), &buffers)
+}
+
+/// A table of buffers under its title, after a blank line.
+pub fn write_buffer_table(out: &mut dyn Write, flavor: Flavor, title: &str, buffers: &BufferTable) -> io::Result<()> {
+    writeln!(out, "\n{title}")?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
     let mut t = table(flavor, buffer_header(flavor));
-    for row in buffer_rows(flavor, &buffers) {
+    for row in buffer_rows(flavor, buffers) {
         t.add_row(row);
     }
     align_right(&mut t, &BUFFER_NUMBERS);

@@ -95,6 +95,19 @@ pub fn mib_to_bytes(mib: &Value) -> i64 {
     (mib.as_f64().unwrap_or(0.0) * 1_048_576.0).round() as i64
 }
 
+/// `193,604,044`, as inferno prints counts.
+pub fn thousands(n: i64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Every oracle file of a workload: `<module>(<id>).memory_space_<color>.json`.
 pub fn oracles(workload: &str) -> Vec<Oracle> {
     let dir = fixture(workload).join("oracle/memory_viewer");
@@ -128,17 +141,22 @@ pub fn oracle_for_title<'a>(oracles: &'a [Oracle], title: &str) -> &'a Oracle {
 
 /// The charts xmem should draw for a memory space, judged from XProf's output:
 /// a timeline when there are heap-simulator events, the buffers at the peak
-/// when anything is live there, the lifetimes when buffers have spans.
+/// when anything is live there, the lifetimes when buffers have spans, the
+/// flame graph of the peak when anything is live there.
 pub fn expected_charts(oracle: &Oracle) -> Vec<&'static str> {
     let mut charts = Vec::new();
     if oracle.heap_points() >= 2 {
         charts.push("timeline");
     }
-    if oracle.json["maxHeap"].as_array().is_some_and(|b| !b.is_empty()) {
+    let live_at_peak = oracle.json["maxHeap"].as_array().is_some_and(|b| !b.is_empty());
+    if live_at_peak {
         charts.push("peak");
     }
     if oracle.has_spans() {
         charts.push("lifetimes");
+    }
+    if live_at_peak {
+        charts.push("flame");
     }
     charts
 }
