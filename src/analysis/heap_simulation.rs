@@ -899,7 +899,7 @@ mod tests {
     }
 
     #[test]
-    fn always_live_buffers_are_listed_at_the_peak_only_in_hbm() {
+    fn always_live_buffers_outside_hbm_are_listed_but_not_as_xprof_lists_them() {
         let mut host = assignment(&[100, 10], vec![event(Alloc, 1, 0), event(Free, 1, 0)]);
         for buffer in &mut host.logical_buffers {
             buffer.color = 5;
@@ -917,7 +917,9 @@ mod tests {
         });
         let space = &analyze(&host, &[], None)[0];
         assert_eq!((space.color, space.peak_bytes), (5, 110));
-        assert_eq!(space.at_peak.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>(), [1]);
+        let listed: Vec<(i64, bool)> = space.at_peak.iter().map(|b| (b.logical_buffer_id, b.listed_by_xprof)).collect();
+        assert_eq!(listed, [(0, false), (1, true)]);
+        assert_eq!(space.at_peak.iter().map(|b| b.size_bytes).sum::<i64>(), space.peak_bytes);
     }
 
     #[test]
