@@ -220,7 +220,7 @@ pub struct BufferAtPeak {
     pub op_name: String,
     /// `file:line` of the innermost Python frame.
     pub source: Option<String>,
-    pub stack: Option<String>,
+    pub stack: Option<Arc<str>>,
     pub allocation: i64,
     pub offset: i64,
 }

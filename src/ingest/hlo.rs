@@ -2,7 +2,9 @@
 //! `*.hlo_proto.pb`, or the `Hlo Proto` stat inside an xplane) into a
 //! [`Module`].
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
 use prost::Message;
 use rustc_hash::FxHashMap;
@@ -133,7 +135,7 @@ fn decode_module_parts(
     let mut entry_signature = String::new();
     let mut module_id = None;
     let mut stack_frames = None;
-    let mut layout_memory_spaces = Vec::new();
+    let mut layout_memory_spaces = BTreeSet::new();
     for field in walker.fields(module) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
@@ -184,7 +186,6 @@ fn decode_module_parts(
             _ => {}
         }
     }
-    layout_memory_spaces.sort_unstable();
     let buffer_assignment = match assignment {
         Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref())),
         None => Err(NO_BUFFER_ASSIGNMENT.to_string()),
@@ -194,7 +195,7 @@ fn decode_module_parts(
         program_id: program_id.or(module_id),
         entry_computation,
         entry_signature,
-        layout_memory_spaces,
+        layout_memory_spaces: layout_memory_spaces.into_iter().collect(),
         buffer_assignment,
     })
 }
@@ -206,7 +207,7 @@ const MAX_SHAPE_DEPTH: usize = 64;
 /// Adds every non-zero `S(n)` memory space of a ShapeProto's layouts
 /// (`ShapeProto.layout` = 5 → `LayoutProto.memory_space` = 8; tuple
 /// elements are `ShapeProto.tuple_shapes` = 4), without decoding the shape.
-fn layout_spaces(walker: Walker, shape: &[u8], spaces: &mut Vec<i64>, depth: usize) -> Result<(), WireError> {
+fn layout_spaces(walker: Walker, shape: &[u8], spaces: &mut BTreeSet<i64>, depth: usize) -> Result<(), WireError> {
     if depth > MAX_SHAPE_DEPTH {
         return Ok(());
     }
@@ -218,9 +219,8 @@ fn layout_spaces(walker: Walker, shape: &[u8], spaces: &mut Vec<i64>, depth: usi
                 for part in walker.fields(layout) {
                     let part = part?;
                     if let (8, Some(space)) = (part.number, part.as_u64()) {
-                        let space = space as i64;
-                        if space != 0 && !spaces.contains(&space) {
-                            spaces.push(space);
+                        if space != 0 {
+                            spaces.insert(space as i64);
                         }
                     }
                 }
@@ -245,7 +245,8 @@ fn signature(shape: &ProgramShapeProto) -> String {
 struct DefiningInstructions {
     /// Instruction id → slot in `elements` and `instructions`.
     slots: IdIndex,
-    /// Per instruction, the tuple elements its buffers need shapes for.
+    /// Per instruction, the tuple elements its buffers need shapes for,
+    /// sorted and distinct (an instruction may define thousands).
     elements: Vec<Vec<Option<i64>>>,
     /// Filled as the instructions are found; `None` for an id no
     /// instruction has (a corrupt proto).
@@ -261,8 +262,16 @@ struct DefiningInstruction {
     source_line: i32,
     stack_frame_id: i32,
     /// Shape with layout and unpadded size, per tuple element buffers use
-    /// (`None`: the whole shape).
+    /// (`None`: the whole shape), in the order of `elements`.
     shapes: Vec<(Option<i64>, String, i64)>,
+}
+
+impl DefiningInstruction {
+    /// The shape and unpadded size of one tuple element (`None`: the whole shape).
+    fn shape_of(&self, element: Option<i64>) -> Option<&(Option<i64>, String, i64)> {
+        let at = self.shapes.binary_search_by_key(&element, |(e, _, _)| *e).ok()?;
+        self.shapes.get(at)
+    }
 }
 
 impl DefiningInstructions {
@@ -276,10 +285,12 @@ impl DefiningInstructions {
         for location in buffers.filter_map(|b| b.defined_at.as_ref()) {
             let element = location.shape_index.last().copied();
             if let Some(wanted) = slots.get(location.instruction_id).and_then(|slot| elements.get_mut(slot)) {
-                if !wanted.contains(&element) {
-                    wanted.push(element);
-                }
+                wanted.push(element);
             }
+        }
+        for wanted in &mut elements {
+            wanted.sort_unstable();
+            wanted.dedup();
         }
         let instructions = (0..ids.len()).map(|_| None).collect();
         DefiningInstructions { slots, elements, instructions }
@@ -339,8 +350,7 @@ fn convert_assignment(
             let Some(instruction) = defining.slots.get(defined_at.instruction_id) else { continue };
             let element = defined_at.shape_index.last().copied();
             let found = defining.instructions.get(instruction).and_then(Option::as_ref);
-            let Some((_, shape, unpadded_size)) = found.and_then(|d| d.shapes.iter().find(|(e, _, _)| *e == element))
-            else {
+            let Some((_, shape, unpadded_size)) = found.and_then(|d| d.shape_of(element)) else {
                 continue;
             };
             let buffer = LogicalBuffer {
@@ -364,12 +374,22 @@ fn convert_assignment(
             }
         }
     }
+    // Instructions share stacks (a layer's ops all point at one frame): each
+    // frame's stack is built once and shared, or a deep stack would be
+    // rebuilt and stored again for every instruction under it.
+    let mut stacks: HashMap<i32, Arc<str>> = HashMap::new();
     out.instructions = defining
         .instructions
         .into_iter()
         .map(|d| {
             let d = d.unwrap_or_default();
-            let stack = stack_frames.map(|index| build_stack(index, d.stack_frame_id)).unwrap_or_default();
+            let stack = match stack_frames {
+                Some(index) => stacks
+                    .entry(d.stack_frame_id)
+                    .or_insert_with(|| build_stack(index, d.stack_frame_id).into())
+                    .clone(),
+                None => Arc::from(""),
+            };
             Instruction {
                 name: d.name,
                 opcode: d.opcode,
@@ -384,7 +404,7 @@ fn convert_assignment(
 
 /// XProf's rule: the innermost stack frame wins when it names a file and a
 /// non-zero line; otherwise the metadata's own source_file and source_line.
-fn source_location(file: String, line: i32, stack: String) -> Option<SourceLocation> {
+fn source_location(file: String, line: i32, stack: Arc<str>) -> Option<SourceLocation> {
     if let Some(first) = stack.lines().next() {
         let mut parts = first.split(':');
         if let (Some(frame_file), Some(frame_line)) = (parts.next(), parts.next()) {
