@@ -1,15 +1,33 @@
-//! Writes a synthetic profile for the scaling benchmark (`bench/scaling.sh`):
-//! `cargo run --release --example synthesize -- OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS`.
+//! Writes synthetic inputs for the scaling benchmarks:
+//! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
+//! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists the names).
 
 #[path = "../benches/support/synthetic.rs"]
 mod synthetic;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [out, modules, live_at_peak, transient, host_events] = args.as_slice() else {
-        return Err("usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS".into());
-    };
-    let size = synthetic::ModuleSize { live_at_peak: live_at_peak.parse()?, transient: transient.parse()? };
-    std::fs::write(out, synthetic::xspace(modules.parse()?, size, host_events.parse()?))?;
+    match args.as_slice() {
+        [shape, name, n, out] if shape == "shape" => {
+            let Some(shape) = synthetic::HOSTILE_SHAPES.iter().find(|s| s.name == name) else {
+                return Err(format!("no shape named {name}; try `synthesize shape`").into());
+            };
+            std::fs::write(out, (shape.generate)(n.parse()?))?;
+        }
+        [shape] if shape == "shape" => {
+            for shape in synthetic::HOSTILE_SHAPES {
+                println!("{} {}", shape.name, shape.file_name);
+            }
+        }
+        [out, modules, live_at_peak, transient, host_events] => {
+            let size = synthetic::ModuleSize { live_at_peak: live_at_peak.parse()?, transient: transient.parse()? };
+            std::fs::write(out, synthetic::xspace(modules.parse()?, size, host_events.parse()?))?;
+        }
+        _ => {
+            return Err("usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS \
+                        | synthesize shape [NAME N OUT]"
+                .into())
+        }
+    }
     Ok(())
 }

@@ -29,7 +29,8 @@ use crate::model::{Capture, Module};
 pub struct ReadOptions {
     /// In a log directory, the run to read instead of the newest.
     pub run: Option<String>,
-    /// Ceiling on the bytes read or decompressed from any one file.
+    /// Ceiling on the bytes read or decompressed from any one file
+    /// (by default [`source::default_max_input_size`]).
     pub max_input_size: u64,
     /// Where long reads report how far they have got.
     pub progress: Progress,
@@ -37,7 +38,7 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { run: None, max_input_size: 16 << 30, progress: Progress::default() }
+        ReadOptions { run: None, max_input_size: source::default_max_input_size(), progress: Progress::default() }
     }
 }
 

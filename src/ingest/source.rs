@@ -14,6 +14,34 @@ use crate::error::{Error, Result};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// The ceiling on one file's decompressed bytes when none is given: a
+/// quarter of the memory this process can have (what `/proc/meminfo` calls
+/// available, or the address-space limit of `ulimit -v` if lower), between
+/// 256 MiB and 16 GiB. A file is held whole once decompressed and its
+/// analysis needs more again, so a quarter leaves room for both; a fixed
+/// 16 GiB let a 6 MB gzip bomb take all memory and die.
+pub fn default_max_input_size() -> u64 {
+    const FALLBACK: u64 = 4 << 30;
+    let available = memory_available().unwrap_or(FALLBACK);
+    let address_space = address_space_limit().unwrap_or(u64::MAX);
+    (available.min(address_space) / 4).clamp(256 << 20, 16 << 30)
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes (Linux only).
+fn memory_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The soft `Max address space` limit from /proc/self/limits, in bytes.
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find_map(|l| l.strip_prefix("Max address space"))?;
+    line.split_whitespace().next()?.parse().ok()
+}
+
 /// A file's content, decompressed if it was gzip.
 pub struct Contents {
     pub bytes: Bytes,
@@ -118,8 +146,9 @@ pub fn read_stdin(limit: u64) -> Result<Bytes> {
 /// Decompresses `input` (the `compressed` bytes, possibly behind a reader
 /// that reports progress).
 fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Result<Bytes> {
-    // The trailer's ISIZE (size mod 2^32) is only a hint; it is capped so a
-    // forged trailer cannot size a huge allocation.
+    // The trailer's ISIZE (size mod 2^32) is only a hint; it is capped by
+    // what deflate can expand the input to (1032:1) so a forged trailer
+    // cannot size a huge allocation.
     let hint = compressed
         .len()
         .checked_sub(4)
@@ -128,10 +157,17 @@ fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Resul
         .map(|tail| u64::from(u32::from_le_bytes(tail)))
         .unwrap_or(0)
         .min(limit)
+        .min((compressed.len() as u64).saturating_mul(1032))
         .min(1 << 30);
     let mut out = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
     let mut decoder = MultiGzDecoder::new(input).take(limit.saturating_add(1));
-    decoder.read_to_end(&mut out).map_err(|e| Error::malformed(path, None, format!("gzip stream is corrupt: {e}")))?;
+    match decoder.read_to_end(&mut out) {
+        Err(e) if e.kind() == io::ErrorKind::OutOfMemory => {
+            return Err(Error::OutOfMemory { path: path.to_path_buf(), decompressed: out.len() as u64 })
+        }
+        Err(e) => return Err(Error::malformed(path, None, format!("gzip stream is corrupt: {e}"))),
+        Ok(_) => {}
+    }
     if out.len() as u64 > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
     }
