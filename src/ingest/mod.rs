@@ -140,9 +140,25 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
     let mut has_computations = false;
     let mut string_table_opens_empty = None;
     for field in wire::Fields::new(bytes, 0) {
-        let field = field.map_err(|e| {
-            Error::malformed(path, Some(e.offset), format!("not a protobuf message ({}); {EXPECTED}", e.what))
-        })?;
+        let field = match field {
+            Ok(field) => field,
+            Err(e) => {
+                // A file cut short is told by what came before the cut, or
+                // by what there is of a first field the cut runs through.
+                if first_payload.is_none() {
+                    let cut = usize::try_from(e.field_start).ok().and_then(|at| wire::cut_short_field(bytes, at));
+                    first_payload = cut.filter(|(number, _)| *number == 1).map(|(_, partial)| partial);
+                }
+                if first_payload.is_some() || string_table_opens_empty.is_some() {
+                    break;
+                }
+                return Err(Error::malformed(
+                    path,
+                    Some(e.offset),
+                    format!("not a protobuf message ({}); {EXPECTED}", e.what),
+                ));
+            }
+        };
         match (field.number, field.as_bytes()) {
             (1, Some(payload)) if first_payload.is_none() => first_payload = Some(payload),
             (3, Some(_)) => has_computations = true,
@@ -170,11 +186,7 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
 pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
     let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !metadata.is_dir() {
-        return load_bytes(
-            path,
-            source::read(path, options.max_input_size, &options.progress)?.bytes,
-            &options.progress,
-        );
+        return load_contents(path, source::read(path, options.max_input_size, &options.progress)?, &options.progress);
     }
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     match guess_dir(path, options)? {
@@ -187,18 +199,41 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
 
 /// Reads one file's (already decompressed) bytes; `path` names it in errors.
 pub fn load_bytes(path: &Path, bytes: Bytes, progress: &Progress) -> Result<Capture> {
+    load_contents(path, source::Contents { bytes, was_gzip: false, cut_short: None }, progress)
+}
+
+fn load_contents(path: &Path, contents: source::Contents, progress: &Progress) -> Result<Capture> {
+    let source::Contents { bytes, cut_short, .. } = contents;
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     match guess_file(path, &bytes)? {
         FileKind::XSpace => {
-            let contents = xspace::read(path, &bytes, progress)?;
+            let mut contents = xspace::read(path, &bytes, progress)?;
+            capture.warnings.extend(damage_warning(cut_short, contents.damage.take()));
             let pending = add_xspace(path, &bytes, contents, &mut HashSet::new(), &mut capture);
-            decode_embedded(pending, &mut capture);
+            decode_embedded(pending, &mut HashSet::new(), &mut capture);
+            return Ok(capture);
         }
         FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, None)?),
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
     }
+    capture.warnings.extend(damage_warning(cut_short, None));
     Ok(capture)
+}
+
+/// One warning for a damaged file, however many parts are damaged: where
+/// the damage starts, and that what was complete around it is kept.
+fn damage_warning(cut_short: Option<Error>, damage: Option<xspace::Damage>) -> Option<String> {
+    let mut parts: Vec<String> = cut_short.iter().map(Error::to_string).collect();
+    if let Some(damage) = damage {
+        let more = match damage.further {
+            0 => String::new(),
+            1 => " (and 1 more damaged part)".to_string(),
+            n => format!(" (and {n} more damaged parts)"),
+        };
+        parts.push(format!("{}{more}", damage.first));
+    }
+    (!parts.is_empty()).then(|| format!("{}; kept every complete plane and module", parts.join("; ")))
 }
 
 /// Reads every host of a run: the hosts' planes in parallel, then each
@@ -208,14 +243,14 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
     if hosts.is_empty() {
         return Err(Error::unrecognised(dir, "the run directory holds no *.xplane.pb file"));
     }
-    let read: Vec<Result<(Bytes, xspace::XSpaceContents)>> = hosts
+    let read: Vec<Result<(source::Contents, xspace::XSpaceContents)>> = hosts
         .par_iter()
         .map(|host| {
             let contents = source::read(host, options.max_input_size, &options.progress)?;
             match guess_file(host, &contents.bytes)? {
                 FileKind::XSpace => {
                     let xspace = xspace::read(host, &contents.bytes, &options.progress)?;
-                    Ok((contents.bytes, xspace))
+                    Ok((contents, xspace))
                 }
                 FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
                 _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
@@ -227,14 +262,17 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
     let mut last_error = None;
     for (host, read) in hosts.iter().zip(read) {
         match read {
-            Ok((bytes, contents)) => fresh.extend(add_xspace(host, &bytes, contents, &mut seen_program_ids, capture)),
+            Ok((file, mut contents)) => {
+                capture.warnings.extend(damage_warning(file.cut_short, contents.damage.take()));
+                fresh.extend(add_xspace(host, &file.bytes, contents, &mut seen_program_ids, capture));
+            }
             Err(e) => {
                 capture.warnings.push(format!("skipped {e}"));
                 last_error = Some(e);
             }
         }
     }
-    decode_embedded(fresh, capture);
+    decode_embedded(fresh, &mut seen_program_ids, capture);
     match (capture.hosts.is_empty(), last_error) {
         (true, Some(e)) => Err(e),
         _ => Ok(()),
@@ -275,11 +313,17 @@ fn add_xspace<'a>(
         .collect()
 }
 
-fn decode_embedded(pending: Vec<PendingModule>, capture: &mut Capture) {
-    let decoded: Vec<_> =
-        pending.into_par_iter().map(|p| (p.name, hlo::decode(p.host, &p.bytes, p.base, p.program_id))).collect();
-    for (name, module) in decoded {
+/// Decodes the pending modules. One whose program id was not known before
+/// decoding (its host's stat metadata was cut off) is dropped when another
+/// host already gave that program.
+fn decode_embedded(pending: Vec<PendingModule>, seen_program_ids: &mut HashSet<u64>, capture: &mut Capture) {
+    let decoded: Vec<_> = pending
+        .into_par_iter()
+        .map(|p| (p.name, p.program_id.is_none(), hlo::decode(p.host, &p.bytes, p.base, p.program_id)))
+        .collect();
+    for (name, id_was_unknown, module) in decoded {
         match module {
+            Ok(module) if id_was_unknown && module.program_id.is_some_and(|id| !seen_program_ids.insert(id)) => {}
             Ok(module) => capture.modules.push(module),
             Err(e) => capture.warnings.push(format!("skipped module {name}: {e}")),
         }
@@ -291,7 +335,8 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
         .par_iter()
         .map(|file| {
             let module = source::read(file, options.max_input_size, &options.progress)
-                .and_then(|c| hlo::decode(file, &c.bytes, 0, None));
+                .and_then(|c| c.cut_short.map_or(Ok(c.bytes), Err))
+                .and_then(|bytes| hlo::decode(file, &bytes, 0, None));
             (file.clone(), module)
         })
         .collect();

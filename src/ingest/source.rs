@@ -46,6 +46,9 @@ fn address_space_limit() -> Option<u64> {
 pub struct Contents {
     pub bytes: Bytes,
     pub was_gzip: bool,
+    /// A gzip stream that ends early or turns corrupt: `bytes` holds what
+    /// decompressed before it, which may still be worth reading.
+    pub cut_short: Option<Error>,
 }
 
 pub fn is_gzip(bytes: &[u8]) -> bool {
@@ -76,9 +79,10 @@ pub fn read(path: &Path, limit: u64, progress: &Progress) -> Result<Contents> {
     };
     if is_gzip(&raw) {
         progress.start(&format!("decompressing {}", path.display()), raw.len() as u64);
-        Ok(Contents { bytes: gunzip(path, progress.reader(&raw[..]), &raw, limit)?, was_gzip: true })
+        let (bytes, cut_short) = gunzip(path, progress.reader(&raw[..]), &raw, limit)?;
+        Ok(Contents { bytes, was_gzip: true, cut_short })
     } else {
-        Ok(Contents { bytes: raw, was_gzip: false })
+        Ok(Contents { bytes: raw, was_gzip: false, cut_short: None })
     }
 }
 
@@ -137,15 +141,17 @@ pub fn read_stdin(limit: u64) -> Result<Bytes> {
     }
     let bytes = Bytes::from(buf);
     if is_gzip(&bytes) {
-        gunzip(path, &bytes[..], &bytes, limit)
+        let (bytes, cut_short) = gunzip(path, &bytes[..], &bytes, limit)?;
+        cut_short.map_or(Ok(bytes), Err)
     } else {
         Ok(bytes)
     }
 }
 
 /// Decompresses `input` (the `compressed` bytes, possibly behind a reader
-/// that reports progress).
-fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Result<Bytes> {
+/// that reports progress). A stream that ends early or turns corrupt after
+/// some output returns that output and the error.
+fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Result<(Bytes, Option<Error>)> {
     // The trailer's ISIZE (size mod 2^32) is only a hint; it is capped by
     // what deflate can expand the input to (1032:1) so a forged trailer
     // cannot size a huge allocation.
@@ -161,17 +167,27 @@ fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Resul
         .min(1 << 30);
     let mut out = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
     let mut decoder = MultiGzDecoder::new(input).take(limit.saturating_add(1));
-    match decoder.read_to_end(&mut out) {
+    let cut_short = match decoder.read_to_end(&mut out) {
         Err(e) if e.kind() == io::ErrorKind::OutOfMemory => {
             return Err(Error::OutOfMemory { path: path.to_path_buf(), decompressed: out.len() as u64 })
         }
-        Err(e) => return Err(Error::malformed(path, None, format!("gzip stream is corrupt: {e}"))),
-        Ok(_) => {}
-    }
+        Err(e) if out.is_empty() => return Err(Error::malformed(path, None, format!("gzip stream is corrupt: {e}"))),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Some(Error::malformed(
+            path,
+            Some(compressed.len() as u64),
+            format!("gzip stream ends early, after {} bytes decompressed", out.len()),
+        )),
+        Err(e) => Some(Error::malformed(
+            path,
+            None,
+            format!("gzip stream is corrupt after {} bytes decompressed: {e}", out.len()),
+        )),
+        Ok(_) => None,
+    };
     if out.len() as u64 > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
     }
-    Ok(Bytes::from(out))
+    Ok((Bytes::from(out), cut_short))
 }
 
 #[cfg(test)]
