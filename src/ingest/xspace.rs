@@ -194,7 +194,7 @@ fn read_plane<'f>(
     let cut = match (error, cut_short) {
         (Some(e), Some(how)) => Some(Error::malformed(
             path,
-            Some(e.offset),
+            Some(e.field_start),
             format!("XSpace: plane {} ends early ({how}); its first incomplete part: {}", parts.name, e.what),
         )),
         (Some(e), None) => Some(wire_error(path, e)),
@@ -224,9 +224,10 @@ fn read_plane<'f>(
 /// `whole` is the file as `Bytes`, so the embedded HloProtos are decoded as
 /// zero-copy slices of it rather than copies. An entry that does not decode
 /// is recorded as damage and skipped: one broken module loses only itself.
-/// In a plane `cut_short`, the stat metadata that names the `Hlo Proto` stat
-/// (stored after the modules) may be missing; a bytes stat that holds an
-/// HloProto is then taken for it.
+/// In a plane `cut_short`, the stat metadata that names the `Hlo Proto` and
+/// `program_id` stats (stored after the modules) may be missing; a bytes
+/// stat that holds an HloProto is then taken for the first, and the id in
+/// the module's metadata name for the second.
 fn read_metadata_plane(
     path: &Path,
     whole: &Bytes,
@@ -286,8 +287,18 @@ fn read_metadata_plane(
                 _ => {}
             }
         }
+        if cut_short && program_id.is_none() {
+            program_id = program_id_in_name(&event.name);
+        }
         if let Some(bytes) = hlo {
             out.push(EmbeddedHlo { name: event.name, program_id, bytes });
         }
     }
+}
+
+/// `22` for `jit_step(22)`: XProf names each module's metadata after the
+/// module and its program id, which stands in for a `program_id` stat whose
+/// metadata was cut off.
+fn program_id_in_name(name: &str) -> Option<u64> {
+    name.strip_suffix(')')?.rsplit_once('(')?.1.parse().ok()
 }
