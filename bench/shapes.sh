@@ -27,7 +27,7 @@ measure() {
     local best="" rss=0
     for _ in 1 2 3; do
         local line status=0
-        line=$( { /usr/bin/time -f "%e %M %x" timeout "$timeout_s" "$xmem" "$@" >/dev/null 2>&1; } 2>&1 | tail -1) || status=$?
+        line=$( { /usr/bin/time -f "%e %M %x" timeout "$timeout_s" "$xmem" "$@" </dev/null >/dev/null 2>&1; } 2>&1 | tail -1) || status=$?
         local t m code
         read -r t m code <<<"$line"
         if [[ $code == 124 ]]; then echo "timeout $m"; return; fi
@@ -41,15 +41,11 @@ measure() {
 
 fail() { echo "FAIL: $*"; failed=1; }
 
-# shape NAME N [XMEM ARGS...]: the input file is the last argument.
+# shape NAME FILE_NAME N XMEM_ARGS...: the input file goes last.
 shape() {
-    local name=$1 n=$2
-    shift 2
+    local name=$1 file_name=$2 n=$3
+    shift 3
     local args=("$@")
-    (( ${#args[@]} )) || args=(report --format json -o /dev/null)
-    local file_name
-    file_name=$("$synthesize" shape | awk -v n="$name" '$1 == n {print $2}')
-    [[ -n $file_name ]] || { fail "no shape named $name"; return; }
     [[ -z ${ONLY:-} || $ONLY == "$name" ]] || return 0
     echo
     echo "### $name: xmem ${args[*]} FILE"
@@ -59,7 +55,7 @@ shape() {
     local previous="" points=""
     for step in 0 1 2 3 4 5; do
         local size=$(( n << step )) file="$out/$name.$((n << step)).$file_name"
-        "$synthesize" shape "$name" "$size" "$file"
+        "$synthesize" shape "$name" "$size" "$file" </dev/null
         local bytes t rss ratio="-"
         bytes=$(stat -c %s "$file")
         read -r t rss < <(measure "${args[@]}" "$file")
@@ -95,10 +91,10 @@ shape() {
     return 0
 }
 
-# One line per shape: its name, the smallest n, and the xmem command
-# (default: report --format json -o /dev/null).
-shape stack-chain 4000
-shape tuple-indices 50000
-shape nested-step-roots 4000
+# Every shape of HOSTILE_SHAPES (benches/support/synthetic.rs).
+while read -r name file_name n args; do
+    # shellcheck disable=SC2086 # the command's words are split on purpose
+    shape "$name" "$file_name" "$n" $args
+done < <("$synthesize" shape)
 
 exit $failed

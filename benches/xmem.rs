@@ -67,6 +67,30 @@ fn report_allocator_events(bencher: Bencher, events: usize) {
     report_on_file(bencher, synthetic::allocator_xspace(100, events / 200));
 }
 
+/// A hostile shape of `HOSTILE_SHAPES`, loaded and analysed at size `n`.
+fn hostile_shape(bencher: Bencher, name: &str, n: usize) {
+    let shape = synthetic::HOSTILE_SHAPES.iter().find(|s| s.name == name).unwrap();
+    report_on_file(bencher, (shape.generate)(n));
+}
+
+/// Instructions under one stack-frame chain as deep: 2× per row.
+#[divan::bench(args = [4_000, 8_000, 16_000, 32_000], sample_count = 3)]
+fn hostile_stack_chain(bencher: Bencher, n: usize) {
+    hostile_shape(bencher, "stack-chain", n);
+}
+
+/// Tuple elements of one instruction, each a buffer: 2× per row.
+#[divan::bench(args = [25_000, 50_000, 100_000, 200_000], sample_count = 3)]
+fn hostile_tuple_indices(bencher: Bencher, n: usize) {
+    hostile_shape(bencher, "tuple-indices", n);
+}
+
+/// Step roots under a chain of as many nested events: 2× per row.
+#[divan::bench(args = [10_000, 20_000, 40_000, 80_000], sample_count = 3)]
+fn hostile_nested_step_roots(bencher: Bencher, n: usize) {
+    hostile_shape(bencher, "nested-step-roots", n);
+}
+
 #[divan::bench(sample_count = 10)]
 fn report_fixture_mlp_train(bencher: Bencher) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles/mlp_train/profile");

@@ -1,6 +1,7 @@
 //! Writes synthetic inputs for the scaling benchmarks:
 //! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
-//! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists the names).
+//! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
+//! each shape's name, file name, smallest benchmark size and xmem command).
 
 #[path = "../benches/support/synthetic.rs"]
 mod synthetic;
@@ -16,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         [shape] if shape == "shape" => {
             for shape in synthetic::HOSTILE_SHAPES {
-                println!("{} {}", shape.name, shape.file_name);
+                println!("{} {} {} {}", shape.name, shape.file_name, shape.bench_n, shape.args.join(" "));
             }
         }
         [out, modules, live_at_peak, transient, host_events] => {

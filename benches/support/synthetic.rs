@@ -276,32 +276,31 @@ fn allocator_space(steps: usize, allocations: usize) -> XSpace {
 // stay linear on has a generator here, an entry in `HOSTILE_SHAPES`, a
 // benchmark in benches/xmem.rs and a row in bench/shapes.sh.
 
-/// A hostile input shape: its name (for `synthesize shape NAME N OUT`,
-/// bench/shapes.sh and tests/hostile.rs), the file name it is written
-/// under, and its generator.
+/// A hostile input shape. Adding one takes one line in [`HOSTILE_SHAPES`]:
+/// bench/shapes.sh times it over 5 doublings from `bench_n` (through
+/// `synthesize shape`), and tests/hostile.rs runs it at `hostile_n` under a
+/// 4 GiB address-space limit.
 pub struct HostileShape {
     pub name: &'static str,
+    /// The file it is written to (its suffix tells xmem what it is).
     pub file_name: &'static str,
+    /// The xmem command that reads it, without the file.
+    pub args: &'static [&'static str],
+    /// The smallest size bench/shapes.sh measures.
+    pub bench_n: usize,
+    /// A size at which a quadratic xmem ran out of memory or took minutes.
+    pub hostile_n: usize,
     pub generate: fn(usize) -> Vec<u8>,
 }
 
+const REPORT: &[&str] = &["report", "--format", "json", "-o", "/dev/null"];
+
 /// Every hostile shape; one line adds one.
+#[rustfmt::skip]
 pub const HOSTILE_SHAPES: &[HostileShape] = &[
-    HostileShape {
-        name: "stack-chain",
-        file_name: "stack_chain.hlo.pb",
-        generate: |n| stack_chain_hlo(n).encode_to_vec(),
-    },
-    HostileShape {
-        name: "tuple-indices",
-        file_name: "tuple_indices.hlo.pb",
-        generate: |n| tuple_indices_hlo(n).encode_to_vec(),
-    },
-    HostileShape {
-        name: "nested-step-roots",
-        file_name: "nested_step_roots.xplane.pb",
-        generate: nested_step_roots_xspace,
-    },
+    HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 4_000, hostile_n: 20_000, generate: |n| stack_chain_hlo(n).encode_to_vec() },
+    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 25_000, hostile_n: 400_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
+    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 10_000, hostile_n: 200_000, generate: nested_step_roots_xspace },
 ];
 
 /// An HloProto whose `n` instructions all point at the innermost frame of a
