@@ -298,15 +298,16 @@ const REPORT: &[&str] = &["report", "--format", "json", "-o", "/dev/null"];
 /// Every hostile shape; one line adds one.
 #[rustfmt::skip]
 pub const HOSTILE_SHAPES: &[HostileShape] = &[
-    HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 4_000, hostile_n: 20_000, generate: |n| stack_chain_hlo(n).encode_to_vec() },
-    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 25_000, hostile_n: 400_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
-    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 10_000, hostile_n: 200_000, generate: nested_step_roots_xspace },
+    HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 32_000, hostile_n: 256_000, generate: |n| stack_chain_hlo(n).encode_to_vec() },
+    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 400_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
+    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 320_000, generate: nested_step_roots_xspace },
 ];
 
-/// An HloProto whose `n` instructions all point at the innermost frame of a
-/// stack-frame chain `n` deep; all but one of their buffers are transient.
+/// An HloProto with a stack-frame chain `n` deep and `n / 16` instructions
+/// whose metadata all point at its innermost frame; all but one of their
+/// buffers are transient.
 pub fn stack_chain_hlo(n: usize) -> HloProto {
-    let mut proto = hlo_proto("jit_stack_chain", ModuleSize { live_at_peak: 1, transient: n });
+    let mut proto = hlo_proto("jit_stack_chain", ModuleSize { live_at_peak: 1, transient: n / 16 });
     let frames = i32::try_from(n).unwrap();
     if let Some(module) = proto.hlo_module.as_mut() {
         for instruction in module.computations.iter_mut().flat_map(|c| c.instructions.iter_mut()) {

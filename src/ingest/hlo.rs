@@ -3,6 +3,7 @@
 //! [`Module`].
 
 use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -419,7 +420,7 @@ fn source_location(file: String, line: i32, stack: Arc<str>) -> Option<SourceLoc
 
 /// Frames from `frame_id` (1-based) outwards, `file:line:column` each.
 fn build_stack(index: &StackFrameIndexProto, mut frame_id: i32) -> String {
-    let mut lines = Vec::new();
+    let mut stack = String::new();
     // A cycle in parent ids must not loop forever: no real stack is deeper
     // than the number of frames.
     for _ in 0..index.stack_frames.len() {
@@ -445,7 +446,10 @@ fn build_stack(index: &StackFrameIndexProto, mut frame_id: i32) -> String {
             }
             None => ("", -1, -1),
         };
-        lines.push(format!("{file}:{line}:{column}"));
+        if !stack.is_empty() {
+            stack.push('\n');
+        }
+        let _ = write!(stack, "{file}:{line}:{column}");
     }
-    lines.join("\n")
+    stack
 }
