@@ -73,8 +73,8 @@ fn hostile_shape(bencher: Bencher, name: &str, n: usize) {
     report_on_file(bencher, (shape.generate)(n));
 }
 
-/// Instructions under one stack-frame chain as deep: 2× per row.
-#[divan::bench(args = [4_000, 8_000, 16_000, 32_000], sample_count = 3)]
+/// A stack-frame chain, with a sixteenth as many instructions under it: 2× per row.
+#[divan::bench(args = [64_000, 128_000, 256_000, 512_000], sample_count = 3)]
 fn hostile_stack_chain(bencher: Bencher, n: usize) {
     hostile_shape(bencher, "stack-chain", n);
 }
@@ -86,7 +86,7 @@ fn hostile_tuple_indices(bencher: Bencher, n: usize) {
 }
 
 /// Step roots under a chain of as many nested events: 2× per row.
-#[divan::bench(args = [10_000, 20_000, 40_000, 80_000], sample_count = 3)]
+#[divan::bench(args = [40_000, 80_000, 160_000, 320_000], sample_count = 3)]
 fn hostile_nested_step_roots(bencher: Bencher, n: usize) {
     hostile_shape(bencher, "nested-step-roots", n);
 }

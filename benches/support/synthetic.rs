@@ -299,8 +299,8 @@ const REPORT: &[&str] = &["report", "--format", "json", "-o", "/dev/null"];
 #[rustfmt::skip]
 pub const HOSTILE_SHAPES: &[HostileShape] = &[
     HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 32_000, hostile_n: 256_000, generate: |n| stack_chain_hlo(n).encode_to_vec() },
-    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 400_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
-    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 320_000, generate: nested_step_roots_xspace },
+    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 200_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
+    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 160_000, generate: nested_step_roots_xspace },
 ];
 
 /// An HloProto with a stack-frame chain `n` deep and `n / 16` instructions

@@ -227,13 +227,28 @@ mod tests {
     }
 
     #[test]
-    fn corrupt_gzip_is_an_error_naming_the_file() {
+    fn gzip_with_nothing_decompressed_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("broken.gz");
         let mut data = gz(b"hello world, hello world");
-        data.truncate(data.len() / 2);
+        data.truncate(10); // the header alone
         std::fs::write(&path, data).unwrap();
         let err = read(&path, 1 << 20, &Progress::default()).err().unwrap().to_string();
         assert!(err.contains("broken.gz") && err.contains("gzip"), "{err}");
+    }
+
+    #[test]
+    fn gzip_cut_short_keeps_what_it_decompressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.gz");
+        let text: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_string().into_bytes()).collect();
+        let mut data = gz(&text);
+        data.truncate(data.len() / 2);
+        let cut_at = data.len();
+        std::fs::write(&path, data).unwrap();
+        let contents = read(&path, 1 << 30, &Progress::default()).unwrap();
+        assert!(!contents.bytes.is_empty() && text.starts_with(&contents.bytes));
+        let cut = contents.cut_short.unwrap().to_string();
+        assert!(cut.contains("cut.gz") && cut.contains(&format!("at byte {cut_at}: gzip stream ends early")), "{cut}");
     }
 }
