@@ -205,20 +205,30 @@ pub fn load_bytes(path: &Path, bytes: Bytes, progress: &Progress) -> Result<Capt
 fn load_contents(path: &Path, contents: source::Contents, progress: &Progress) -> Result<Capture> {
     let source::Contents { bytes, cut_short, .. } = contents;
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
+    match load_into(path, bytes, progress, &mut capture) {
+        Ok(damage) => capture.warnings.extend(damage_warning(cut_short, damage)),
+        // Nothing usable in what a gzip stream cut short gave: the cut is why.
+        Err(e) => return Err(cut_short.unwrap_or(e)),
+    }
+    Ok(capture)
+}
+
+/// Reads one file's decompressed bytes into `capture`; returns where an
+/// XSpace is damaged, if it is.
+fn load_into(path: &Path, bytes: Bytes, progress: &Progress, capture: &mut Capture) -> Result<Option<xspace::Damage>> {
     match guess_file(path, &bytes)? {
         FileKind::XSpace => {
             let mut contents = xspace::read(path, &bytes, progress)?;
-            capture.warnings.extend(damage_warning(cut_short, contents.damage.take()));
-            let pending = add_xspace(path, &bytes, contents, &mut HashSet::new(), &mut capture);
-            decode_embedded(pending, &mut HashSet::new(), &mut capture);
-            return Ok(capture);
+            let damage = contents.damage.take();
+            let pending = add_xspace(path, &bytes, contents, &mut HashSet::new(), capture);
+            decode_embedded(pending, &mut HashSet::new(), capture);
+            return Ok(damage);
         }
         FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, None)?),
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
     }
-    capture.warnings.extend(damage_warning(cut_short, None));
-    Ok(capture)
+    Ok(None)
 }
 
 /// One warning for a damaged file, however many parts are damaged: where
@@ -247,13 +257,15 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
         .par_iter()
         .map(|host| {
             let contents = source::read(host, options.max_input_size, &options.progress)?;
-            match guess_file(host, &contents.bytes)? {
-                FileKind::XSpace => {
-                    let xspace = xspace::read(host, &contents.bytes, &options.progress)?;
-                    Ok((contents, xspace))
-                }
+            let xspace = guess_file(host, &contents.bytes).and_then(|kind| match kind {
+                FileKind::XSpace => xspace::read(host, &contents.bytes, &options.progress),
                 FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
                 _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
+            });
+            match xspace {
+                Ok(xspace) => Ok((contents, xspace)),
+                // Nothing usable in what a gzip stream cut short gave: the cut is why.
+                Err(e) => Err(contents.cut_short.unwrap_or(e)),
             }
         })
         .collect();

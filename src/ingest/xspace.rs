@@ -131,7 +131,8 @@ pub fn map_entry<'f>(path: &Path, walker: Walker<'f>, entry: &'f [u8]) -> Result
 /// Reads every plane of an XSpace. A damaged file (cut short, or with a
 /// part that does not decode) is read up to its damage: every complete
 /// plane, and of a metadata plane every complete module, is kept, and
-/// [`XSpaceContents::damage`] says where the damage starts.
+/// [`XSpaceContents::damage`] says where the damage starts; with no module
+/// or allocator whole, the damage is the error.
 pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceContents> {
     let host = host_name(path);
     let mut allocators = HostAllocators::new(host.clone());
@@ -175,7 +176,14 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         }
     }
     contents.allocators = allocators.finish();
-    Ok(contents)
+    match contents.damage.take() {
+        // Damaged with nothing whole to show: the damage is the error.
+        Some(damage) if contents.hlo_protos.is_empty() && contents.allocators.is_empty() => Err(damage.first),
+        damage => {
+            contents.damage = damage;
+            Ok(contents)
+        }
+    }
 }
 
 /// One plane; `cut_short` says how, when the file ends inside it. Its
