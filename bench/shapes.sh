@@ -5,7 +5,8 @@
 # measures the other jobs), peak RSS and time(2N)/time(N) per size, then the fitted
 # exponent of time over n, and fails (exit 1) when a doubling costs more than
 # 2.2x, the exponent exceeds 1.2, or peak RSS exceeds 2x the input + 100 MB.
-# Times under 0.1 s are noise and are not compared.
+# Ratios are taken between times of 0.1 s or more, the exponent is fitted
+# to times of 0.05 s or more: shorter ones are mostly noise.
 #
 # Usage: bench/shapes.sh [OUTDIR]
 #   XMEM=path/to/xmem   measure another build (e.g. an older one)
@@ -70,7 +71,7 @@ shape() {
             ratio=$(awk "BEGIN{printf \"%.2f\", $t / $previous}")
             [[ $check == 1 ]] && awk "BEGIN{exit !($ratio > 2.2)}" && fail "$name: n=$size took ${ratio}x the time of n/2"
         fi
-        awk "BEGIN{exit !($t >= 0.1)}" && points="$points $size $t"
+        awk "BEGIN{exit !($t >= 0.05)}" && points="$points $size $t"
         local limit_kib=$(( (2 * bytes + 100 * 1024 * 1024) / 1024 ))
         [[ $check == 1 ]] && (( rss > limit_kib )) && fail "$name: n=$size peak RSS $((rss / 1024)) MiB > 2 x input + 100 MB"
         printf "| %s | %s | %s s | %s MiB | %s |\n" "$size" "$bytes" "$t" "$((rss / 1024))" "$ratio"
