@@ -222,7 +222,9 @@ fn read_plane<'f>(
     } else if !is_cut {
         // A plane's lines come before the metadata that says what their
         // events are, so a plane cut short has nothing that can be read safely.
+        let checkpoint = allocators.checkpoint();
         if let Err(e) = allocator_events::read_plane(path, walker, &parts, allocators) {
+            allocators.rollback(checkpoint);
             record(&mut contents.damage, e);
         }
     }
