@@ -8,7 +8,10 @@ cd "$(dirname "$0")/.."
 cargo build --release --quiet --example synthesize
 synthesize=target/release/examples/synthesize
 mkdir -p fuzz/corpus/decode_profile fuzz/corpus/decode_pprof fuzz/corpus/oom_log
-cp fixtures/profiles/*/xla_dump/*.hlo.pb fixtures/profiles/*/profile/plugins/profile/*/*.xplane.pb fuzz/corpus/decode_profile/ 2>/dev/null || true
+cp fixtures/profiles/*/xla_dump/*.hlo.pb fuzz/corpus/decode_profile/ 2>/dev/null || true
+for xplane in fixtures/profiles/*/profile/plugins/profile/*/*.xplane.pb; do
+    cp "$xplane" "fuzz/corpus/decode_profile/$(echo "$xplane" | cut -d/ -f3).xplane.pb"
+done
 for profile in fixtures/pprof/*/*.prof; do
     name=$(basename "$(dirname "$profile")")-$(basename "$profile")
     if [[ $(head -c 2 "$profile" | od -An -tx1 | tr -d ' ') == 1f8b ]]; then gunzip -c "$profile"; else cat "$profile"; fi \
