@@ -83,6 +83,30 @@ fn report_pprof_inlined_lines(bencher: Bencher, lines: usize) {
     report_on_named_file(bencher, "synthetic.prof", synthetic::pprof_inlined_location(lines));
 }
 
+/// A hostile shape of `HOSTILE_SHAPES`, loaded and analysed at size `n`.
+fn hostile_shape(bencher: Bencher, name: &str, n: usize) {
+    let shape = synthetic::HOSTILE_SHAPES.iter().find(|s| s.name == name).unwrap();
+    report_on_file(bencher, (shape.generate)(n));
+}
+
+/// A stack-frame chain, with a sixteenth as many instructions under it: 2× per row.
+#[divan::bench(args = [64_000, 128_000, 256_000, 512_000], sample_count = 3)]
+fn hostile_stack_chain(bencher: Bencher, n: usize) {
+    hostile_shape(bencher, "stack-chain", n);
+}
+
+/// Tuple elements of one instruction, each a buffer: 2× per row.
+#[divan::bench(args = [25_000, 50_000, 100_000, 200_000], sample_count = 3)]
+fn hostile_tuple_indices(bencher: Bencher, n: usize) {
+    hostile_shape(bencher, "tuple-indices", n);
+}
+
+/// Step roots under a chain of as many nested events: 2× per row.
+#[divan::bench(args = [40_000, 80_000, 160_000, 320_000], sample_count = 3)]
+fn hostile_nested_step_roots(bencher: Bencher, n: usize) {
+    hostile_shape(bencher, "nested-step-roots", n);
+}
+
 #[divan::bench(sample_count = 10)]
 fn report_fixture_mlp_train(bencher: Bencher) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles/mlp_train/profile");

@@ -1,21 +1,33 @@
-//! Writes a synthetic input for the scaling benchmarks:
-//! `cargo run --release --example synthesize -- OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS`
-//! (`bench/scaling.sh`), or
-//! `cargo run --release --example synthesize -- OUT.prof pprof-inlined LINES`
-//! (`bench/pprof_inlined.sh`): a device memory profile whose one location has
-//! LINES inlined lines, with as many samples allocated from it.
+//! Writes synthetic inputs for the scaling benchmarks:
+//! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
+//! `synthesize OUT.prof pprof-inlined LINES` (bench/pprof_inlined.sh): a device
+//! memory profile whose one location has LINES inlined lines, with as many
+//! samples allocated from it,
+//! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
+//! each shape's name, file name, smallest benchmark size and xmem command).
 
 #[path = "../benches/support/synthetic.rs"]
 mod synthetic;
 
 const USAGE: &str =
-    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize OUT.prof pprof-inlined LINES";
+    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize OUT.prof pprof-inlined LINES | synthesize shape [NAME N OUT]";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [out, kind, lines] if kind == "pprof-inlined" => {
             std::fs::write(out, synthetic::pprof_inlined_location(lines.parse()?))?;
+        }
+        [shape, name, n, out] if shape == "shape" => {
+            let Some(shape) = synthetic::HOSTILE_SHAPES.iter().find(|s| s.name == name) else {
+                return Err(format!("no shape named {name}; try `synthesize shape`").into());
+            };
+            std::fs::write(out, (shape.generate)(n.parse()?))?;
+        }
+        [shape] if shape == "shape" => {
+            for shape in synthetic::HOSTILE_SHAPES {
+                println!("{} {} {} {}", shape.name, shape.file_name, shape.bench_n, shape.args.join(" "));
+            }
         }
         [out, modules, live_at_peak, transient, host_events] => {
             let size = synthetic::ModuleSize { live_at_peak: live_at_peak.parse()?, transient: transient.parse()? };

@@ -24,8 +24,12 @@ pub enum Error {
 
     /// Decompressed input larger than the configured ceiling (a gzip bomb or a
     /// file bigger than the user allowed).
-    #[error("{}: decompressed size exceeds the limit of {limit} bytes (raise it with --max-input-size)", path.display())]
+    #[error("{}: limit reached: more than {limit} bytes once decompressed; use --max-input-size to raise it", path.display())]
     TooLarge { path: PathBuf, limit: u64 },
+
+    /// Memory ran out while decompressing, below the ceiling.
+    #[error("{}: out of memory after decompressing {decompressed} bytes; use --max-input-size to set a limit this machine can hold", path.display())]
+    OutOfMemory { path: PathBuf, decompressed: u64 },
 
     /// A buffer assignment whose ids or events do not add up.
     #[error("{}: module {module}: {what}", path.display())]

@@ -6,9 +6,12 @@
 
 use prost::Message;
 use xmem::ingest::proto::xla::{
-    buffer_allocation_proto::Assigned, heap_simulator_trace::Event, logical_buffer_proto::Location,
+    buffer_allocation_proto::Assigned,
+    heap_simulator_trace::Event,
+    logical_buffer_proto::Location,
+    stack_frame_index_proto::{FileLocation, StackFrame},
     BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloComputationProto, HloInstructionProto,
-    HloModuleProto, HloProto, LayoutProto, LogicalBufferProto, OpMetadata, ShapeProto,
+    HloModuleProto, HloProto, LayoutProto, LogicalBufferProto, OpMetadata, ShapeProto, StackFrameIndexProto,
 };
 use xmem::ingest::proto::xplane::{
     x_event, x_stat, XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata,
@@ -163,6 +166,10 @@ pub fn xspace(modules: usize, size: ModuleSize, host_events: usize) -> Vec<u8> {
 /// run on a compute thread that makes `allocations` allocations and then
 /// frees them.
 pub fn allocator_xspace(steps: usize, allocations: usize) -> Vec<u8> {
+    allocator_space(steps, allocations).encode_to_vec()
+}
+
+fn allocator_space(steps: usize, allocations: usize) -> XSpace {
     const FUNCTION_RUN: i64 = 1;
     const EXECUTOR_RUN: i64 = 2;
     const ALLOCATION: i64 = 3;
@@ -249,7 +256,138 @@ pub fn allocator_xspace(steps: usize, allocations: usize) -> Vec<u8> {
         }
     }
     host.lines = vec![python, compute];
-    XSpace { planes: vec![host], hostnames: vec!["synthetic".into()], ..Default::default() }.encode_to_vec()
+    XSpace { planes: vec![host], hostnames: vec!["synthetic".into()], ..Default::default() }
+}
+
+// Hostile shapes: inputs no profiler writes, each built so that one
+// dimension grows with `n` while the rest stays small. Every shape xmem must
+// stay linear on has a generator here, an entry in `HOSTILE_SHAPES`, a
+// benchmark in benches/xmem.rs and a row in bench/shapes.sh.
+
+/// A hostile input shape. Adding one takes one line in [`HOSTILE_SHAPES`]:
+/// bench/shapes.sh times it over 5 doublings from `bench_n` (through
+/// `synthesize shape`), and tests/hostile.rs runs it at `hostile_n` under a
+/// 4 GiB address-space limit.
+pub struct HostileShape {
+    pub name: &'static str,
+    /// The file it is written to (its suffix tells xmem what it is).
+    pub file_name: &'static str,
+    /// The xmem command that reads it, without the file.
+    pub args: &'static [&'static str],
+    /// The smallest size bench/shapes.sh measures.
+    pub bench_n: usize,
+    /// A size at which a quadratic xmem ran out of memory or took minutes.
+    pub hostile_n: usize,
+    pub generate: fn(usize) -> Vec<u8>,
+}
+
+const REPORT: &[&str] = &["report", "--format", "json", "-o", "/dev/null"];
+
+/// Every hostile shape; one line adds one.
+#[rustfmt::skip]
+pub const HOSTILE_SHAPES: &[HostileShape] = &[
+    HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 32_000, hostile_n: 256_000, generate: |n| stack_chain_hlo(n).encode_to_vec() },
+    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 200_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
+    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 160_000, generate: nested_step_roots_xspace },
+];
+
+/// An HloProto with a stack-frame chain `n` deep and `n / 16` instructions
+/// whose metadata all point at its innermost frame; all but one of their
+/// buffers are transient.
+pub fn stack_chain_hlo(n: usize) -> HloProto {
+    let mut proto = hlo_proto("jit_stack_chain", ModuleSize { live_at_peak: 1, transient: n / 16 });
+    let frames = i32::try_from(n).unwrap();
+    if let Some(module) = proto.hlo_module.as_mut() {
+        for instruction in module.computations.iter_mut().flat_map(|c| c.instructions.iter_mut()) {
+            if let Some(metadata) = instruction.metadata.as_mut() {
+                metadata.stack_frame_id = frames;
+            }
+        }
+        module.stack_frame_index = Some(StackFrameIndexProto {
+            file_names: vec!["model.py".into()],
+            function_names: vec!["layer".into()],
+            file_locations: (1..=frames)
+                .map(|line| FileLocation { file_name_id: 1, function_name_id: 1, line, column: 4 })
+                .collect(),
+            stack_frames: (1..=frames).map(|id| StackFrame { file_location_id: id, parent_frame_id: id - 1 }).collect(),
+        });
+    }
+    proto
+}
+
+/// An HloProto with one instruction whose tuple shape has `n` elements,
+/// each the buffer of its own shape index, all live together.
+pub fn tuple_indices_hlo(n: usize) -> HloProto {
+    let element = shape(1);
+    let tuple = ShapeProto { element_type: 13, tuple_shapes: vec![element; n], ..Default::default() };
+    let mut tuple_instruction = instruction(0, 4);
+    tuple_instruction.shape = Some(tuple);
+    let logical_buffers: Vec<LogicalBufferProto> = (0..n as i64)
+        .map(|i| LogicalBufferProto {
+            id: i,
+            size: 4,
+            defined_at: Some(Location { instruction_id: 0, shape_index: vec![i], ..Default::default() }),
+            color: 0,
+        })
+        .collect();
+    let name = "fusion.0".to_string();
+    let event = |kind, buffer_id| Event { kind, buffer_id, instruction_name: name.clone(), ..Default::default() };
+    let events = (0..n as i64).map(|i| event(0, i)).chain((0..n as i64).map(|i| event(1, i))).collect();
+    let temp = BufferAllocationProto {
+        index: 0,
+        size: 4 * n as i64,
+        assigned: (0..n as i64).map(|i| Assigned { logical_buffer_id: i, offset: 4 * i, size: 4 }).collect(),
+        ..Default::default()
+    };
+    HloProto {
+        hlo_module: Some(HloModuleProto {
+            name: "jit_tuple_indices".into(),
+            entry_computation_name: "main".into(),
+            computations: vec![HloComputationProto {
+                name: "main".into(),
+                instructions: vec![tuple_instruction],
+                id: 1,
+                root_id: 0,
+            }],
+            ..Default::default()
+        }),
+        buffer_assignment: Some(BufferAssignmentProto {
+            logical_buffers,
+            buffer_allocations: vec![temp],
+            heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
+        }),
+    }
+}
+
+/// One training step of allocator events (as [`allocator_xspace`]), then on
+/// the python thread `n` nested events and, inside the innermost, `n`
+/// sibling step roots: each root's search for a root above it climbs the
+/// whole chain.
+pub fn nested_step_roots_xspace(n: usize) -> Vec<u8> {
+    const SCOPE: i64 = 5;
+    let mut space = allocator_space(1, 1);
+    let host = &mut space.planes[0];
+    host.event_metadata.insert(SCOPE, XEventMetadata { id: SCOPE, name: "PythonScope".into(), ..Default::default() });
+    let root_stat = host.stat_metadata.values().find(|m| m.name == "_r").map(|m| m.id).unwrap();
+    let python = &mut host.lines[0];
+    let (start, depth) = (1_000_000_i64, n as i64);
+    for level in 0..depth {
+        python.events.push(XEvent {
+            metadata_id: SCOPE,
+            data: Some(x_event::Data::OffsetPs(start + level)),
+            duration_ps: 4 * depth - 2 * level,
+            ..Default::default()
+        });
+    }
+    for root in 0..depth {
+        python.events.push(XEvent {
+            metadata_id: 1,
+            data: Some(x_event::Data::OffsetPs(start + depth + 2 * root)),
+            duration_ps: 1,
+            stats: vec![XStat { metadata_id: root_stat, value: Some(x_stat::Value::Int64Value(1)) }],
+        });
+    }
+    space.encode_to_vec()
 }
 
 /// A TPU compile-time OOM whose report names `sections` distinct sections

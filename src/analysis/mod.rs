@@ -250,7 +250,7 @@ pub struct BufferAtPeak {
     pub op_name: String,
     /// `file:line` of the innermost Python frame.
     pub source: Option<String>,
-    pub stack: Option<String>,
+    pub stack: Option<Arc<str>>,
     pub allocation: i64,
     pub offset: i64,
     /// XProf's Memory Viewer lists this buffer among its buffers at the

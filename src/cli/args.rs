@@ -62,9 +62,10 @@ pub struct InputOptions {
     #[arg(long, value_name = "NAME")]
     pub run: Option<String>,
 
-    /// Refuse to decompress or read more than this many bytes from one file.
-    #[arg(long, value_name = "SIZE", default_value = "16GiB", value_parser = parse_size)]
-    pub max_input_size: u64,
+    /// Refuse to decompress or read more than this many bytes from one file
+    /// [default: a quarter of the available memory (MemAvailable, or `ulimit -v` if lower), 256 MiB to 16 GiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_input_size: Option<u64>,
 
     /// Treat every warning (a bad host file, a broken module) as an error: exit 2.
     #[arg(long)]

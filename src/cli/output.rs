@@ -23,7 +23,11 @@ pub fn open(path: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
 }
 
 pub fn read_options(input: &InputOptions) -> ReadOptions {
-    ReadOptions { run: input.run.clone(), max_input_size: input.max_input_size, progress: progress::bar() }
+    ReadOptions {
+        run: input.run.clone(),
+        max_input_size: input.max_input_size.unwrap_or_else(ingest::source::default_max_input_size),
+        progress: progress::bar(),
+    }
 }
 
 /// Loads one input; with `--strict`, any warning is an error.

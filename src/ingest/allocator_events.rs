@@ -290,6 +290,28 @@ impl HostAllocators {
     pub fn finish(self) -> Vec<Allocator> {
         self.allocators.into_iter().map(|b| b.allocator).collect()
     }
+
+    /// How far each allocator has got, so a plane that turns out damaged
+    /// can be taken back.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint { events: self.allocators.iter().map(|b| b.allocator.events.len()).collect() }
+    }
+
+    /// Drops every allocator and event read since `checkpoint`: a damaged
+    /// plane adds none of its events rather than some.
+    pub fn rollback(&mut self, checkpoint: Checkpoint) {
+        let kept = checkpoint.events.len();
+        self.allocators.truncate(kept);
+        self.by_name.retain(|_, index| *index < kept);
+        for (builder, events) in self.allocators.iter_mut().zip(checkpoint.events) {
+            builder.allocator.events.truncate(events);
+        }
+    }
+}
+
+/// See [`HostAllocators::checkpoint`].
+pub struct Checkpoint {
+    events: Vec<usize>,
 }
 
 /// What a plane's metadata says about its events and stats.

@@ -2,7 +2,10 @@
 //! `*.hlo_proto.pb`, or the `Hlo Proto` stat inside an xplane) into a
 //! [`Module`].
 
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use prost::Message;
 use rustc_hash::FxHashMap;
@@ -148,7 +151,7 @@ fn decode_module_parts(
     // proto3 leaves a zero id off the wire: the first module a process compiles has id 0.
     let mut module_id = 0;
     let mut stack_frames = None;
-    let mut layout_memory_spaces = Vec::new();
+    let mut layout_memory_spaces = BTreeSet::new();
     let mut max_scoped_vmem: Option<ScopedAllocation> = None;
     let mut entry_interface = EntryInterface::default();
     for field in walker.fields(module) {
@@ -225,7 +228,6 @@ fn decode_module_parts(
             _ => {}
         }
     }
-    layout_memory_spaces.sort_unstable();
     let buffer_assignment = match assignment {
         Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref())),
         None => Err(NO_BUFFER_ASSIGNMENT.to_string()),
@@ -236,7 +238,7 @@ fn decode_module_parts(
         module_id,
         entry_computation,
         entry_signature,
-        layout_memory_spaces,
+        layout_memory_spaces: layout_memory_spaces.into_iter().collect(),
         entry_interface,
         buffer_assignment,
         max_scoped_vmem,
@@ -287,7 +289,7 @@ const MAX_SHAPE_DEPTH: usize = 64;
 /// Adds every non-zero `S(n)` memory space of a ShapeProto's layouts
 /// (`ShapeProto.layout` = 5 → `LayoutProto.memory_space` = 8; tuple
 /// elements are `ShapeProto.tuple_shapes` = 4), without decoding the shape.
-fn layout_spaces(walker: Walker, shape: &[u8], spaces: &mut Vec<i64>, depth: usize) -> Result<(), WireError> {
+fn layout_spaces(walker: Walker, shape: &[u8], spaces: &mut BTreeSet<i64>, depth: usize) -> Result<(), WireError> {
     if depth > MAX_SHAPE_DEPTH {
         return Ok(());
     }
@@ -299,9 +301,8 @@ fn layout_spaces(walker: Walker, shape: &[u8], spaces: &mut Vec<i64>, depth: usi
                 for part in walker.fields(layout) {
                     let part = part?;
                     if let (8, Some(space)) = (part.number, part.as_u64()) {
-                        let space = space as i64;
-                        if space != 0 && !spaces.contains(&space) {
-                            spaces.push(space);
+                        if space != 0 {
+                            spaces.insert(space as i64);
                         }
                     }
                 }
@@ -326,7 +327,8 @@ fn signature(shape: &ProgramShapeProto) -> String {
 struct DefiningInstructions {
     /// Instruction id → slot in `elements` and `instructions`.
     slots: IdIndex,
-    /// Per instruction, the tuple elements its buffers need shapes for.
+    /// Per instruction, the tuple elements its buffers need shapes for,
+    /// sorted and distinct (an instruction may define thousands).
     elements: Vec<Vec<Option<i64>>>,
     /// Filled as the instructions are found; `None` for an id no
     /// instruction has (a corrupt proto).
@@ -342,8 +344,16 @@ struct DefiningInstruction {
     source_line: i32,
     stack_frame_id: i32,
     /// Shape with layout and unpadded size, per tuple element buffers use
-    /// (`None`: the whole shape).
+    /// (`None`: the whole shape), in the order of `elements`.
     shapes: Vec<(Option<i64>, String, i64)>,
+}
+
+impl DefiningInstruction {
+    /// The shape and unpadded size of one tuple element (`None`: the whole shape).
+    fn shape_of(&self, element: Option<i64>) -> Option<&(Option<i64>, String, i64)> {
+        let at = self.shapes.binary_search_by_key(&element, |(e, _, _)| *e).ok()?;
+        self.shapes.get(at)
+    }
 }
 
 impl DefiningInstructions {
@@ -357,10 +367,12 @@ impl DefiningInstructions {
         for location in buffers.filter_map(|b| b.defined_at.as_ref()) {
             let element = location.shape_index.last().copied();
             if let Some(wanted) = slots.get(location.instruction_id).and_then(|slot| elements.get_mut(slot)) {
-                if !wanted.contains(&element) {
-                    wanted.push(element);
-                }
+                wanted.push(element);
             }
+        }
+        for wanted in &mut elements {
+            wanted.sort_unstable();
+            wanted.dedup();
         }
         let instructions = (0..ids.len()).map(|_| None).collect();
         DefiningInstructions { slots, elements, instructions }
@@ -422,8 +434,7 @@ fn convert_assignment(
             let Some(instruction) = defining.slots.get(defined_at.instruction_id) else { continue };
             let element = defined_at.shape_index.last().copied();
             let found = defining.instructions.get(instruction).and_then(Option::as_ref);
-            let Some((_, shape, unpadded_size)) = found.and_then(|d| d.shapes.iter().find(|(e, _, _)| *e == element))
-            else {
+            let Some((_, shape, unpadded_size)) = found.and_then(|d| d.shape_of(element)) else {
                 continue;
             };
             let buffer = LogicalBuffer {
@@ -447,12 +458,22 @@ fn convert_assignment(
             }
         }
     }
+    // Instructions share stacks (a layer's ops all point at one frame): each
+    // frame's stack is built once and shared, or a deep stack would be
+    // rebuilt and stored again for every instruction under it.
+    let mut stacks: HashMap<i32, Arc<str>> = HashMap::new();
     out.instructions = defining
         .instructions
         .into_iter()
         .map(|d| {
             let d = d.unwrap_or_default();
-            let stack = stack_frames.map(|index| build_stack(index, d.stack_frame_id)).unwrap_or_default();
+            let stack = match stack_frames {
+                Some(index) => stacks
+                    .entry(d.stack_frame_id)
+                    .or_insert_with(|| build_stack(index, d.stack_frame_id).into())
+                    .clone(),
+                None => Arc::from(""),
+            };
             Instruction {
                 name: d.name,
                 opcode: d.opcode,
@@ -468,7 +489,7 @@ fn convert_assignment(
 /// XProf's rule (`GetSourceInfo`): the metadata's own source_file and
 /// source_line when it names a file; otherwise the innermost stack frame's
 /// `file:line`. The stack is kept either way.
-fn source_location(file: String, line: i32, stack: String) -> Option<SourceLocation> {
+fn source_location(file: String, line: i32, stack: Arc<str>) -> Option<SourceLocation> {
     if !file.is_empty() {
         return Some(SourceLocation { file, line, stack });
     }
@@ -481,7 +502,7 @@ fn source_location(file: String, line: i32, stack: String) -> Option<SourceLocat
 
 /// Frames from `frame_id` (1-based) outwards, `file:line:column` each.
 fn build_stack(index: &StackFrameIndexProto, mut frame_id: i32) -> String {
-    let mut lines = Vec::new();
+    let mut stack = String::new();
     // A cycle in parent ids must not loop forever: no real stack is deeper
     // than the number of frames.
     for _ in 0..index.stack_frames.len() {
@@ -507,9 +528,12 @@ fn build_stack(index: &StackFrameIndexProto, mut frame_id: i32) -> String {
             }
             None => ("", -1, -1),
         };
-        lines.push(format!("{file}:{line}:{column}"));
+        if !stack.is_empty() {
+            stack.push('\n');
+        }
+        let _ = write!(stack, "{file}:{line}:{column}");
     }
-    lines.join("\n")
+    stack
 }
 
 #[cfg(test)]
@@ -519,12 +543,12 @@ mod tests {
     #[test]
     fn metadata_source_wins_over_the_stack_which_is_kept() {
         // PyTorch/XLA: the op's own line, and a stack whose innermost frame is torch's dispatcher.
-        let stack = "torch/_ops.py:841:0\nrmsprop.py:167:0".to_string();
+        let stack: Arc<str> = Arc::from("torch/_ops.py:841:0\nrmsprop.py:167:0");
         let source = source_location("rmsprop.py".into(), 167, stack.clone()).unwrap();
         assert_eq!((source.file.as_str(), source.line, source.stack), ("rmsprop.py", 167, stack.clone()));
         let from_stack = source_location(String::new(), 0, stack).unwrap();
         assert_eq!((from_stack.file.as_str(), from_stack.line), ("torch/_ops.py", 841));
-        assert_eq!(source_location(String::new(), 0, String::new()), None);
+        assert_eq!(source_location(String::new(), 0, Arc::from("")), None);
     }
 
     #[test]

@@ -30,7 +30,8 @@ use crate::model::{Capture, Module};
 pub struct ReadOptions {
     /// In a log directory, the run to read instead of the newest.
     pub run: Option<String>,
-    /// Ceiling on the bytes read or decompressed from any one file.
+    /// Ceiling on the bytes read or decompressed from any one file
+    /// (by default [`source::default_max_input_size`]).
     pub max_input_size: u64,
     /// Where long reads report how far they have got.
     pub progress: Progress,
@@ -38,7 +39,7 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { run: None, max_input_size: 16 << 30, progress: Progress::default() }
+        ReadOptions { run: None, max_input_size: source::default_max_input_size(), progress: Progress::default() }
     }
 }
 
@@ -140,9 +141,25 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
     let mut has_computations = false;
     let mut string_table_opens_empty = None;
     for field in wire::Fields::new(bytes, 0) {
-        let field = field.map_err(|e| {
-            Error::malformed(path, Some(e.offset), format!("not a protobuf message ({}); {EXPECTED}", e.what))
-        })?;
+        let field = match field {
+            Ok(field) => field,
+            Err(e) => {
+                // A file cut short is told by what came before the cut, or
+                // by what there is of a first field the cut runs through.
+                if first_payload.is_none() {
+                    let cut = usize::try_from(e.field_start).ok().and_then(|at| wire::cut_short_field(bytes, at));
+                    first_payload = cut.filter(|(number, _)| *number == 1).map(|(_, partial)| partial);
+                }
+                if first_payload.is_some() || string_table_opens_empty.is_some() {
+                    break;
+                }
+                return Err(Error::malformed(
+                    path,
+                    Some(e.offset),
+                    format!("not a protobuf message ({}); {EXPECTED}", e.what),
+                ));
+            }
+        };
         match (field.number, field.as_bytes()) {
             (1, Some(payload)) if first_payload.is_none() => first_payload = Some(payload),
             (3, Some(_)) => has_computations = true,
@@ -170,11 +187,7 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
 pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
     let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !metadata.is_dir() {
-        return load_bytes(
-            path,
-            source::read(path, options.max_input_size, &options.progress)?.bytes,
-            &options.progress,
-        );
+        return load_contents(path, source::read(path, options.max_input_size, &options.progress)?, &options.progress);
     }
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
     match guess_dir(path, options)? {
@@ -187,18 +200,51 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
 
 /// Reads one file's (already decompressed) bytes; `path` names it in errors.
 pub fn load_bytes(path: &Path, bytes: Bytes, progress: &Progress) -> Result<Capture> {
+    load_contents(path, source::Contents { bytes, was_gzip: false, cut_short: None }, progress)
+}
+
+fn load_contents(path: &Path, contents: source::Contents, progress: &Progress) -> Result<Capture> {
+    let source::Contents { bytes, cut_short, .. } = contents;
     let mut capture = Capture { input: path.display().to_string(), ..Capture::default() };
+    match load_into(path, bytes, progress, &mut capture) {
+        Ok(damage) => capture.warnings.extend(damage_warning(cut_short, damage)),
+        // Nothing usable in what a gzip stream cut short gave: the cut is why.
+        Err(e) => return Err(cut_short.unwrap_or(e)),
+    }
+    Ok(capture)
+}
+
+/// Reads one file's decompressed bytes into `capture`; returns where an
+/// XSpace is damaged, if it is.
+fn load_into(path: &Path, bytes: Bytes, progress: &Progress, capture: &mut Capture) -> Result<Option<xspace::Damage>> {
     match guess_file(path, &bytes)? {
         FileKind::XSpace => {
-            let contents = xspace::read(path, &bytes, progress)?;
-            let pending = add_xspace(path, &bytes, contents, &mut SeenPrograms::new(), &mut capture);
-            decode_embedded(pending, &mut capture);
+            let mut contents = xspace::read(path, &bytes, progress)?;
+            let damage = contents.damage.take();
+            let pending = add_xspace(path, &bytes, contents, &mut SeenPrograms::new(), capture);
+            decode_embedded(pending, capture);
+            return Ok(damage);
         }
         FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, program_id_in_file_name(path))?),
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
     }
-    Ok(capture)
+    Ok(None)
+}
+
+/// One warning for a damaged file, however many parts are damaged: where
+/// the damage starts, and that what was complete around it is kept.
+fn damage_warning(cut_short: Option<Error>, damage: Option<xspace::Damage>) -> Option<String> {
+    let mut parts: Vec<String> = cut_short.iter().map(Error::to_string).collect();
+    if let Some(damage) = damage {
+        let more = match damage.further {
+            0 => String::new(),
+            1 => " (and 1 more damaged part)".to_string(),
+            n => format!(" (and {n} more damaged parts)"),
+        };
+        parts.push(format!("{}{more}", damage.first));
+    }
+    (!parts.is_empty()).then(|| format!("{}; kept every complete plane and module", parts.join("; ")))
 }
 
 /// The id in the file names XProf writes beside a profile,
@@ -218,17 +264,19 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
     if hosts.is_empty() {
         return Err(Error::unrecognised(dir, "the run directory holds no *.xplane.pb file"));
     }
-    let read: Vec<Result<(Bytes, xspace::XSpaceContents)>> = hosts
+    let read: Vec<Result<(source::Contents, xspace::XSpaceContents)>> = hosts
         .par_iter()
         .map(|host| {
             let contents = source::read(host, options.max_input_size, &options.progress)?;
-            match guess_file(host, &contents.bytes)? {
-                FileKind::XSpace => {
-                    let xspace = xspace::read(host, &contents.bytes, &options.progress)?;
-                    Ok((contents.bytes, xspace))
-                }
+            let xspace = guess_file(host, &contents.bytes).and_then(|kind| match kind {
+                FileKind::XSpace => xspace::read(host, &contents.bytes, &options.progress),
                 FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
                 _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
+            });
+            match xspace {
+                Ok(xspace) => Ok((contents, xspace)),
+                // Nothing usable in what a gzip stream cut short gave: the cut is why.
+                Err(e) => Err(contents.cut_short.unwrap_or(e)),
             }
         })
         .collect();
@@ -237,7 +285,10 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
     let mut last_error = None;
     for (host, read) in hosts.iter().zip(read) {
         match read {
-            Ok((bytes, contents)) => fresh.extend(add_xspace(host, &bytes, contents, &mut seen_programs, capture)),
+            Ok((file, mut contents)) => {
+                capture.warnings.extend(damage_warning(file.cut_short, contents.damage.take()));
+                fresh.extend(add_xspace(host, &file.bytes, contents, &mut seen_programs, capture));
+            }
             Err(e) => {
                 capture.warnings.push(format!("skipped {e}"));
                 last_error = Some(e);
@@ -336,7 +387,8 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
         .par_iter()
         .map(|file| {
             let module = source::read(file, options.max_input_size, &options.progress)
-                .and_then(|c| hlo::decode(file, &c.bytes, 0, program_id_in_file_name(file)));
+                .and_then(|c| c.cut_short.map_or(Ok(c.bytes), Err))
+                .and_then(|bytes| hlo::decode(file, &bytes, 0, program_id_in_file_name(file)));
             (file.clone(), module)
         })
         .collect();

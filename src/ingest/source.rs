@@ -14,10 +14,41 @@ use crate::error::{Error, Result};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// The ceiling on one file's decompressed bytes when none is given: a
+/// quarter of the memory this process can have (what `/proc/meminfo` calls
+/// available, or the address-space limit of `ulimit -v` if lower), between
+/// 256 MiB and 16 GiB. A file is held whole once decompressed and its
+/// analysis needs more again, so a quarter leaves room for both; a fixed
+/// 16 GiB let a 6 MB gzip bomb take all memory and die.
+pub fn default_max_input_size() -> u64 {
+    const FALLBACK: u64 = 4 << 30;
+    let available = memory_available().unwrap_or(FALLBACK);
+    let address_space = address_space_limit().unwrap_or(u64::MAX);
+    (available.min(address_space) / 4).clamp(256 << 20, 16 << 30)
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes (Linux only).
+fn memory_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The soft `Max address space` limit from /proc/self/limits, in bytes.
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find_map(|l| l.strip_prefix("Max address space"))?;
+    line.split_whitespace().next()?.parse().ok()
+}
+
 /// A file's content, decompressed if it was gzip.
 pub struct Contents {
     pub bytes: Bytes,
     pub was_gzip: bool,
+    /// A gzip stream that ends early or turns corrupt: `bytes` holds what
+    /// decompressed before it, which may still be worth reading.
+    pub cut_short: Option<Error>,
 }
 
 pub fn is_gzip(bytes: &[u8]) -> bool {
@@ -48,9 +79,10 @@ pub fn read(path: &Path, limit: u64, progress: &Progress) -> Result<Contents> {
     };
     if is_gzip(&raw) {
         progress.start(&format!("decompressing {}", path.display()), raw.len() as u64);
-        Ok(Contents { bytes: gunzip(path, progress.reader(&raw[..]), &raw, limit)?, was_gzip: true })
+        let (bytes, cut_short) = gunzip(path, progress.reader(&raw[..]), &raw, limit)?;
+        Ok(Contents { bytes, was_gzip: true, cut_short })
     } else {
-        Ok(Contents { bytes: raw, was_gzip: false })
+        Ok(Contents { bytes: raw, was_gzip: false, cut_short: None })
     }
 }
 
@@ -118,10 +150,12 @@ impl<R: Read> Read for Capped<R> {
 }
 
 /// Decompresses `input` (the `compressed` bytes, possibly behind a reader
-/// that reports progress).
-fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Result<Bytes> {
-    // The trailer's ISIZE (size mod 2^32) is only a hint; it is capped so a
-    // forged trailer cannot size a huge allocation.
+/// that reports progress). A stream that ends early or turns corrupt after
+/// some output returns that output and the error.
+fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Result<(Bytes, Option<Error>)> {
+    // The trailer's ISIZE (size mod 2^32) is only a hint; it is capped by
+    // what deflate can expand the input to (1032:1) so a forged trailer
+    // cannot size a huge allocation.
     let hint = compressed
         .len()
         .checked_sub(4)
@@ -130,14 +164,31 @@ fn gunzip(path: &Path, input: impl Read, compressed: &[u8], limit: u64) -> Resul
         .map(|tail| u64::from(u32::from_le_bytes(tail)))
         .unwrap_or(0)
         .min(limit)
+        .min((compressed.len() as u64).saturating_mul(1032))
         .min(1 << 30);
     let mut out = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
     let mut decoder = MultiGzDecoder::new(input).take(limit.saturating_add(1));
-    decoder.read_to_end(&mut out).map_err(|e| Error::malformed(path, None, format!("gzip stream is corrupt: {e}")))?;
+    let cut_short = match decoder.read_to_end(&mut out) {
+        Err(e) if e.kind() == io::ErrorKind::OutOfMemory => {
+            return Err(Error::OutOfMemory { path: path.to_path_buf(), decompressed: out.len() as u64 })
+        }
+        Err(e) if out.is_empty() => return Err(Error::malformed(path, None, format!("gzip stream is corrupt: {e}"))),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Some(Error::malformed(
+            path,
+            Some(compressed.len() as u64),
+            format!("gzip stream ends early, after {} bytes decompressed", out.len()),
+        )),
+        Err(e) => Some(Error::malformed(
+            path,
+            None,
+            format!("gzip stream is corrupt after {} bytes decompressed: {e}", out.len()),
+        )),
+        Ok(_) => None,
+    };
     if out.len() as u64 > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
     }
-    Ok(Bytes::from(out))
+    Ok((Bytes::from(out), cut_short))
 }
 
 #[cfg(test)]
@@ -177,13 +228,28 @@ mod tests {
     }
 
     #[test]
-    fn corrupt_gzip_is_an_error_naming_the_file() {
+    fn gzip_with_nothing_decompressed_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("broken.gz");
         let mut data = gz(b"hello world, hello world");
-        data.truncate(data.len() / 2);
+        data.truncate(10); // the header alone
         std::fs::write(&path, data).unwrap();
         let err = read(&path, 1 << 20, &Progress::default()).err().unwrap().to_string();
         assert!(err.contains("broken.gz") && err.contains("gzip"), "{err}");
+    }
+
+    #[test]
+    fn gzip_cut_short_keeps_what_it_decompressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.gz");
+        let text: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_string().into_bytes()).collect();
+        let mut data = gz(&text);
+        data.truncate(data.len() / 2);
+        let cut_at = data.len();
+        std::fs::write(&path, data).unwrap();
+        let contents = read(&path, 1 << 30, &Progress::default()).unwrap();
+        assert!(!contents.bytes.is_empty() && text.starts_with(&contents.bytes));
+        let cut = contents.cut_short.unwrap().to_string();
+        assert!(cut.contains("cut.gz") && cut.contains(&format!("at byte {cut_at}: gzip stream ends early")), "{cut}");
     }
 }

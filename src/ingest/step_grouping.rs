@@ -199,7 +199,6 @@ impl EventForest {
             }
             return groups;
         }
-        let parents = Adjacency::new(self.nodes.len(), self.links.iter().map(|&(from, to)| (to, from)));
         let mut roots: Vec<u32> = self
             .roots
             .iter()
@@ -211,9 +210,10 @@ impl EventForest {
             let (na, nb) = (nodes[a as usize], nodes[b as usize]);
             nb.root_level.cmp(&na.root_level).then(na.begin_ps.cmp(&nb.begin_ps)).then(a.cmp(&b))
         });
+        let nested = roots_under_same_level(&roots, nodes, &children);
         let mut next_group = 0;
         for root in roots {
-            if groups[root as usize].is_none() && !has_root_ancestor(root, nodes, &parents) {
+            if groups[root as usize].is_none() && !nested[root as usize] {
                 propagate(root, next_group, &children, &mut groups);
                 next_group += 1;
             }
@@ -274,24 +274,62 @@ impl EventForest {
     }
 }
 
-/// Whether a root sits under another root of the same level, which then
-/// groups it.
-fn has_root_ancestor(root: u32, nodes: &[Node], parents: &Adjacency) -> bool {
-    let level = nodes[root as usize].root_level;
-    let mut seen: HashSet<u32> = HashSet::from([root]);
-    let mut queue: Vec<u32> = parents.of(root).to_vec();
-    seen.extend(queue.iter().copied());
-    while let Some(node) = queue.pop() {
-        if nodes[node as usize].root_level == level {
-            return true;
-        }
-        for &parent in parents.of(node) {
-            if seen.insert(parent) {
-                queue.push(parent);
+/// The roots that sit under another event of their own root level, which
+/// then groups them (XProf's `RootNeedsGrouping`: a breadth-first search up
+/// from each root). Searching up from every root costs roots × ancestors;
+/// instead, per root level, one search down from all events of that level
+/// marks what each reaches. A root reached only from itself (through a
+/// cycle) is not under another, so every event keeps up to two of the
+/// sources that reach it: O(levels × links) in all.
+fn roots_under_same_level(roots: &[u32], nodes: &[Node], children: &Adjacency) -> Vec<bool> {
+    const NONE: u32 = u32::MAX;
+    let mut levels: Vec<i32> = roots.iter().map(|&r| nodes[r as usize].root_level).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    // Every event of a root's level, roots filtered out included, can group it.
+    let mut by_level: Vec<(i32, u32)> = (0..)
+        .zip(nodes)
+        .filter(|(_, n)| levels.binary_search(&n.root_level).is_ok())
+        .map(|(id, n)| (n.root_level, id))
+        .collect();
+    by_level.sort_unstable();
+    let mut nested = vec![false; nodes.len()];
+    let mut reached_from = vec![[NONE; 2]; nodes.len()];
+    let mut touched = Vec::new();
+    let mut queue: Vec<(u32, u32)> = Vec::new();
+    for same_level in by_level.chunk_by(|a, b| a.0 == b.0) {
+        let mut reach = |node: u32, source: u32, touched: &mut Vec<u32>, queue: &mut Vec<(u32, u32)>| {
+            let slots = &mut reached_from[node as usize];
+            if slots.contains(&source) || slots[1] != NONE {
+                return;
+            }
+            if slots[0] == NONE {
+                slots[0] = source;
+                touched.push(node);
+            } else {
+                slots[1] = source;
+            }
+            queue.push((node, source));
+        };
+        for &(_, source) in same_level {
+            for &child in children.of(source) {
+                reach(child, source, &mut touched, &mut queue);
             }
         }
+        while let Some((node, source)) = queue.pop() {
+            for &child in children.of(node) {
+                reach(child, source, &mut touched, &mut queue);
+            }
+        }
+        for &(_, node) in same_level {
+            let from_another = reached_from[node as usize].iter().any(|&s| s != NONE && s != node);
+            nested[node as usize] = from_another || children.of(node).contains(&node);
+        }
+        for node in touched.drain(..) {
+            reached_from[node as usize] = [NONE; 2];
+        }
     }
-    false
+    nested
 }
 
 /// Gives `group` to `root` and everything reachable from it through events
@@ -377,5 +415,46 @@ mod tests {
         let groups = forest.group();
         assert_eq!(groups[first as usize], Some(0));
         assert_eq!((groups[second as usize], groups[second_again as usize]), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn a_root_under_a_root_of_its_level_joins_it_and_of_another_level_is_its_own_step() {
+        let mut forest = EventForest::new(None);
+        forest.start_thread();
+        let level = |root_level| GroupingStats { root_level: Some(root_level), ..Default::default() };
+        let outer = forest.add(0, 1000, GroupingKind::Other, &level(1)).unwrap();
+        let middle = forest.add(10, 900, GroupingKind::Other, &level(2)).unwrap();
+        let inner = forest.add(20, 800, GroupingKind::Other, &level(1)).unwrap();
+        let innermost = forest.add(30, 700, GroupingKind::Other, &level(2)).unwrap();
+        let groups = forest.group();
+        // Level 2 first: `middle` has no level-2 ancestor and takes everything under it.
+        assert_eq!(groups[middle as usize], Some(0));
+        assert_eq!((groups[inner as usize], groups[innermost as usize]), (Some(0), Some(0)));
+        assert_eq!(groups[outer as usize], Some(1));
+    }
+
+    #[test]
+    fn a_root_reached_only_from_itself_through_a_cycle_is_a_step() {
+        let mut forest = EventForest::new(Some(1));
+        forest.start_thread();
+        let root = GroupingStats {
+            producer_type: Some(1),
+            producer_id: Some(5),
+            consumer_type: Some(1),
+            consumer_id: Some(6),
+            ..root()
+        };
+        let step = forest.add(0, 10, GroupingKind::Other, &root).unwrap();
+        forest.start_thread();
+        let other = GroupingStats {
+            consumer_type: Some(1),
+            consumer_id: Some(5),
+            producer_type: Some(1),
+            producer_id: Some(6),
+            ..Default::default()
+        };
+        let linked = forest.add(100, 10, GroupingKind::Other, &other).unwrap();
+        let groups = forest.group();
+        assert_eq!((groups[step as usize], groups[linked as usize]), (Some(0), Some(0)));
     }
 }

@@ -7,6 +7,8 @@
 pub struct WireError {
     pub offset: u64,
     pub what: String,
+    /// Where the field that failed starts (its key), which `offset` may be past.
+    pub field_start: u64,
 }
 
 #[derive(Debug)]
@@ -55,17 +57,19 @@ impl<'a> Field<'a> {
 pub struct Fields<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Where the field being read starts.
+    field_start: usize,
     /// Offset of `buf[0]` in the file, for error messages.
     base: u64,
 }
 
 impl<'a> Fields<'a> {
     pub fn new(buf: &'a [u8], base: u64) -> Self {
-        Fields { buf, pos: 0, base }
+        Fields { buf, pos: 0, field_start: 0, base }
     }
 
     fn error(&self, at: usize, what: impl Into<String>) -> WireError {
-        WireError { offset: self.base + at as u64, what: what.into() }
+        WireError { offset: self.base + at as u64, what: what.into(), field_start: self.base + self.field_start as u64 }
     }
 
     fn varint(&mut self) -> Result<u64, WireError> {
@@ -110,6 +114,7 @@ impl<'a> Iterator for Fields<'a> {
             return None;
         }
         let start = self.pos;
+        self.field_start = start;
         let field = (|| {
             let key = self.varint()?;
             let number = u32::try_from(key >> 3).ok().filter(|&n| n != 0);
@@ -145,6 +150,17 @@ impl<'a> Iterator for Fields<'a> {
         }
         Some(field)
     }
+}
+
+/// The length-delimited field starting at `at` in `buf` whose length runs
+/// past the end of `buf` (a file cut short): its number and the bytes of it
+/// that are there, so what is complete inside it can still be read.
+pub fn cut_short_field(buf: &[u8], at: usize) -> Option<(u32, &[u8])> {
+    let mut fields = Fields::new(buf.get(at..)?, 0);
+    let key = fields.varint().ok()?;
+    let len = usize::try_from(fields.varint().ok()?).ok()?;
+    let rest = fields.buf.get(fields.pos..)?;
+    (key & 7 == 2 && len > rest.len()).then_some((u32::try_from(key >> 3).ok()?, rest))
 }
 
 /// Where `part` (a slice of `whole`) starts within `whole`, for error offsets.

@@ -15,7 +15,8 @@ use prost::Message;
 use super::allocator_events::{self, HostAllocators};
 use super::progress::Progress;
 use super::proto::xplane::{x_stat, XEventMetadata, XStatMetadata};
-use super::wire::{Walker, WireError};
+use super::wire::{self, Walker, WireError};
+use super::{guess_file, FileKind};
 use crate::error::{Error, Result};
 use crate::model::Allocator;
 
@@ -44,6 +45,24 @@ pub struct XSpaceContents {
     /// The host the file is about: its name without `.xplane.pb`.
     pub host: String,
     pub allocators: Vec<Allocator>,
+    /// Where the file is damaged, if it is: what was complete is still read.
+    pub damage: Option<Damage>,
+}
+
+/// The first damaged part of a file (a plane cut short, a metadata entry
+/// that does not decode), and how many more there were. Everything complete
+/// around them is kept.
+#[derive(Debug)]
+pub struct Damage {
+    pub first: Error,
+    pub further: usize,
+}
+
+fn record(damage: &mut Option<Damage>, error: Error) {
+    match damage {
+        Some(damage) => damage.further += 1,
+        None => *damage = Some(Damage { first: error, further: 0 }),
+    }
 }
 
 pub fn wire_error(path: &Path, e: WireError) -> Error {
@@ -59,7 +78,9 @@ pub struct PlaneParts<'f> {
     pub stats: Vec<&'f [u8]>,
 }
 
-fn split_plane<'f>(path: &Path, walker: Walker<'f>, plane: &'f [u8]) -> Result<PlaneParts<'f>> {
+/// Splits a plane into its parts, up to the first that does not decode (a
+/// plane cut short): the parts before it, and the error.
+fn split_plane<'f>(walker: Walker<'f>, plane: &'f [u8]) -> (PlaneParts<'f>, Option<WireError>) {
     let mut parts = PlaneParts {
         name: String::new(),
         lines: Vec::new(),
@@ -68,7 +89,10 @@ fn split_plane<'f>(path: &Path, walker: Walker<'f>, plane: &'f [u8]) -> Result<P
         stats: Vec::new(),
     };
     for field in walker.fields(plane) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            Ok(field) => field,
+            Err(e) => return (parts, Some(e)),
+        };
         match (field.number, field.as_bytes()) {
             (2, Some(name)) => parts.name = String::from_utf8_lossy(name).into_owned(),
             (3, Some(line)) => parts.lines.push(line),
@@ -78,7 +102,7 @@ fn split_plane<'f>(path: &Path, walker: Walker<'f>, plane: &'f [u8]) -> Result<P
             _ => {}
         }
     }
-    Ok(parts)
+    (parts, None)
 }
 
 /// `vm` for `.../vm.xplane.pb` (or `.xplane.pb.gz`, `.xspace.pb`): XProf names
@@ -107,6 +131,11 @@ pub fn map_entry<'f>(path: &Path, walker: Walker<'f>, entry: &'f [u8]) -> Result
     Ok((key, value))
 }
 
+/// Reads every plane of an XSpace. A damaged file (cut short, or with a
+/// part that does not decode) is read up to its damage: every complete
+/// plane, and of a metadata plane every complete module, is kept, and
+/// [`XSpaceContents::damage`] says where the damage starts; with no module
+/// or allocator whole, the damage is the error.
 pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceContents> {
     let host = host_name(path);
     let mut allocators = HostAllocators::new(host.clone());
@@ -116,21 +145,31 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         hlo_protos: Vec::new(),
         host,
         allocators: Vec::new(),
+        damage: None,
     };
     let walker = Walker::new(bytes, 0);
     progress.start(&format!("reading {}", path.display()), bytes.len() as u64);
     for field in walker.fields(bytes) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            Ok(field) => field,
+            Err(e) => {
+                // Nothing after the first broken field can be trusted; a
+                // plane cut short still has its complete parts read.
+                let cut_plane = usize::try_from(e.field_start).ok().and_then(|at| wire::cut_short_field(bytes, at));
+                match cut_plane {
+                    Some((1, plane)) => {
+                        let cut = Some(e.what.as_str());
+                        read_plane(path, bytes, walker, plane, cut, &mut contents, &mut allocators);
+                    }
+                    _ => record(&mut contents.damage, wire_error(path, e)),
+                }
+                break;
+            }
+        };
         match (field.number, field.as_bytes()) {
             (1, Some(plane)) => {
                 progress.advance(plane.len() as u64);
-                let parts = split_plane(path, walker, plane)?;
-                if parts.name == METADATA_PLANE {
-                    read_metadata_plane(path, bytes, &parts, &mut contents.hlo_protos)?;
-                } else {
-                    allocator_events::read_plane(path, walker, &parts, &mut allocators)?;
-                }
-                contents.plane_names.push(parts.name);
+                read_plane(path, bytes, walker, plane, None, &mut contents, &mut allocators);
             }
             (4, Some(host)) => contents.hostnames.push(String::from_utf8_lossy(host).into_owned()),
             (1 | 4, None) => {
@@ -140,40 +179,143 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         }
     }
     contents.allocators = allocators.finish();
-    Ok(contents)
+    match contents.damage.take() {
+        // Damaged with nothing whole to show: the damage is the error.
+        Some(damage) if contents.hlo_protos.is_empty() && contents.allocators.is_empty() => Err(damage.first),
+        damage => {
+            contents.damage = damage;
+            Ok(contents)
+        }
+    }
+}
+
+/// One plane; `cut_short` says how, when the file ends inside it. Its
+/// damage goes to `contents.damage`, named by the first part that is not
+/// whole, and the rest of the file is still read.
+fn read_plane<'f>(
+    path: &'f Path,
+    whole: &'f Bytes,
+    walker: Walker<'f>,
+    plane: &'f [u8],
+    cut_short: Option<&str>,
+    contents: &mut XSpaceContents,
+    allocators: &mut HostAllocators,
+) {
+    let (parts, error) = split_plane(walker, plane);
+    let cut = match (error, cut_short) {
+        (Some(e), Some(how)) => Some(Error::malformed(
+            path,
+            Some(e.field_start),
+            format!("XSpace: plane {} ends early ({how}); its first incomplete part: {}", parts.name, e.what),
+        )),
+        (Some(e), None) => Some(wire_error(path, e)),
+        (None, Some(how)) => Some(Error::malformed(
+            path,
+            Some(whole.len() as u64),
+            format!("XSpace: the file ends inside plane {} ({how})", parts.name),
+        )),
+        (None, None) => None,
+    };
+    let is_cut = cut.is_some();
+    if let Some(cut) = cut {
+        record(&mut contents.damage, cut);
+    }
+    if parts.name == METADATA_PLANE {
+        read_metadata_plane(path, whole, &parts, is_cut, &mut contents.hlo_protos, &mut contents.damage);
+    } else if !is_cut {
+        // A plane's lines come before the metadata that says what their
+        // events are, so a plane cut short has nothing that can be read safely.
+        let checkpoint = allocators.checkpoint();
+        if let Err(e) = allocator_events::read_plane(path, walker, &parts, allocators) {
+            allocators.rollback(checkpoint);
+            record(&mut contents.damage, e);
+        }
+    }
+    contents.plane_names.push(parts.name);
 }
 
 /// `whole` is the file as `Bytes`, so the embedded HloProtos are decoded as
-/// zero-copy slices of it rather than copies.
-fn read_metadata_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut Vec<EmbeddedHlo>) -> Result<()> {
+/// zero-copy slices of it rather than copies. An entry that does not decode
+/// is recorded as damage and skipped: one broken module loses only itself.
+/// In a plane `cut_short`, the stat metadata that names the `Hlo Proto` and
+/// `program_id` stats (stored after the modules) may be missing; a bytes
+/// stat that holds an HloProto is then taken for the first, and the id in
+/// the module's metadata name for the second.
+fn read_metadata_plane(
+    path: &Path,
+    whole: &Bytes,
+    plane: &PlaneParts,
+    cut_short: bool,
+    out: &mut Vec<EmbeddedHlo>,
+    damage: &mut Option<Damage>,
+) {
     let walker = Walker::new(whole, 0);
     let mut stat_names: HashMap<i64, String> = HashMap::new();
     for entry in &plane.stat_metadata {
-        let (_, Some(value)) = map_entry(path, walker, entry)? else { continue };
-        let offset = walker.offset(value);
-        let stat = XStatMetadata::decode(value)
-            .map_err(|e| Error::malformed(path, Some(offset), format!("XStatMetadata: {e}")))?;
-        stat_names.insert(stat.id, stat.name);
+        let decoded = map_entry(path, walker, entry).and_then(|(_, value)| {
+            value
+                .map(|value| {
+                    XStatMetadata::decode(value)
+                        .map_err(|e| Error::malformed(path, Some(walker.offset(value)), format!("XStatMetadata: {e}")))
+                })
+                .transpose()
+        });
+        match decoded {
+            Ok(Some(stat)) => {
+                stat_names.insert(stat.id, stat.name);
+            }
+            Ok(None) => {}
+            Err(e) => record(damage, e),
+        }
     }
     for entry in &plane.event_metadata {
-        let (_, Some(value)) = map_entry(path, walker, entry)? else { continue };
-        let offset = walker.offset(value);
-        let event = XEventMetadata::decode(whole.slice_ref(value))
-            .map_err(|e| Error::malformed(path, Some(offset), format!("XEventMetadata: {e}")))?;
+        let decoded = map_entry(path, walker, entry).and_then(|(_, value)| {
+            value
+                .map(|value| {
+                    XEventMetadata::decode(whole.slice_ref(value))
+                        .map_err(|e| Error::malformed(path, Some(walker.offset(value)), format!("XEventMetadata: {e}")))
+                })
+                .transpose()
+        });
+        let event = match decoded {
+            Ok(Some(event)) => event,
+            Ok(None) => continue,
+            Err(e) => {
+                record(damage, e);
+                continue;
+            }
+        };
         let mut hlo = None;
         // XProf reads an int64 id as the uint64 of the same bits (fingerprints use all 64).
         let mut program_id = event.id as u64;
+        let mut program_id_stat = false;
         for stat in event.stats {
             match (stat_names.get(&stat.metadata_id).map(String::as_str), stat.value) {
                 (Some(HLO_PROTO_STAT), Some(x_stat::Value::BytesValue(b))) => hlo = Some(b),
-                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Uint64Value(id))) => program_id = id,
-                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Int64Value(id))) => program_id = id as u64,
+                (None, Some(x_stat::Value::BytesValue(b)))
+                    if cut_short && matches!(guess_file(path, &b), Ok(FileKind::HloProto)) =>
+                {
+                    hlo = Some(b)
+                }
+                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Uint64Value(id))) => (program_id, program_id_stat) = (id, true),
+                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Int64Value(id))) => {
+                    (program_id, program_id_stat) = (id as u64, true)
+                }
                 _ => {}
             }
+        }
+        if cut_short && !program_id_stat {
+            program_id = program_id_in_name(&event.name).unwrap_or(program_id);
         }
         if let Some(bytes) = hlo {
             out.push(EmbeddedHlo { name: event.name, program_id, bytes });
         }
     }
-    Ok(())
+}
+
+/// `22` for `jit_step(22)`: XProf names each module's metadata after the
+/// module and its program id, which stands in for a `program_id` stat whose
+/// metadata was cut off.
+fn program_id_in_name(name: &str) -> Option<u64> {
+    name.strip_suffix(')')?.rsplit_once('(')?.1.parse().ok()
 }

@@ -1,6 +1,8 @@
 //! Compiled XLA programs: their logical buffers, buffer allocations and the
 //! heap-simulator traces that say in which order buffers come and go.
 
+use std::sync::Arc;
+
 /// One compiled program (an HLO module).
 #[derive(Debug, Clone)]
 pub struct Module {
@@ -87,8 +89,9 @@ pub struct Instruction {
 pub struct SourceLocation {
     pub file: String,
     pub line: i32,
-    /// The whole Python stack, innermost frame first, one `file:line:column` per line.
-    pub stack: String,
+    /// The whole Python stack, innermost frame first, one `file:line:column`
+    /// per line; shared by the instructions under the same frame.
+    pub stack: Arc<str>,
 }
 
 #[derive(Debug, Clone)]
