@@ -1,10 +1,10 @@
 //! `xmem report --format html`: one self-contained page with a section and
 //! the charts of every module and memory space XProf reports.
 
-mod common;
+use crate::common;
 
+use crate::common::{expected_charts, oracles, profile};
 use assert_cmd::cargo::cargo_bin_cmd;
-use common::{expected_charts, oracles, profile};
 use xmem::units::human_bytes;
 
 fn html_report(workload: &str) -> String {

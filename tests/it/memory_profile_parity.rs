@@ -5,7 +5,7 @@
 //! It runs over `fixtures/profiles/` always, and over the whole shared corpus
 //! too when it is present (`../shared/corpus/profiles`, or `XMEM_CORPUS`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

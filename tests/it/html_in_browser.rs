@@ -5,13 +5,11 @@
 //! test says it was skipped and passes, unless `XMEM_REQUIRE_BROWSER=1`, as
 //! CI sets it.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::common::{allocator_oracles, expected_charts, oracles, profile};
 use assert_cmd::cargo::cargo_bin_cmd;
-use common::{allocator_oracles, expected_charts, oracles, profile};
 
 const BROWSER: &str = "chromium";
 

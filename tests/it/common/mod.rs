@@ -1,8 +1,6 @@
 //! Helpers shared by the integration tests: fixtures and XProf's oracle
 //! output for them.
 
-#![allow(dead_code)] // each test binary uses its own subset
-
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;

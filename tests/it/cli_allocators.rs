@@ -2,7 +2,7 @@
 //! `--allocator`), checked against a full decode of the same xplane with the
 //! generated protobuf types, independent of xmem's wire walker.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -1,13 +1,13 @@
 //! `xmem plot`: every SVG parses, has a title and labelled axes, and shows
 //! the peak XProf reports for that module and memory space, or allocator.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::common::{allocator_oracles, expected_charts, oracle_for_title, oracles, profile, AllocatorOracle, Oracle};
 use assert_cmd::cargo::cargo_bin_cmd;
-use common::{allocator_oracles, expected_charts, oracle_for_title, oracles, profile, AllocatorOracle, Oracle};
 use predicates::prelude::*;
 use xmem::units::human_bytes;
 

@@ -1,0 +1,16 @@
+//! xmem's integration tests, in one binary: one link instead of one per
+//! file, which is most of a fresh clone's test time.
+mod common;
+
+mod bad_input;
+mod cli_allocators;
+mod cli_report;
+mod device_memory;
+mod diff;
+mod html_in_browser;
+mod html_report;
+mod memory_profile_parity;
+mod memory_viewer_parity;
+mod oom_cli;
+mod oom_logs;
+mod plot;
