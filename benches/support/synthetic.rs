@@ -263,3 +263,16 @@ pub fn allocator_xspace(steps: usize, allocations: usize) -> Vec<u8> {
     host.lines = vec![python, compute];
     XSpace { planes: vec![host], hostnames: vec!["synthetic".into()], ..Default::default() }.encode_to_vec()
 }
+
+/// Text for one table cell of `bytes` bytes: op-name-like words of 60
+/// characters between single spaces, as a runaway op name or stack would be.
+pub fn long_cell(bytes: usize) -> String {
+    let word = "jit(train_step)/transpose(jvp(while))/body/dot_general.1234";
+    let mut cell = String::with_capacity(bytes + word.len());
+    while cell.len() < bytes {
+        cell.push_str(word);
+        cell.push(' ');
+    }
+    cell.truncate(bytes);
+    cell
+}

@@ -69,6 +69,8 @@ pub struct ModuleReport {
     /// Why the module could not be analysed (no buffer assignment), if so.
     pub problem: Option<String>,
     pub memory_spaces: Vec<MemorySpaceReport>,
+    /// The input the module was read from, as given.
+    pub input: String,
 }
 
 impl ModuleReport {
@@ -258,18 +260,24 @@ pub fn analyze_module(module: &Module) -> ModuleReport {
         entry_signature: module.entry_signature.clone(),
         problem,
         memory_spaces,
+        input: String::new(),
     }
 }
 
 /// Why a profile has no allocator events: XProf's Memory Profile is empty for it too.
-pub const NO_ALLOCATOR_EVENTS: &str = "no allocator events (MemoryAllocation / MemoryDeallocation) in this profile: \
-JAX on CPU records none, and TensorFlow records them only with host_tracer_level >= 2";
+pub const NO_ALLOCATOR_EVENTS: &str = "no allocator events (MemoryAllocation / MemoryDeallocation): \
+JAX and PyTorch/XLA on CPU record none, and TensorFlow records them only with host_tracer_level >= 2";
 
 /// Analyses every module and allocator of every capture; modules largest
 /// peak first, allocators by host and name.
 pub fn analyze(captures: &[Capture]) -> Report {
-    let mut modules: Vec<ModuleReport> =
-        captures.iter().flat_map(|c| c.modules.par_iter().map(analyze_module).collect::<Vec<_>>()).collect();
+    let mut modules: Vec<ModuleReport> = captures
+        .iter()
+        .flat_map(|c| {
+            let analyzed = c.modules.par_iter().map(analyze_module).collect::<Vec<_>>();
+            analyzed.into_iter().map(|module| ModuleReport { input: c.input.clone(), ..module })
+        })
+        .collect();
     modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
     let mut allocators: Vec<AllocatorReport> = captures
         .iter()
@@ -277,8 +285,10 @@ pub fn analyze(captures: &[Capture]) -> Report {
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
     let mut notes = Vec::new();
-    for capture in captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()) {
-        notes.push(format!("{}: {NO_ALLOCATOR_EVENTS}", capture.input));
+    let without_events: Vec<&str> =
+        captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()).map(|c| c.input.as_str()).collect();
+    if !without_events.is_empty() {
+        notes.push(format!("{}: {NO_ALLOCATOR_EVENTS}", without_events.join(", ")));
     }
     Report {
         schema: REPORT_SCHEMA,
@@ -302,6 +312,8 @@ pub struct Contents {
     pub modules: Vec<ModuleListing>,
     pub device_memory: Vec<DeviceMemoryListing>,
     pub allocators: Vec<AllocatorListing>,
+    /// What could not be read (a bad host file), as `report` carries them.
+    pub warnings: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -350,6 +362,7 @@ pub fn contents(report: &Report) -> Contents {
     Contents {
         schema: CONTENTS_SCHEMA,
         inputs: report.inputs.clone(),
+        warnings: report.warnings.clone(),
         modules: report
             .modules
             .iter()

@@ -10,6 +10,7 @@ mod plot;
 mod progress;
 mod report;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
@@ -32,6 +33,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    output::set_terminal(cli.terminal);
     match run(cli) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::LimitCrossed) => ExitCode::from(1),
@@ -61,7 +63,10 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::List(args) => list::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "xmem", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "xmem", &mut script);
+            let mut out = std::io::stdout().lock();
+            output::finish(out.write_all(&script), &mut out)?;
             Ok(Outcome::Success)
         }
         Command::Oom(args) => oom::run(args),

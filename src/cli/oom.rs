@@ -4,7 +4,7 @@ use super::args::{Format, OomArgs};
 use super::{output, progress, Outcome};
 use crate::ingest::{source, ReadOptions};
 use crate::oom;
-use crate::render::{json, oom as render_oom, text::Flavor};
+use crate::render::{json, oom as render_oom, table::Flavor};
 
 pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
     let flavor = match args.output.format {
@@ -19,7 +19,7 @@ pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
     } else {
         oom::scan(&args.log.display().to_string(), source::open(&args.log, limit, &progress::bar())?)?
     };
-    let mut out = output::open(args.output.output.as_deref())?;
+    let mut out = output::open(args.output.output.as_deref(), args.output.format)?;
     let written = match flavor {
         Some(flavor) => render_oom::write(&mut out, flavor, &report),
         None => json::write(&mut out, &report),

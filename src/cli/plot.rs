@@ -1,10 +1,11 @@
 use std::collections::HashSet;
 use std::fs;
+use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::Context;
 
-use super::args::PlotArgs;
+use super::args::{Format, PlotArgs};
 use super::{output, Outcome};
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
 use crate::render::svg::{self, allocator_chart_caption, ChartKind};
@@ -14,6 +15,8 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
     let mut names = FileNames::default();
     let mut written = 0;
+    // Paths are for scripts as much as for people: written whole, as JSON is, never cut to the terminal.
+    let mut listing = Listing(Some(output::open(None, Format::Json)?));
     for module in &report.modules {
         if let Some(problem) = &module.problem {
             eprintln!("xmem: {}: nothing to plot: {problem}", module.display_name());
@@ -22,7 +25,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
             let charts = svg::space_charts(module, space, args.selection.top)
                 .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
             for (kind, chart) in charts {
-                save(&args.output.join(names.claim(module, space, kind)), &chart)?;
+                listing.save(&args.output.join(names.claim(module, space, kind)), &chart)?;
                 written += 1;
             }
         }
@@ -33,7 +36,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
         if let Some(chart) = chart {
             let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
-            save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart)?;
+            listing.save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart)?;
             written += 1;
         }
     }
@@ -42,21 +45,40 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
         let chart = svg::timeline::allocator(&caption, allocator)
             .with_context(|| format!("drawing the timeline of allocator {}", allocator.display_name()))?;
         if let Some(chart) = chart {
-            save(&args.output.join(names.claim_allocator(allocator)), &chart)?;
+            listing.save(&args.output.join(names.claim_allocator(allocator)), &chart)?;
             written += 1;
         }
     }
     if written == 0 {
         anyhow::bail!("{}: no module has anything to plot", args.input.display());
     }
+    listing.finish()?;
     Ok(Outcome::Success)
 }
 
-/// Writes one chart and prints its path, so a script can pick the files up.
-fn save(path: &Path, chart: &str) -> anyhow::Result<()> {
-    fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;
-    println!("{}", path.display());
-    Ok(())
+/// The paths of the charts written, one a line on standard output, so a
+/// script can pick the files up. A reader that goes away (`| head -1`)
+/// stops the listing, never the charts.
+struct Listing(Option<Box<dyn Write>>);
+
+impl Listing {
+    fn save(&mut self, path: &Path, chart: &str) -> anyhow::Result<()> {
+        fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;
+        if let Some(out) = &mut self.0 {
+            if let Err(e) = writeln!(out, "{}", path.display()).and_then(|()| out.flush()) {
+                self.0 = None;
+                output::finish(Err(e), &mut io::sink())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<()> {
+        match self.0 {
+            Some(mut out) => output::finish(Ok(()), &mut out),
+            None => Ok(()),
+        }
+    }
 }
 
 /// File names for charts, `<module>.<space>.<chart>.svg` (`<profile>.sites.svg`

@@ -99,7 +99,7 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
-/// Reads all of standard input (for `xmem oom -`), with the same ceiling.
+/// Reads all of standard input (an input given as `-`), with the same ceiling.
 pub fn read_stdin(limit: u64) -> Result<Bytes> {
     let path = Path::new("<stdin>");
     let mut buf = Vec::new();

@@ -3,8 +3,10 @@
 pub mod device_memory;
 pub mod diff;
 pub mod html;
+pub mod html_diff;
 pub mod json;
 pub mod list;
 pub mod oom;
 pub mod svg;
+pub mod table;
 pub mod text;

@@ -161,7 +161,7 @@ fn a_profile_without_allocator_events_says_why_and_still_reports_its_modules() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let lines: Vec<&str> = stdout.lines().filter(|l| l.contains("no allocator events")).collect();
     assert_eq!(lines.len(), 1, "{stdout}");
-    assert!(lines[0].contains("JAX on CPU records none"), "{}", lines[0]);
+    assert!(lines[0].contains("JAX and PyTorch/XLA on CPU record none"), "{}", lines[0]);
     assert!(stdout.contains("jit_train_step(44) · hbm"), "{stdout}");
     let report = xmem_json(&["report", profile.to_str().unwrap()]);
     assert_eq!(report["allocators"].as_array().unwrap().len(), 0);

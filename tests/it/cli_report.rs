@@ -243,3 +243,17 @@ fn text_report_snapshot() {
     assert!(output.status.success());
     insta::assert_snapshot!(String::from_utf8_lossy(&output.stdout));
 }
+
+#[test]
+fn a_report_of_two_inputs_names_each_rows_input_and_says_once_that_there_are_no_allocator_events() {
+    let (a, b) = ("fixtures/profiles/pair_base/profile", "fixtures/profiles/pair_new/profile");
+    let output =
+        cargo_bin_cmd!("xmem").current_dir(env!("CARGO_MANIFEST_DIR")).args(["report", a, b]).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.matches("no allocator events").count(), 1, "{stdout}");
+    let header = stdout.lines().find(|l| l.starts_with("Module")).unwrap();
+    assert!(header.ends_with("Input"), "{header}");
+    for input in [a, b] {
+        assert!(stdout.lines().any(|l| l.starts_with("jit_wide_mlp_step") && l.ends_with(input)), "{stdout}");
+    }
+}

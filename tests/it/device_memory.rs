@@ -235,7 +235,7 @@ fn diff(base: &str, new: &str, extra: &[&str]) -> (Option<i32>, Value) {
 #[test]
 fn diff_of_a_profile_with_itself_has_no_growth() {
     for workload in ["mlp_train", "big_model"] {
-        let (code, diff) = diff(workload, workload, &["--fail-if-peak-grows", "0"]);
+        let (code, diff) = diff(workload, workload, &["--fail-if-peak-grows", "0B"]);
         assert_eq!(code, Some(0), "{workload}");
         assert_eq!(diff["verdict"], "pass", "{workload}");
         let [memory] = diff["device_memory"].as_array().unwrap().as_slice() else { panic!("{workload}") };
@@ -269,7 +269,7 @@ fn live_bytes_limits_are_strict_at_the_real_growth() {
         ("--fail-if-over", new_total - 1, 1),
         ("--fail-if-over", new_total, 0),
     ] {
-        let (exit, diff) = diff("pair_base", "pair_new", &[flag, &limit.to_string()]);
+        let (exit, diff) = diff("pair_base", "pair_new", &[flag, &format!("{limit}B")]);
         assert_eq!(exit, Some(code), "{flag} {limit}");
         let violations = diff["violations"].as_array().unwrap();
         assert_eq!(violations.len(), code as usize, "{flag} {limit}");

@@ -66,11 +66,11 @@ fn main_module_growth() -> (i64, f64) {
 /// `diff base new flag bytes` passes; one byte less fails, and that run is returned to check its output.
 fn limit_just_under_fails(base: &str, new: &str, flag: &str, bytes: i64) -> assert_cmd::assert::Assert {
     xmem()
-        .args(["diff", base, new, flag, &bytes.to_string()])
+        .args(["diff", base, new, flag, &format!("{bytes}B")])
         .assert()
         .code(0)
         .stdout(predicate::str::contains("Verdict: PASS"));
-    xmem().args(["diff", base, new, flag, &(bytes - 1).to_string()]).assert().code(1)
+    xmem().args(["diff", base, new, flag, &format!("{}B", bytes - 1)]).assert().code(1)
 }
 
 /// A percentage limit written with three decimals just under and just over `ratio`.
@@ -128,6 +128,29 @@ fn dump_files_diff_like_the_profiles() {
     assert_eq!(modules.len(), 1);
     assert_eq!(modules[0]["delta_bytes"].as_i64(), Some(main_module_growth().0));
     assert_eq!(modules[0]["change"], "grown");
+}
+
+#[test]
+fn a_growth_limit_without_a_unit_is_refused() {
+    xmem()
+        .args(["diff", BASE, NEW, "--fail-if-peak-grows", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("'5' needs a unit: '5%' for a percentage"));
+}
+
+#[test]
+fn min_peak_leaves_out_spaces_small_in_both_runs() {
+    let all = diff_json(&[BASE, NEW, "--fail-if-peak-grows", "10%"]);
+    let large = diff_json(&[BASE, NEW, "--fail-if-peak-grows", "10%", "--min-peak", "1MiB"]);
+    let peaks = |diff: &Value| -> Vec<i64> {
+        let peak = |m: &Value, side: &str| m[format!("{side}_peak_bytes")].as_i64().unwrap_or(0);
+        diff["modules"].as_array().unwrap().iter().map(|m| peak(m, "base").max(peak(m, "new"))).collect()
+    };
+    assert!(peaks(&all).iter().any(|&p| p < 1 << 20));
+    assert!(peaks(&large).iter().all(|&p| p >= 1 << 20), "{:?}", peaks(&large));
+    let crossed = |diff: &Value| diff["violations"].as_array().unwrap().len();
+    assert!(crossed(&large) < crossed(&all), "{} of {}", crossed(&large), crossed(&all));
 }
 
 #[test]

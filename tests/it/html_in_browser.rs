@@ -78,17 +78,22 @@ fn check_in_browser(workload: &str, expected: &[&str], band: [u8; 3]) {
         .arg(&report)
         .assert()
         .success();
+    check_page(workload, dir.path(), &report, "<h1>xmem report: ", expected, band);
+}
 
-    // The DOM as the browser built it from the report, untouched.
-    let dom = chromium(&dir.path().join("profile-dom"), &report, &["--dump-dom".into()]);
+/// Checks a page written into `dir` as [`check_in_browser`] says.
+fn check_page(workload: &str, dir: &Path, report: &Path, heading: &str, expected: &[&str], band: [u8; 3]) {
+    let report = report.to_path_buf();
+    // The DOM as the browser built it from the page, untouched.
+    let dom = chromium(&dir.join("profile-dom"), &report, &["--dump-dom".into()]);
     assert_eq!(dom.matches("<svg ").count(), expected.len(), "{workload}: charts in the DOM");
-    assert!(dom.contains("<h1>xmem report: "), "{workload}: the page has its heading");
+    assert!(dom.contains(heading), "{workload}: the page has its heading");
 
     // Each chart's laid-out size, measured in a copy.
     let html = std::fs::read_to_string(&report).unwrap();
-    let measured = dir.path().join("measured.html");
+    let measured = dir.join("measured.html");
     std::fs::write(&measured, html.replace("</body>", &format!("{MEASURE}\n</body>"))).unwrap();
-    let dom = chromium(&dir.path().join("profile-measure"), &measured, &["--dump-dom".into()]);
+    let dom = chromium(&dir.join("profile-measure"), &measured, &["--dump-dom".into()]);
     let sizes = dom
         .split_once("<pre id=\"chart-sizes\">")
         .and_then(|(_, rest)| rest.split_once("</pre>"))
@@ -108,9 +113,9 @@ fn check_in_browser(workload: &str, expected: &[&str], band: [u8; 3]) {
     assert_eq!(kinds, expected_sorted, "{workload}: charts laid out");
 
     // A screenshot of the top of the page: text and coloured charts, not one colour.
-    let screenshot = dir.path().join("page.png");
+    let screenshot = dir.join("page.png");
     chromium(
-        &dir.path().join("profile-shot"),
+        &dir.join("profile-shot"),
         &report,
         &[format!("--screenshot={}", screenshot.display()), "--window-size=1100,1800".into()],
     );
@@ -147,4 +152,31 @@ fn an_allocators_timeline_shows_in_a_browser() {
     let expected: Vec<&str> = allocator_oracles("tf_keras_fit").iter().map(|_| "timeline").collect();
     // The free band of the allocator's timeline: green at 60% over white.
     check_in_browser("tf_keras_fit", &expected, [102, 197, 171]);
+}
+
+#[test]
+fn the_diff_page_overlays_both_runs_in_a_browser() {
+    if !browser_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("diff.html");
+    cargo_bin_cmd!("xmem")
+        .arg("diff")
+        .args([profile("pair_base"), profile("pair_new")])
+        .args(["--fail-if-peak-grows", "5%", "--format", "html", "-o"])
+        .arg(&page)
+        .assert()
+        .code(1);
+    let html = std::fs::read_to_string(&page).unwrap();
+    // 11 of the pair's 21 memory spaces changed: a section each, up to --top 20, with
+    // both runs' timelines where a run has heap-simulator events.
+    assert_eq!(html.matches("<section>").count(), 11);
+    let charts = html.matches("<figure class=\"chart overlay\">").count();
+    let without = html.matches("No heap-simulator events in either run").count();
+    assert!(charts >= 1 && charts + without == 11, "{charts} charts, {without} without");
+    assert!(html.contains("<p class=\"fail\"><strong>Verdict: FAIL, 11 limits crossed (--fail-if-peak-grows 5%)"));
+    assert!(html.contains("base: peak 41.8 MiB") && html.contains("new: peak 86.4 MiB"), "the legend names both peaks");
+    // The new run's heap: orange at 60% over white.
+    check_page("pair", dir.path(), &page, "<h1>xmem diff: ", &vec!["overlay"; charts], [240, 197, 102]);
 }

@@ -14,3 +14,5 @@ mod memory_viewer_parity;
 mod oom_cli;
 mod oom_logs;
 mod plot;
+mod readme;
+mod terminal;

@@ -174,7 +174,8 @@ fn html_is_refused() {
         .args(["oom", "fixtures/oom-logs/A-02.txt", "--format", "html"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--format html is not available for oom"));
+        .stderr(predicate::str::contains("invalid value 'html' for '--format <FORMAT>'"))
+        .stderr(predicate::str::contains("[possible values: text, json, markdown]"));
 }
 
 #[test]

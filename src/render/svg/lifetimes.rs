@@ -7,7 +7,7 @@ use std::io;
 use super::{count_label, mark_peak, number_label, palette, render, ByteScale, Frame, PROGRAM_ORDER};
 use crate::analysis::drawing::{self, LifetimeBox};
 use crate::analysis::MemorySpaceReport;
-use crate::render::text::bytes;
+use crate::render::table::bytes;
 
 const HEIGHT: u32 = 520;
 

@@ -22,7 +22,8 @@ use plotters::prelude::*;
 
 use crate::analysis::drawing::PeakMark;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
-use crate::render::text::{allocator_heading, bytes, space_heading};
+use crate::render::table::bytes;
+use crate::render::text::{allocator_heading, space_heading};
 
 pub const FONT: &str = "sans-serif";
 pub const WIDTH: u32 = 1000;
@@ -49,6 +50,8 @@ pub enum ChartKind {
     Lifetimes,
     /// A device memory profile's allocation sites.
     Sites,
+    /// A memory space's heap in two runs, in a diff.
+    Overlay,
 }
 
 impl ChartKind {
@@ -59,6 +62,7 @@ impl ChartKind {
             ChartKind::Peak => "peak",
             ChartKind::Lifetimes => "lifetimes",
             ChartKind::Sites => "sites",
+            ChartKind::Overlay => "overlay",
         }
     }
 }
