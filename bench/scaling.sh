@@ -3,13 +3,7 @@
 # time (heap events with buffers live at the peak, modules, host events).
 # Prints wall time and peak RSS per size and the ratio time(2N)/time(N),
 # best of 3 runs. Usage: bench/scaling.sh [OUTDIR]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-out=${1:-target/scaling}
-mkdir -p "$out"
-cargo build --release --quiet --bin xmem --example synthesize
-xmem=target/release/xmem
-synthesize=target/release/examples/synthesize
+source "$(dirname "$0")/synthetic_env.sh" "$@"
 
 # Best-of-3 wall seconds and max RSS (KiB) of one report.
 measure() {

@@ -27,6 +27,14 @@ const MODULES: &[usize] = &[50, 100, 200, 400];
 const HOST_EVENTS: &[usize] = &[250_000, 500_000, 1_000_000, 2_000_000];
 /// Allocator events over 100 steps, half allocations and half frees: 2× per row.
 const ALLOCATOR_EVENTS: &[usize] = &[100_000, 200_000, 400_000, 800_000];
+/// Distinct sections in one TPU OOM report: 2× per row.
+const OOM_SECTIONS: &[usize] = &[500, 1_000, 2_000, 4_000, 8_000];
+/// Bytes in one log line: 2× per row.
+const OOM_LINE_BYTES: &[usize] = &[64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20];
+
+/// Inlined lines in one pprof location, and samples allocated from it: 2× per row.
+const INLINED_LINES: &[usize] = &[2_000, 4_000, 8_000, 16_000, 32_000, 64_000];
+
 /// Bytes of one text-table cell: 2× per row, up to 1 MiB.
 const CELL_BYTES: &[usize] = &[128 << 10, 256 << 10, 512 << 10, 1 << 20];
 
@@ -47,7 +55,7 @@ fn heap_simulation(bencher: Bencher, live_at_peak: usize) {
     let size = ModuleSize { live_at_peak, transient: live_at_peak * 2 };
     let bytes = Bytes::from(synthetic::hlo_proto("jit_synthetic", size).encode_to_vec());
     let module = hlo::decode(Path::new("synthetic.hlo.pb"), &bytes, 0, None).unwrap();
-    bencher.bench(|| analysis::analyze_module(&module));
+    bencher.bench(|| analysis::analyze_module(&module, &Default::default()));
 }
 
 #[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]
@@ -58,8 +66,12 @@ fn hlo_decode(bencher: Bencher, live_at_peak: usize) {
 }
 
 fn report_on_file(bencher: Bencher, bytes: Vec<u8>) {
+    report_on_named_file(bencher, "synthetic.xplane.pb", bytes);
+}
+
+fn report_on_named_file(bencher: Bencher, name: &str, bytes: Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("synthetic.xplane.pb");
+    let path = dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();
     bencher.bench(|| {
         let capture = ingest::load(&path, &ReadOptions::default()).unwrap();
@@ -82,6 +94,11 @@ fn report_allocator_events(bencher: Bencher, events: usize) {
     report_on_file(bencher, synthetic::allocator_xspace(100, events / 200));
 }
 
+#[divan::bench(args = INLINED_LINES, sample_count = 5)]
+fn report_pprof_inlined_lines(bencher: Bencher, lines: usize) {
+    report_on_named_file(bencher, "synthetic.prof", synthetic::pprof_inlined_location(lines));
+}
+
 #[divan::bench(sample_count = 10)]
 fn report_fixture_mlp_train(bencher: Bencher) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles/mlp_train/profile");
@@ -89,4 +106,42 @@ fn report_fixture_mlp_train(bencher: Bencher) {
         let capture = ingest::load(&path, &ReadOptions::default()).unwrap();
         analysis::analyze(std::slice::from_ref(&capture))
     });
+}
+
+#[divan::bench(args = OOM_SECTIONS, sample_count = 5)]
+fn oom_report_sections(bencher: Bencher, sections: usize) {
+    let log = synthetic::tpu_oom_log_with_sections(sections);
+    bencher.bench(|| xmem::oom::scan("log", log.as_bytes()).unwrap());
+}
+
+#[divan::bench(args = OOM_LINE_BYTES, sample_count = 5)]
+fn oom_long_line(bencher: Bencher, bytes: usize) {
+    let log = synthetic::oom_log_line(bytes);
+    bencher.bench(|| xmem::oom::scan("log", log.as_bytes()).unwrap());
+}
+
+/// Memory spaces in one heap trace, one buffer each: 2× per row.
+const COLORS: &[usize] = &[2_000, 4_000, 8_000, 16_000];
+/// Buffers in one SHARE_WITH chain: 2× per row.
+const SHARE_CHAIN: &[usize] = &[25_000, 50_000, 100_000, 200_000];
+
+fn analyze_proto(bencher: Bencher, proto: xmem::ingest::proto::xla::HloProto) {
+    let bytes = Bytes::from(proto.encode_to_vec());
+    let module = hlo::decode(Path::new("synthetic.hlo.pb"), &bytes, 0, None).unwrap();
+    bencher.bench(|| analysis::analyze_module(&module, &Default::default()));
+}
+
+#[divan::bench(args = COLORS, sample_count = 5)]
+fn heap_simulation_many_colors(bencher: Bencher, colors: usize) {
+    analyze_proto(bencher, synthetic::hlo_proto_with_colors(colors));
+}
+
+#[divan::bench(args = SHARE_CHAIN, sample_count = 5)]
+fn heap_simulation_share_chain(bencher: Bencher, buffers: usize) {
+    analyze_proto(bencher, synthetic::hlo_proto_with_share_chain(buffers, false));
+}
+
+#[divan::bench(args = SHARE_CHAIN, sample_count = 5)]
+fn heap_simulation_share_cycle(bencher: Bencher, buffers: usize) {
+    analyze_proto(bencher, synthetic::hlo_proto_with_share_chain(buffers, true));
 }

@@ -66,6 +66,14 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .map_err(|e| format!("'{text}' is not a size: {e}"))
 }
 
+/// `10%` as 0.1: a share between 0% and 100%.
+pub fn parse_percentage(text: &str) -> Result<f64, String> {
+    match text.parse::<Growth>() {
+        Ok(Growth::Ratio(share)) if share <= 1.0 => Ok(share),
+        _ => Err(format!("'{text}' is not a percentage between 0% and 100% (example: 10%)")),
+    }
+}
+
 /// How much a peak may grow before a `diff` limit is crossed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Growth {

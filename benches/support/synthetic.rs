@@ -106,19 +106,7 @@ pub fn hlo_proto(name: &str, size: ModuleSize) -> HloProto {
         assigned: vec![Assigned { logical_buffer_id: parameter_id, offset: 0, size: PEAK_BUFFER_BYTES }],
         ..Default::default()
     };
-    HloProto {
-        hlo_module: Some(HloModuleProto {
-            name: name.into(),
-            entry_computation_name: "main".into(),
-            computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1, root_id: 0 }],
-            ..Default::default()
-        }),
-        buffer_assignment: Some(BufferAssignmentProto {
-            logical_buffers,
-            buffer_allocations: vec![parameter, temp],
-            heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
-        }),
-    }
+    module_with_trace(name, instructions, logical_buffers, vec![parameter, temp], events)
 }
 
 /// An XSpace with `modules` modules in `/host:metadata` and `host_events`
@@ -275,4 +263,162 @@ pub fn long_cell(bytes: usize) -> String {
     }
     cell.truncate(bytes);
     cell
+}
+
+/// A TPU compile-time OOM whose report names `sections` distinct sections
+/// (`Total hbm0 usage >= 1.00G:` …), each with one figure: the shape that
+/// made section lookup by name quadratic.
+pub fn tpu_oom_log_with_sections(sections: usize) -> String {
+    let mut log = String::from(
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 20.00G of 16.00G hbm. Exceeded hbm capacity by 4.00G.\n\n",
+    );
+    for i in 0..sections {
+        log.push_str(&format!("Total hbm{i} usage >= 1.00G:\n    reserved        530.00M\n"));
+    }
+    log
+}
+
+/// A memory error on one line of `bytes` bytes: the message, then the kind
+/// of run-on text a log line can carry (words, brackets, quotes, spaces).
+pub fn oom_log_line(bytes: usize) -> String {
+    let mut line = String::from("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1024 bytes. ");
+    let filler = "op_name=\"jit(train_step)/dot_general\" (shape=[1024, 4096])     CUDA out of memory. ";
+    while line.len() < bytes {
+        line.push_str(filler);
+    }
+    line.truncate(bytes);
+    line.push('\n');
+    line
+}
+
+/// One temporary buffer per colour, `colors` colours, all in one heap trace
+/// that allocates every buffer and then frees them: the shape of a small
+/// HloProto with thousands of memory spaces, where each colour must cost
+/// only its own events.
+pub fn hlo_proto_with_colors(colors: usize) -> HloProto {
+    let mut instructions = Vec::with_capacity(colors);
+    let mut logical_buffers = Vec::with_capacity(colors);
+    let mut allocations = Vec::with_capacity(colors);
+    let mut events = Vec::with_capacity(2 * colors);
+    for i in 0..colors {
+        let id = i as i64;
+        instructions.push(instruction(id, TRANSIENT_BUFFER_BYTES));
+        logical_buffers.push(LogicalBufferProto {
+            id,
+            size: TRANSIENT_BUFFER_BYTES,
+            defined_at: Some(Location { instruction_id: id, ..Default::default() }),
+            color: id,
+        });
+        allocations.push(BufferAllocationProto {
+            index: id,
+            size: TRANSIENT_BUFFER_BYTES,
+            color: id,
+            assigned: vec![Assigned { logical_buffer_id: id, offset: 0, size: TRANSIENT_BUFFER_BYTES }],
+            ..Default::default()
+        });
+        events.push(Event { kind: 0, buffer_id: id, instruction_name: format!("fusion.{id}"), ..Default::default() });
+    }
+    events.extend((0..colors as i64).map(|id| Event {
+        kind: 1,
+        buffer_id: id,
+        instruction_name: "root".into(),
+        ..Default::default()
+    }));
+    module_with_trace("jit_colors", instructions, logical_buffers, allocations, events)
+}
+
+/// `buffers` buffers sharing one piece of memory: the first is allocated,
+/// each next one shares with the one before it (a chain of `buffers`), then
+/// all are freed. With `cycle`, the first then shares with the last, closing
+/// the chain into a cycle, which a replay must stop at rather than follow.
+pub fn hlo_proto_with_share_chain(buffers: usize, cycle: bool) -> HloProto {
+    let mut instructions = Vec::with_capacity(buffers);
+    let mut logical_buffers = Vec::with_capacity(buffers);
+    let mut temp = BufferAllocationProto { index: 0, size: TRANSIENT_BUFFER_BYTES, ..Default::default() };
+    let mut events = Vec::with_capacity(2 * buffers + 1);
+    let event = |kind: i32, id: i64, canonical: i64| Event {
+        kind,
+        buffer_id: id,
+        share_with_canonical_id: canonical,
+        instruction_name: format!("fusion.{id}"),
+        ..Default::default()
+    };
+    for i in 0..buffers {
+        let id = i as i64;
+        instructions.push(instruction(id, TRANSIENT_BUFFER_BYTES));
+        logical_buffers.push(LogicalBufferProto {
+            id,
+            size: TRANSIENT_BUFFER_BYTES,
+            defined_at: Some(Location { instruction_id: id, ..Default::default() }),
+            color: 0,
+        });
+        temp.assigned.push(Assigned { logical_buffer_id: id, offset: 0, size: TRANSIENT_BUFFER_BYTES });
+        events.push(if i == 0 { event(0, id, 0) } else { event(2, id, id - 1) });
+    }
+    if cycle {
+        events.push(event(2, 0, buffers as i64 - 1));
+    }
+    events.extend((0..buffers as i64).map(|id| event(1, id, 0)));
+    module_with_trace("jit_share_chain", instructions, logical_buffers, vec![temp], events)
+}
+
+fn module_with_trace(
+    name: &str,
+    instructions: Vec<HloInstructionProto>,
+    logical_buffers: Vec<LogicalBufferProto>,
+    buffer_allocations: Vec<BufferAllocationProto>,
+    events: Vec<Event>,
+) -> HloProto {
+    HloProto {
+        hlo_module: Some(HloModuleProto {
+            name: name.into(),
+            entry_computation_name: "main".into(),
+            computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1, root_id: 0 }],
+            ..Default::default()
+        }),
+        buffer_assignment: Some(BufferAssignmentProto {
+            logical_buffers,
+            buffer_allocations,
+            heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
+        }),
+    }
+}
+
+/// A JAX device memory profile (pprof) with one location of `lines` inlined
+/// calls, each in a function of its own, and `lines` buffers allocated from
+/// it: every sample's stack is that location's `lines` frames.
+pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
+    use xmem::ingest::proto::pprof::{Function, Label, Line, Location, Profile, Sample, ValueType};
+    let mut strings: Vec<String> =
+        ["", "allocations", "count", "space", "bytes", "kind", "buffer", "device", "cpu:0", "model.py"]
+            .map(String::from)
+            .to_vec();
+    let first_name = strings.len() as i64;
+    strings.extend((0..lines).map(|i| format!("layer_{i}")));
+    let function = |i: usize| Function {
+        id: i as u64 + 1,
+        name: first_name + i as i64,
+        system_name: first_name + i as i64,
+        filename: 9,
+        start_line: i as i64 + 1,
+    };
+    let location = Location {
+        id: 1,
+        line: (0..lines).map(|i| Line { function_id: i as u64 + 1, line: i as i64 + 2, column: 0 }).collect(),
+        ..Default::default()
+    };
+    let sample = |i: usize| Sample {
+        location_id: vec![1],
+        value: vec![1, 1024 * (i as i64 % 7 + 1)],
+        label: vec![Label { key: 5, str: 6, num: 0, num_unit: 0 }, Label { key: 7, str: 8, num: 0, num_unit: 0 }],
+    };
+    Profile {
+        sample_type: vec![ValueType { r#type: 1, unit: 2 }, ValueType { r#type: 3, unit: 4 }],
+        sample: (0..lines).map(sample).collect(),
+        location: vec![location],
+        function: (0..lines).map(function).collect(),
+        string_table: strings,
+        ..Default::default()
+    }
+    .encode_to_vec()
 }

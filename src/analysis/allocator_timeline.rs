@@ -128,6 +128,8 @@ impl AllocationRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct StepPeak {
     pub step: i64,
+    /// When the step's first event happened: where a chart marks its start.
+    pub first_time_ps: i64,
     pub peak_bytes: i64,
     pub peak_time_ps: i64,
     pub num_events: u64,
@@ -314,11 +316,18 @@ fn step_peaks(events: &[AllocatorEvent], order: &[usize], steps: &[i64]) -> Vec<
     for (&i, &step) in order.iter().zip(steps) {
         let event = &events[i];
         let slot = *by_step.entry(step).or_insert_with(|| {
-            peaks.push(StepPeak { step, peak_bytes: in_use(event), peak_time_ps: event.time_ps, num_events: 0 });
+            peaks.push(StepPeak {
+                step,
+                first_time_ps: event.time_ps,
+                peak_bytes: in_use(event),
+                peak_time_ps: event.time_ps,
+                num_events: 0,
+            });
             peaks.len() - 1
         });
         let peak = &mut peaks[slot];
         peak.num_events += 1;
+        peak.first_time_ps = peak.first_time_ps.min(event.time_ps);
         if in_use(event) >= peak.peak_bytes {
             peak.peak_bytes = in_use(event);
             peak.peak_time_ps = event.time_ps;

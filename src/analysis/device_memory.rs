@@ -2,7 +2,7 @@
 //! allocation sites ranked as `pprof -top` ranks functions, and the heaviest
 //! whole stacks.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -23,6 +23,9 @@ pub struct DeviceMemoryReport {
     pub input: String,
     pub total_bytes: i64,
     pub total_count: i64,
+    /// Allocations the profile gives no size for (jaxlib on TPU wrote -1 for
+    /// executables); they count in `total_count` but add no bytes anywhere.
+    pub size_unknown_count: i64,
     /// One row per `device` label, in name order; samples without one
     /// (executables) come last, under `device: null`.
     pub devices: Vec<DeviceUsage>,
@@ -88,6 +91,7 @@ pub fn analyze(input: &str, snapshot: &DeviceMemorySnapshot) -> DeviceMemoryRepo
         input: input.to_string(),
         total_bytes: snapshot.samples.iter().map(|s| s.bytes).sum(),
         total_count: snapshot.samples.iter().map(|s| s.count).sum(),
+        size_unknown_count: snapshot.samples.iter().filter(|s| s.size_unknown).map(|s| s.count).sum(),
         devices: devices(&snapshot.samples),
         top_sites: sites(snapshot),
         stacks: stacks(snapshot),
@@ -109,35 +113,61 @@ fn devices(samples: &[LiveGroup]) -> Vec<DeviceUsage> {
     labelled.into_iter().chain(unlabelled).collect()
 }
 
-fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
-    let mut sites: HashMap<(&str, &str, i64), Site> = HashMap::new();
+/// Bytes and allocations per distinct stack, in [`DeviceMemorySnapshot::stacks`] order.
+fn per_stack(snapshot: &DeviceMemorySnapshot) -> Vec<(i64, i64)> {
+    let mut totals = vec![(0, 0); snapshot.stacks.len()];
     for sample in &snapshot.samples {
-        let frames = sample.stack.iter().filter_map(|&i| snapshot.frames.get(i));
-        // A recursive function counts once per stack, as in pprof.
-        let mut seen = HashSet::new();
-        for (depth, frame) in frames.enumerate() {
-            let key = (frame.function.as_str(), frame.file.as_str(), frame.function_line);
-            let site = sites.entry(key).or_insert_with(|| Site {
-                function: frame.function.clone(),
-                file: frame.file.clone(),
-                line: frame.function_line,
-                flat_bytes: 0,
-                cum_bytes: 0,
-                count: 0,
-                cum_count: 0,
-            });
+        if let Some((bytes, count)) = totals.get_mut(sample.stack) {
+            *bytes += sample.bytes;
+            *count += sample.count;
+        }
+    }
+    totals
+}
+
+/// Each distinct stack is walked once with its samples' sums, so the work
+/// is the stacks' length, not the samples' times it.
+fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
+    // Each distinct frame finds its function once; stacks then walk plain indexes.
+    let mut index: HashMap<(&str, &str, i64), usize> = HashMap::new();
+    let mut sites: Vec<Site> = Vec::new();
+    let site_of: Vec<usize> = snapshot
+        .frames
+        .iter()
+        .map(|frame| {
+            *index.entry((frame.function.as_str(), frame.file.as_str(), frame.function_line)).or_insert_with(|| {
+                sites.push(Site {
+                    function: frame.function.clone(),
+                    file: frame.file.clone(),
+                    line: frame.function_line,
+                    flat_bytes: 0,
+                    cum_bytes: 0,
+                    count: 0,
+                    cum_count: 0,
+                });
+                sites.len() - 1
+            })
+        })
+        .collect();
+    // The last stack that counted each site: a recursive function counts once per stack, as in pprof.
+    let mut counted_in = vec![usize::MAX; sites.len()];
+    for (n, (stack, (bytes, count))) in snapshot.stacks.iter().zip(per_stack(snapshot)).enumerate() {
+        for (depth, &site_index) in stack.iter().filter_map(|&frame| site_of.get(frame)).enumerate() {
+            let (Some(site), Some(counted)) = (sites.get_mut(site_index), counted_in.get_mut(site_index)) else {
+                continue;
+            };
             if depth == 0 {
-                site.flat_bytes += sample.bytes;
-                site.count += sample.count;
+                site.flat_bytes += bytes;
+                site.count += count;
             }
-            if seen.insert(key) {
-                site.cum_bytes += sample.bytes;
-                site.cum_count += sample.count;
+            if *counted != n {
+                *counted = n;
+                site.cum_bytes += bytes;
+                site.cum_count += count;
             }
         }
     }
-    let mut sites: Vec<Site> = sites.into_values().collect();
-    sites.sort_by(|a, b| {
+    sites.sort_unstable_by(|a, b| {
         (b.flat_bytes, b.cum_bytes, b.count, b.cum_count)
             .cmp(&(a.flat_bytes, a.cum_bytes, a.count, a.cum_count))
             .then_with(|| (&a.function, &a.file, a.line).cmp(&(&b.function, &b.file, b.line)))
@@ -146,14 +176,10 @@ fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
 }
 
 fn stacks(snapshot: &DeviceMemorySnapshot) -> Vec<StackUsage> {
-    let mut by_stack: HashMap<&[usize], (i64, i64)> = HashMap::new();
-    for sample in &snapshot.samples {
-        let (bytes, count) = by_stack.entry(sample.stack.as_slice()).or_default();
-        *bytes += sample.bytes;
-        *count += sample.count;
-    }
-    let mut stacks: Vec<StackUsage> = by_stack
-        .into_iter()
+    let mut stacks: Vec<StackUsage> = snapshot
+        .stacks
+        .iter()
+        .zip(per_stack(snapshot))
         .map(|(stack, (bytes, count))| StackUsage {
             bytes,
             count,

@@ -32,6 +32,11 @@ pub struct Timeline {
     /// Top of the y axis: the highest value of any band or line, unless a
     /// band is cut off there (its name then says so).
     pub y_max: i64,
+    /// Each value holds until the next point (an allocator's state after an
+    /// event): drawn as steps, not ramps.
+    pub holds_until_next: bool,
+    /// Where a training step starts, with its name.
+    pub boundaries: Vec<(i64, String)>,
 }
 
 /// One named series aligned with [`Timeline::x`]: bytes, or fractions.
@@ -108,6 +113,8 @@ pub fn program_timeline(space: &MemorySpaceReport, max_points: usize) -> Option<
         fractions: Vec::new(),
         peak: program_peak(space),
         y_max,
+        holds_until_next: false,
+        boundaries: Vec::new(),
     })
 }
 
@@ -185,6 +192,8 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
             },
         },
         y_max,
+        holds_until_next: true,
+        boundaries: allocator.steps.iter().skip(1).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect(),
     })
 }
 

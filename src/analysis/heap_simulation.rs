@@ -2,16 +2,21 @@
 //! 2.24.2's Memory Viewer does (`hlo_proto_to_memory_visualization_utils.cc`),
 //! so every figure agrees with it to the byte, and goes beyond it where it
 //! fails: a trace touching several allocations is simulated with a note
-//! instead of an error, every trace of a colour is simulated, and the live set
-//! at the peak is found without copying it at every new maximum (XProf's copy
-//! is quadratic on monotonically growing traces).
+//! instead of an error, every trace of a colour is simulated, a trace holding
+//! several colours is replayed per colour (XProf replays all of it for each),
+//! SHARE_WITH chains are followed with path compression and a cycle stops the
+//! replay (XProf recurses without end), and the live set at the peak is found
+//! without copying it at every new maximum (XProf's copy is quadratic on
+//! monotonically growing traces). Work per colour is proportional to its own
+//! events, whatever the number of colours.
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{sum_bytes, BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus};
 use crate::id_index::IdIndex;
-use crate::model::{Allocation, BufferAssignment, HeapEventKind, HeapTrace, LogicalBuffer};
+use crate::model::{Allocation, BufferAssignment, HeapEventKind, HeapTrace, LogicalBuffer, ScopedAllocation};
 
 /// XProf folds buffers smaller than this into one "small" entry.
 pub const SMALL_BUFFER_BYTES: i64 = 16 * 1024;
@@ -65,28 +70,71 @@ fn colors_present(assignment: &BufferAssignment, layout_memory_spaces: &[i64]) -
     colors
 }
 
+/// The events of one trace that belong to one colour.
+struct ColorEvents {
+    trace: usize,
+    /// How many events name a buffer of this colour (XProf's fallback
+    /// picks the trace where this is largest).
+    count: usize,
+    /// Positions in the trace; `None` when the trace holds no other colour,
+    /// so the whole trace is replayed as XProf replays it.
+    positions: Option<Vec<u32>>,
+}
+
 struct Index<'a> {
     assignment: &'a BufferAssignment,
     slot_of_buffer: IdIndex,
     /// Heap trace used for each allocation slot, found from the trace's first
     /// event (the trace's own allocation index is unreliable, as XProf notes).
-    trace_of_allocation: HashMap<usize, usize>,
+    trace_of_allocation: FxHashMap<usize, usize>,
+    /// Allocation slots of each colour, in proto order.
+    allocations_of_color: FxHashMap<i64, Vec<usize>>,
+    /// Per colour, its events in each trace that has any, found in one pass
+    /// so that a trace of thousands of colours costs each colour only its
+    /// own events.
+    events_of_color: FxHashMap<i64, Vec<ColorEvents>>,
+    /// Per trace, how many colours its events name.
+    colors_in_trace: Vec<usize>,
 }
 
 impl<'a> Index<'a> {
     fn new(assignment: &'a BufferAssignment) -> Self {
         let ids: Vec<i64> = assignment.logical_buffers.iter().map(|b| b.id).collect();
         let slot_of_buffer = IdIndex::new(&ids);
-        let mut trace_of_allocation = HashMap::new();
-        for (trace_index, trace) in assignment.heap_traces.iter().enumerate() {
-            let Some(first) = trace.events.first() else { continue };
-            if let Some(buffer) =
-                slot_of_buffer.get(first.buffer_id).and_then(|slot| assignment.logical_buffers.get(slot))
-            {
-                trace_of_allocation.insert(buffer.allocation, trace_index);
+        let buffer = |id: i64| slot_of_buffer.get(id).and_then(|slot| assignment.logical_buffers.get(slot));
+        let mut trace_of_allocation = FxHashMap::default();
+        let mut events_of_color: FxHashMap<i64, Vec<ColorEvents>> = FxHashMap::default();
+        let mut colors_in_trace = Vec::with_capacity(assignment.heap_traces.len());
+        for (trace, heap_trace) in assignment.heap_traces.iter().enumerate() {
+            if let Some(first) = heap_trace.events.first().and_then(|e| buffer(e.buffer_id)) {
+                trace_of_allocation.insert(first.allocation, trace);
+            }
+            let mut positions: FxHashMap<i64, Vec<u32>> = FxHashMap::default();
+            for (position, event) in heap_trace.events.iter().enumerate() {
+                if let Some(b) = buffer(event.buffer_id) {
+                    positions.entry(b.color).or_default().push(position as u32);
+                }
+            }
+            let whole = positions.len() == 1;
+            colors_in_trace.push(positions.len());
+            for (color, events) in positions {
+                let count = events.len();
+                let positions = (!whole).then_some(events);
+                events_of_color.entry(color).or_default().push(ColorEvents { trace, count, positions });
             }
         }
-        Index { assignment, slot_of_buffer, trace_of_allocation }
+        let mut allocations_of_color: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+        for (slot, allocation) in assignment.allocations.iter().enumerate() {
+            allocations_of_color.entry(allocation.color).or_default().push(slot);
+        }
+        Index {
+            assignment,
+            slot_of_buffer,
+            trace_of_allocation,
+            allocations_of_color,
+            events_of_color,
+            colors_in_trace,
+        }
     }
 
     fn buffer(&self, id: i64) -> Option<(usize, &'a LogicalBuffer)> {
@@ -97,87 +145,135 @@ impl<'a> Index<'a> {
         &self.assignment.allocations[buffer.allocation]
     }
 
+    fn allocations(&self, color: i64) -> impl Iterator<Item = &'a Allocation> + '_ {
+        let slots = self.allocations_of_color.get(&color).map(Vec::as_slice).unwrap_or_default();
+        slots.iter().filter_map(|&slot| self.assignment.allocations.get(slot))
+    }
+
+    /// The traces holding events of `color`, in trace order, with those events.
+    fn traces_of_color(&self, color: i64) -> &[ColorEvents] {
+        self.events_of_color.get(&color).map(Vec::as_slice).unwrap_or_default()
+    }
+
     /// XProf's choice: the first non-indefinite allocation of this colour that
     /// has a trace; failing that, the trace with the most events of the colour.
     fn primary_trace(&self, color: i64) -> Option<usize> {
-        let by_allocation = self
-            .assignment
-            .allocations
+        let slots = self.allocations_of_color.get(&color).map(Vec::as_slice).unwrap_or_default();
+        let by_allocation = slots
             .iter()
-            .enumerate()
-            .filter(|(_, a)| a.color == color && !is_indefinite(a))
-            .find_map(|(slot, _)| self.trace_of_allocation.get(&slot).copied());
+            .filter(|&&slot| self.assignment.allocations.get(slot).is_some_and(|a| !is_indefinite(a)))
+            .find_map(|slot| self.trace_of_allocation.get(slot).copied());
         by_allocation.or_else(|| {
             let mut best = None;
             let mut best_count = 0;
-            for (i, trace) in self.assignment.heap_traces.iter().enumerate() {
-                let count = self.events_of_color(trace, color);
-                if count > best_count {
-                    best = Some(i);
-                    best_count = count;
+            for events in self.traces_of_color(color) {
+                if events.count > best_count {
+                    best = Some(events.trace);
+                    best_count = events.count;
                 }
             }
             best
         })
     }
-
-    fn events_of_color(&self, trace: &HeapTrace, color: i64) -> usize {
-        trace.events.iter().filter(|e| self.buffer(e.buffer_id).is_some_and(|(_, b)| b.color == color)).count()
-    }
 }
 
-/// The reports for one memory space: the XProf-compatible one first, then
-/// one per further trace that holds buffers of this colour.
 /// Every memory space of a module: each colour of its buffers and
-/// allocations, and each memory space `layout_memory_spaces` names.
-pub fn analyze(assignment: &BufferAssignment, layout_memory_spaces: &[i64]) -> Vec<MemorySpaceReport> {
+/// allocations, each memory space `layout_memory_spaces` names, and VMEM
+/// when an instruction holds scoped VMEM. A colour's first report is the
+/// XProf-compatible one; one more follows per further trace that holds
+/// buffers of that colour.
+pub fn analyze(
+    assignment: &BufferAssignment,
+    layout_memory_spaces: &[i64],
+    max_scoped_vmem: Option<&ScopedAllocation>,
+) -> Vec<MemorySpaceReport> {
     let index = Index::new(assignment);
-    colors_present(assignment, layout_memory_spaces)
+    let scoped_space = max_scoped_vmem.map(|_| VMEM);
+    let mut colors = colors_present(assignment, layout_memory_spaces);
+    if let Some(vmem) = scoped_space.filter(|c| !colors.contains(c)) {
+        colors.push(vmem);
+        colors.sort_unstable();
+    }
+    colors
         .into_iter()
-        .flat_map(|color| analyze_color(&index, color))
+        .flat_map(|color| {
+            let mut reports = analyze_color(&index, color);
+            if color == VMEM {
+                for report in &mut reports {
+                    report.max_scoped_vmem_bytes = max_scoped_vmem.map(|s| s.bytes);
+                    report.max_scoped_vmem_instruction = max_scoped_vmem.map(|s| s.instruction.clone());
+                }
+            }
+            reports
+        })
         .collect()
 }
+
+/// The memory space XProf reports scoped VMEM for.
+const VMEM: i64 = 1;
 
 fn analyze_color(index: &Index, color: i64) -> Vec<MemorySpaceReport> {
     let primary = index.primary_trace(color);
     let mut reports = vec![report(index, color, primary)];
-    if primary.is_some() {
-        for (i, trace) in index.assignment.heap_traces.iter().enumerate() {
-            if Some(i) != primary && index.events_of_color(trace, color) > 0 {
-                let mut extra = report(index, color, Some(i));
-                extra.shown_by_xprof = false;
-                extra.notes.insert(
-                    0,
-                    format!(
-                        "trace {i} of this memory space; XProf shows only trace {} and ignores this one",
-                        primary.unwrap_or(0)
-                    ),
-                );
-                reports.push(extra);
-            }
+    if let Some(primary) = primary {
+        for i in index.traces_of_color(color).iter().map(|c| c.trace).filter(|&i| i != primary) {
+            let mut extra = report(index, color, Some(i));
+            extra.shown_by_xprof = false;
+            extra.notes.insert(
+                0,
+                format!("trace {i} of this memory space; XProf shows only trace {primary} and ignores this one"),
+            );
+            reports.push(extra);
         }
     }
     reports
 }
 
+/// A buffer's part in one replay. Only buffers the replayed events name get
+/// one, so a colour's replay costs its own events, not the module's buffers.
 #[derive(Default)]
 struct BufferState {
     ref_count: i64,
+    /// The buffer it shares memory with (XProf's `canonical_buffer`), or,
+    /// once a lookup has compressed the path, that buffer's root.
     canonical: Option<usize>,
+    /// The latest entry of this buffer on the live list, if any is on it.
+    open_push: Option<usize>,
+    /// XProf's `span`: from the event that made the buffer live to the one
+    /// that freed it, with the buffer whose memory it occupied.
+    span: Option<Span>,
+    /// An event names this buffer (XProf reports spans of these only).
+    seen: bool,
 }
 
-/// One entry of XProf's live list: a buffer that became live.
+#[derive(Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+    memory: usize,
+    /// Its end is final.
+    closed: bool,
+}
+
+/// One entry of XProf's live list: the root buffer whose memory became live.
+#[derive(Debug, Clone)]
 struct Push {
-    /// The buffer whose memory this is.
     slot: usize,
-    /// The buffer XProf shows for it: the sharer, when a share revives a
-    /// freed buffer.
-    shown: usize,
     event: usize,
     /// The event that took it off the live list, if any.
     removed_at: Option<usize>,
-    /// The previous push of the same slot still on the list.
+    /// The previous entry of the same buffer still on the list: XProf
+    /// removes every entry of a buffer at once, so they form a chain.
     previous_open: Option<usize>,
+}
+
+/// A share that brought a freed buffer back: from then on XProf shows the
+/// sharer in the root's place.
+#[derive(Debug, Clone)]
+struct Revival {
+    event: usize,
+    root: usize,
+    sharer: usize,
 }
 
 struct Simulation {
@@ -188,30 +284,46 @@ struct Simulation {
     peak_unpadded: i64,
     peak_position: usize,
     pushes: Vec<Push>,
-    /// Per slot, its latest push still on the live list (XProf removes every
-    /// entry of a buffer at once, so each slot's open pushes form a chain).
-    open_push: Vec<Option<usize>>,
-    states: Vec<BufferState>,
-    seen_allocations: Vec<bool>,
+    revivals: Vec<Revival>,
+    states: FxHashMap<usize, BufferState>,
+    allocations_touched: FxHashSet<usize>,
+    /// Events replayed: the last index of a span that is never freed.
+    events: usize,
     error: Option<String>,
 }
 
 impl Simulation {
-    fn root(&self, mut slot: usize) -> usize {
-        // Sharing chains are short; the bound only guards against cycles in a corrupt trace.
-        for _ in 0..self.states.len() {
-            match self.states[slot].canonical {
-                Some(next) => slot = next,
-                None => break,
-            }
-        }
-        slot
+    fn state(&mut self, slot: usize) -> &mut BufferState {
+        self.states.entry(slot).or_default()
     }
 
-    fn increase(&mut self, index: &Index, slot: usize, shown: usize, event: usize) {
+    fn parent(&self, slot: usize) -> Option<usize> {
+        self.states.get(&slot).and_then(|s| s.canonical)
+    }
+
+    /// The root of a sharing chain (XProf's `get_canonical_buffer`), with
+    /// path compression so that long chains cost amortised near-constant
+    /// time per event. A buffer shares once in a valid trace, so compressing
+    /// never changes which root a buffer reaches; links never form a cycle
+    /// (see `share`), so the walk ends.
+    fn root(&mut self, slot: usize) -> usize {
+        let mut root = slot;
+        while let Some(next) = self.parent(root) {
+            root = next;
+        }
+        let mut node = slot;
+        while let Some(next) = self.parent(node) {
+            self.state(node).canonical = Some(root);
+            node = next;
+        }
+        root
+    }
+
+    fn increase(&mut self, index: &Index, slot: usize, event: usize) {
         let buffer = &index.assignment.logical_buffers[slot];
-        self.pushes.push(Push { slot, shown, event, removed_at: None, previous_open: self.open_push[slot] });
-        self.open_push[slot] = Some(self.pushes.len() - 1);
+        let next = self.pushes.len();
+        let previous_open = self.state(slot).open_push.replace(next);
+        self.pushes.push(Push { slot, event, removed_at: None, previous_open });
         let heap = self.heap_now().saturating_add(buffer.size);
         let unpadded = self.unpadded_now().saturating_add(buffer.unpadded_size);
         self.set_now(heap, unpadded);
@@ -224,7 +336,7 @@ impl Simulation {
 
     fn decrease(&mut self, index: &Index, slot: usize, event: usize) -> Result<(), String> {
         let buffer = &index.assignment.logical_buffers[slot];
-        let mut open = self.open_push[slot].take();
+        let mut open = self.state(slot).open_push.take();
         while let Some(push) = open.and_then(|p| self.pushes.get_mut(p)) {
             push.removed_at = Some(event);
             open = push.previous_open.take();
@@ -238,6 +350,60 @@ impl Simulation {
         }
         let unpadded = self.unpadded_now().saturating_sub(buffer.unpadded_size);
         self.set_now(heap, unpadded);
+        // The root's own span closes when its memory is first released;
+        // memory a sharer revives later is the sharer's span.
+        if let Some(span) = self.state(slot).span.as_mut().filter(|s| !s.closed) {
+            span.end = event;
+            span.closed = true;
+        }
+        Ok(())
+    }
+
+    fn alloc(&mut self, index: &Index, slot: usize, event: usize) {
+        let root = self.root(slot);
+        self.state(root).ref_count += 1;
+        self.increase(index, slot, event);
+        let last = self.events.saturating_sub(1);
+        self.state(slot).span = Some(Span { start: event, end: last, memory: slot, closed: false });
+    }
+
+    fn free(&mut self, index: &Index, slot: usize, event: usize) -> Result<(), String> {
+        let root = self.root(slot);
+        let state = self.state(root);
+        state.ref_count -= 1;
+        match state.ref_count {
+            rc if rc < 0 => {
+                let id = index.assignment.logical_buffers[slot].id;
+                return Err(format!("buffer {id} is freed more often than allocated, at event {event}"));
+            }
+            0 => self.decrease(index, root, event)?,
+            _ => {}
+        }
+        // A sharer's span ends at its own FREE.
+        let state = self.state(slot);
+        if let (Some(span), Some(_)) = (&mut state.span, state.canonical) {
+            span.end = event;
+            span.closed = true;
+        }
+        Ok(())
+    }
+
+    fn share(&mut self, index: &Index, slot: usize, canonical: usize, event: usize) -> Result<(), String> {
+        let root = self.root(canonical);
+        if root == slot {
+            let id = index.assignment.logical_buffers[slot].id;
+            return Err(format!("buffer {id} shares memory with itself through a cycle, at event {event}"));
+        }
+        self.state(slot).canonical = Some(canonical);
+        let state = self.state(root);
+        state.ref_count += 1;
+        // Sharing with a buffer that was already freed brings its memory back.
+        if state.ref_count == 1 {
+            self.revivals.push(Revival { event, root, sharer: slot });
+            let last = self.events.saturating_sub(1);
+            self.state(slot).span = Some(Span { start: event, end: last, memory: root, closed: false });
+            self.increase(index, root, event);
+        }
         Ok(())
     }
 
@@ -255,23 +421,66 @@ impl Simulation {
         }
     }
 
-    /// Live list at the peak in XProf's order: pushed at or before the peak
-    /// event and not removed by then. Found once at the end instead of
-    /// copying the list at every new maximum, which is quadratic.
+    /// XProf's live list at the peak, in its order: entries pushed at or
+    /// before the peak event and not removed by then, each shown as the
+    /// latest sharer that had revived it by the peak. Found once at the end
+    /// instead of copying the list at every new maximum, which is quadratic.
     fn live_at_peak(&self) -> Vec<usize> {
         if self.peak == 0 {
             return Vec::new();
         }
-        self.pushes
+        live_at(&self.pushes, &self.revivals, self.peak_position)
+    }
+
+    /// XProf's `logicalBufferSpans`: every buffer an event names that got a
+    /// span, by start.
+    fn spans(&self) -> Vec<(usize, Span)> {
+        let mut spans: Vec<(usize, Span)> = self
+            .states
             .iter()
-            .filter(|p| p.event <= self.peak_position && p.removed_at.is_none_or(|r| r > self.peak_position))
-            .map(|p| p.shown)
-            .collect()
+            .filter(|(_, s)| s.seen)
+            .filter_map(|(&slot, s)| s.span.map(|span| (slot, span)))
+            .collect();
+        spans.sort_unstable_by_key(|&(slot, span)| (span.start, slot));
+        spans
     }
 }
 
-fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
-    let n = trace.events.len();
+/// The buffers on XProf's live list after event `position`, in list order,
+/// each shown as XProf shows it: a root whose freed memory a share revived
+/// appears as its latest sharer.
+fn live_at(pushes: &[Push], revivals: &[Revival], position: usize) -> Vec<usize> {
+    let mut shown: FxHashMap<usize, usize> = FxHashMap::default();
+    for revival in revivals.iter().take_while(|r| r.event <= position) {
+        shown.insert(revival.root, revival.sharer);
+    }
+    pushes
+        .iter()
+        .filter(|p| p.event <= position && p.removed_at.is_none_or(|r| r > position))
+        .map(|p| shown.get(&p.slot).copied().unwrap_or(p.slot))
+        .collect()
+}
+
+/// XProf's live list over a whole replay, kept so that the live set at any
+/// point of program order (`--at`) comes from the same bookkeeping as the
+/// peak's.
+#[derive(Debug, Clone, Default)]
+pub struct LiveHistory {
+    pushes: Vec<Push>,
+    revivals: Vec<Revival>,
+}
+
+impl LiveHistory {
+    /// The temporaries live after event `position`, as slots of the
+    /// assignment's logical buffers (always-live buffers are not on the list).
+    pub fn live_at(&self, position: usize) -> Vec<usize> {
+        live_at(&self.pushes, &self.revivals, position)
+    }
+}
+
+/// Replays `positions` of `trace` (all of it when `None`).
+fn simulate(index: &Index, trace: &HeapTrace, positions: Option<&[u32]>) -> Simulation {
+    let n = positions.map_or(trace.events.len(), <[u32]>::len);
     let mut sim = Simulation {
         heap: Vec::with_capacity(n + 1),
         unpadded_heap: Vec::with_capacity(n + 1),
@@ -280,53 +489,34 @@ fn simulate(index: &Index, trace: &HeapTrace) -> Simulation {
         peak_unpadded: 0,
         peak_position: 0,
         pushes: Vec::new(),
-        open_push: vec![None; index.assignment.logical_buffers.len()],
-        states: (0..index.assignment.logical_buffers.len()).map(|_| BufferState::default()).collect(),
-        seen_allocations: vec![false; index.assignment.allocations.len()],
+        revivals: Vec::new(),
+        states: FxHashMap::default(),
+        allocations_touched: FxHashSet::default(),
+        events: n,
         error: None,
     };
     // heap[i] is the heap before event i; the last element is the running value.
     sim.heap.push(0);
     sim.unpadded_heap.push(0);
-    for (i, event) in trace.events.iter().enumerate() {
+    for i in 0..n {
+        let position = positions.map_or(Some(i), |p| p.get(i).map(|&p| p as usize));
+        let Some(event) = position.and_then(|p| trace.events.get(p)) else { break };
         let (heap, unpadded) = (sim.heap_now(), sim.unpadded_now());
         sim.heap.push(heap);
         sim.unpadded_heap.push(unpadded);
         sim.instruction_at.push(event.instruction);
         let Some((slot, buffer)) = index.buffer(event.buffer_id) else { continue };
-        if let Some(seen) = sim.seen_allocations.get_mut(buffer.allocation) {
-            *seen = true;
-        }
+        sim.allocations_touched.insert(buffer.allocation);
+        sim.state(slot).seen = true;
         let outcome = match event.kind {
             HeapEventKind::Alloc => {
-                let root = sim.root(slot);
-                sim.states[root].ref_count += 1;
-                sim.increase(index, slot, slot, i);
+                sim.alloc(index, slot, i);
                 Ok(())
             }
-            HeapEventKind::Free => {
-                let root = sim.root(slot);
-                sim.states[root].ref_count -= 1;
-                match sim.states[root].ref_count {
-                    rc if rc < 0 => {
-                        Err(format!("buffer {} is freed more often than allocated, at event {i}", buffer.id))
-                    }
-                    0 => sim.decrease(index, root, i),
-                    _ => Ok(()),
-                }
-            }
+            HeapEventKind::Free => sim.free(index, slot, i),
             HeapEventKind::ShareWith => match index.buffer(event.share_with_canonical_id) {
-                Some((canonical, _)) if canonical != slot => {
-                    sim.states[slot].canonical = Some(canonical);
-                    let root = sim.root(canonical);
-                    sim.states[root].ref_count += 1;
-                    // Sharing with a buffer that was already freed brings it back.
-                    if sim.states[root].ref_count == 1 {
-                        sim.increase(index, canonical, slot, i);
-                    }
-                    Ok(())
-                }
-                _ => Ok(()),
+                Some((canonical, _)) => sim.share(index, slot, canonical, i),
+                None => Ok(()),
             },
             HeapEventKind::Unknown(kind) => Err(format!("unknown heap event kind {kind} at event {i}")),
         };
@@ -366,17 +556,22 @@ fn buffer_at_peak(index: &Index, slot: usize) -> BufferAtPeak {
         stack: instruction.source.map(|s| s.stack).filter(|s| !s.is_empty()),
         allocation: index.allocation_of(buffer).index,
         offset: buffer.offset,
+        listed_by_xprof: true,
     }
 }
 
 fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceReport {
     let assignment = index.assignment;
-    let allocations: Vec<&Allocation> = assignment.allocations.iter().filter(|a| a.color == color).collect();
+    let allocations: Vec<&Allocation> = index.allocations(color).collect();
     let mut notes = Vec::new();
 
     // Always-live buffers: for each indefinite allocation, its largest
     // logical buffer stands for it (XProf's choice), and the allocation's size
-    // joins the baseline added to every point of the heap series.
+    // joins the baseline added to every point of the heap series. XProf
+    // lists them among the buffers at the peak only in HBM (colour 0): in
+    // other memory spaces XLA does not place them during assignment. xmem
+    // lists them everywhere, so the buffers at the peak add up to the peak,
+    // and marks the ones XProf leaves out.
     let mut at_peak = Vec::new();
     let mut baseline = 0i64;
     let mut breakdown = HeapBreakdown::default();
@@ -396,9 +591,17 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 Category::Output => breakdown.outputs = breakdown.outputs.saturating_add(allocation.size),
                 _ => breakdown.constants = breakdown.constants.saturating_add(allocation.size),
             }
-            at_peak.push(buffer_at_peak(index, slot));
+            at_peak.push(BufferAtPeak { listed_by_xprof: color == 0, ..buffer_at_peak(index, slot) });
         }
     }
+    if color != 0 && baseline > 0 {
+        notes.push(
+            "parameters, outputs and constants are listed among this memory space's buffers at the peak; \
+             XProf lists them for HBM only (JSON: listed_by_xprof false)"
+                .to_string(),
+        );
+    }
+    let always_live_count = at_peak.len();
     breakdown.thread_local = sum_bytes(allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size));
 
     let total_allocation_bytes: i64 = sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size));
@@ -409,14 +612,24 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     let mut unpadded_heap_bytes = Vec::new();
     let mut instructions = Vec::new();
     let mut lifetimes = Vec::new();
+    let mut live_history = LiveHistory::default();
     let (mut peak, mut peak_unpadded, mut peak_position, mut peak_instruction) = (0, 0, 0, None);
     let status = match trace_index.and_then(|i| assignment.heap_traces.get(i).map(|t| (i, t))) {
         Some((trace_number, trace)) => {
-            let sim = simulate(index, trace);
+            let events = index.traces_of_color(color).iter().find(|c| c.trace == trace_number);
+            let positions = events.and_then(|c| c.positions.as_deref());
+            if positions.is_some() {
+                let colors = index.colors_in_trace.get(trace_number).copied().unwrap_or(0);
+                notes.push(format!(
+                    "heap trace {trace_number} holds buffers of {colors} memory spaces; XProf replays all its events \
+                     for each of them, xmem replays only this memory space's events"
+                ));
+            }
+            let sim = simulate(index, trace, positions);
             if let Some(error) = &sim.error {
                 notes.push(format!("heap simulation stopped: {error}; figures cover the events before it"));
             }
-            let allocations_touched = sim.seen_allocations.iter().filter(|&&seen| seen).count();
+            let allocations_touched = sim.allocations_touched.len();
             if allocations_touched > 1 {
                 notes.push(format!(
                     "heap trace {trace_number} spans {allocations_touched} buffer allocations; XProf refuses such a trace, xmem simulates it"
@@ -425,21 +638,18 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             for slot in sim.live_at_peak() {
                 at_peak.push(buffer_at_peak(index, slot));
             }
-            // One box per stretch of occupied memory: from the event that made
-            // a buffer live to the one that freed it, named as XProf names it
-            // (the sharer, when a share revived a freed buffer).
-            let last_event = trace.events.len().saturating_sub(1);
-            for push in &sim.pushes {
-                let memory = &assignment.logical_buffers[push.slot];
-                let shown = &assignment.logical_buffers[push.shown];
-                let instruction = assignment.instructions.get(shown.instruction).map_or("", |i| i.name.as_str());
+            for (slot, span) in sim.spans() {
+                let buffer = &assignment.logical_buffers[slot];
+                let memory = &assignment.logical_buffers[span.memory];
+                let instruction = assignment.instructions.get(buffer.instruction).map_or("", |i| i.name.as_str());
                 lifetimes.push(Lifetime {
-                    logical_buffer_id: shown.id,
-                    instruction: buffer_name(shown, instruction),
-                    start: push.event,
-                    end: push.removed_at.unwrap_or(last_event),
+                    logical_buffer_id: buffer.id,
+                    instruction: buffer_name(buffer, instruction),
+                    start: span.start,
+                    end: span.end,
                     offset: memory.offset,
                     size_bytes: memory.size,
+                    category: category(index.allocation_of(memory)),
                 });
             }
             peak = sim.peak;
@@ -449,17 +659,21 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 sim.instruction_at.get(peak_position).and_then(|&i| trace.instruction_names.get(i as usize)).cloned();
             heap_bytes = sim.heap.iter().map(|h| h.saturating_add(baseline)).collect();
             unpadded_heap_bytes = sim.unpadded_heap.iter().map(|h| h.saturating_add(baseline)).collect();
-            // One shared string per distinct name: a million events must not
-            // mean a million string copies.
-            let names: Vec<Arc<str>> = trace.instruction_names.iter().map(|n| Arc::from(n.as_str())).collect();
-            let no_name: Arc<str> = Arc::from("");
-            instructions =
-                sim.instruction_at.iter().map(|&i| names.get(i as usize).unwrap_or(&no_name).clone()).collect();
-            if sim.error.is_some() {
-                TraceStatus::Broken
-            } else {
-                TraceStatus::Simulated
-            }
+            // One shared string per distinct name this replay names: a
+            // million events must not mean a million string copies, nor a
+            // colour of a few events a copy of every name in the trace.
+            let mut names: FxHashMap<u32, Arc<str>> = FxHashMap::default();
+            instructions = sim
+                .instruction_at
+                .iter()
+                .map(|&i| {
+                    let name = || Arc::from(trace.instruction_names.get(i as usize).map_or("", String::as_str));
+                    names.entry(i).or_insert_with(name).clone()
+                })
+                .collect();
+            let status = if sim.error.is_some() { TraceStatus::Broken } else { TraceStatus::Simulated };
+            live_history = LiveHistory { pushes: sim.pushes, revivals: sim.revivals };
+            status
         }
         None if temporary_allocations => {
             notes.push(
@@ -504,9 +718,25 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         unpadded_heap_bytes,
         instructions,
         at_peak,
+        always_live_count,
+        live_history,
         lifetimes,
+        max_scoped_vmem_bytes: None,
+        max_scoped_vmem_instruction: None,
         notes,
+        attribution: Default::default(),
     }
+}
+
+/// Logical buffers by their place in the assignment, described as
+/// [`BufferAtPeak`]s; places the assignment does not hold are left out.
+pub fn describe(assignment: &BufferAssignment, slots: &[usize]) -> Vec<BufferAtPeak> {
+    let index = Index::new(assignment);
+    slots
+        .iter()
+        .filter(|&&slot| slot < assignment.logical_buffers.len())
+        .map(|&slot| buffer_at_peak(&index, slot))
+        .collect()
 }
 
 #[cfg(test)]
@@ -559,7 +789,7 @@ mod tests {
             event(Free, 0, 0),
             event(Free, 2, 0),
         ];
-        let space = &analyze(&assignment(&[100, 50, 50], events), &[])[0];
+        let space = &analyze(&assignment(&[100, 50, 50], events), &[], None)[0];
         assert_eq!(space.peak_bytes, 150);
         assert_eq!(space.peak_position, 1);
         assert_eq!(space.heap_bytes, [0, 100, 150, 100, 150, 50, 0]);
@@ -570,7 +800,7 @@ mod tests {
     #[test]
     fn sharing_a_freed_buffer_revives_it_and_shows_the_sharer() {
         let events = vec![event(Alloc, 0, 0), event(Free, 0, 0), event(ShareWith, 1, 0), event(Free, 1, 0)];
-        let space = &analyze(&assignment(&[64, 64], events), &[])[0];
+        let space = &analyze(&assignment(&[64, 64], events), &[], None)[0];
         assert_eq!(space.heap_bytes, [0, 64, 0, 64, 0]);
         assert_eq!(space.peak_position, 0);
         assert_eq!(space.at_peak.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>(), [0]);
@@ -579,7 +809,7 @@ mod tests {
     #[test]
     fn a_free_without_alloc_stops_with_the_event_index() {
         let events = vec![event(Alloc, 0, 0), event(Free, 1, 0), event(Alloc, 1, 0)];
-        let space = &analyze(&assignment(&[10, 20], events), &[])[0];
+        let space = &analyze(&assignment(&[10, 20], events), &[], None)[0];
         assert_eq!(space.heap_simulation, TraceStatus::Broken);
         assert!(space.notes.iter().any(|n| n.contains("buffer 1") && n.contains("event 1")), "{:?}", space.notes);
         assert_eq!(space.peak_bytes, 10);
@@ -588,7 +818,7 @@ mod tests {
     #[test]
     fn unknown_kinds_and_dangling_ids_are_reported_not_fatal() {
         let events = vec![event(Alloc, 0, 0), event(Alloc, 99, 0), event(ShareWith, 0, 77), event(Unknown(7), 0, 0)];
-        let space = &analyze(&assignment(&[8], events), &[])[0];
+        let space = &analyze(&assignment(&[8], events), &[], None)[0];
         assert_eq!(space.heap_simulation, TraceStatus::Broken);
         assert!(space.notes.iter().any(|n| n.contains("unknown heap event kind 7 at event 3")), "{:?}", space.notes);
         assert_eq!(space.peak_bytes, 8);
@@ -597,10 +827,10 @@ mod tests {
     #[test]
     fn absurd_sizes_saturate_instead_of_overflowing() {
         let events = vec![event(Alloc, 0, 0), event(Alloc, 1, 0), event(Free, 0, 0), event(Free, 1, 0)];
-        let space = &analyze(&assignment(&[i64::MAX, i64::MAX], events), &[])[0];
+        let space = &analyze(&assignment(&[i64::MAX, i64::MAX], events), &[], None)[0];
         assert_eq!(space.peak_bytes, i64::MAX);
         let negative = vec![event(Alloc, 0, 0), event(Free, 0, 0)];
-        let space = &analyze(&assignment(&[i64::MIN], negative), &[])[0];
+        let space = &analyze(&assignment(&[i64::MIN], negative), &[], None)[0];
         assert!(space.peak_bytes >= 0);
     }
 
@@ -616,7 +846,7 @@ mod tests {
             events: vec![event(Alloc, 1, 0), event(Free, 1, 0)],
             instruction_names: vec!["f".into()],
         });
-        let spaces = analyze(&two, &[]);
+        let spaces = analyze(&two, &[], None);
         assert_eq!(
             spaces.iter().map(|s| (s.trace_index, s.peak_bytes)).collect::<Vec<_>>(),
             [(Some(0), 100), (Some(1), 30)]
@@ -626,9 +856,95 @@ mod tests {
     }
 
     #[test]
-    fn share_cycles_terminate() {
+    fn share_cycles_stop_the_replay_with_the_event() {
         let events = vec![event(Alloc, 0, 0), event(ShareWith, 1, 0), event(ShareWith, 0, 1), event(Free, 0, 0)];
-        let space = &analyze(&assignment(&[16, 16], events), &[])[0];
-        assert_eq!(space.heap_bytes.len(), 5);
+        let space = &analyze(&assignment(&[16, 16], events), &[], None)[0];
+        assert_eq!(space.heap_simulation, TraceStatus::Broken);
+        assert!(space.notes.iter().any(|n| n.contains("buffer 0 shares memory with itself") && n.contains("event 2")));
+        assert_eq!(space.heap_bytes, [0, 16, 16, 16]);
+    }
+
+    /// Buffers 1 and 2 take over buffer 0's memory one after the other, each
+    /// after the previous one was freed (in-place ops on one slice of a temp
+    /// allocation): XProf's live list holds the root once, shown as the
+    /// latest sharer, so the buffers at the peak add up to the peak.
+    #[test]
+    fn a_chain_of_revivals_lists_the_memory_once_as_its_latest_sharer() {
+        let events = vec![
+            event(Alloc, 0, 0),
+            event(Free, 0, 0),
+            event(ShareWith, 1, 0),
+            event(Free, 1, 0),
+            event(ShareWith, 2, 1),
+            event(Alloc, 3, 0),
+            event(Free, 2, 0),
+            event(Free, 3, 0),
+        ];
+        let space = &analyze(&assignment(&[64, 64, 64, 16], events), &[], None)[0];
+        assert_eq!(space.heap_bytes, [0, 64, 0, 64, 0, 64, 80, 16, 0]);
+        assert_eq!((space.peak_bytes, space.peak_position), (80, 5));
+        let live: Vec<(i64, i64)> = space.at_peak.iter().map(|b| (b.logical_buffer_id, b.size_bytes)).collect();
+        assert_eq!(live, [(2, 64), (3, 16)]);
+        let spans: Vec<(i64, usize, usize)> =
+            space.lifetimes.iter().map(|l| (l.logical_buffer_id, l.start, l.end)).collect();
+        assert_eq!(spans, [(0, 0, 1), (1, 2, 3), (2, 4, 6), (3, 5, 7)]);
+    }
+
+    #[test]
+    fn long_share_chains_resolve_to_their_root() {
+        let n = 10_000;
+        let mut events = vec![event(Alloc, 0, 0)];
+        events.extend((1..n).map(|i| event(ShareWith, i, i - 1)));
+        events.extend((0..n).rev().map(|i| event(Free, i, 0)));
+        let sizes = vec![8; n as usize];
+        let space = &analyze(&assignment(&sizes, events), &[], None)[0];
+        assert_eq!(space.heap_simulation, TraceStatus::Simulated);
+        assert_eq!((space.peak_bytes, space.heap_bytes.last().copied()), (8, Some(0)));
+    }
+
+    #[test]
+    fn always_live_buffers_outside_hbm_are_at_the_peak_but_not_listed_by_xprof() {
+        let mut host = assignment(&[100, 10], vec![event(Alloc, 1, 0), event(Free, 1, 0)]);
+        for buffer in &mut host.logical_buffers {
+            buffer.color = 5;
+        }
+        host.logical_buffers[0].allocation = 1;
+        host.allocations[0].assigned = vec![1];
+        host.allocations[0].color = 5;
+        host.allocations.push(Allocation {
+            index: 1,
+            size: 100,
+            color: 5,
+            is_entry_computation_parameter: true,
+            assigned: vec![0],
+            ..Default::default()
+        });
+        let space = &analyze(&host, &[], None)[0];
+        assert_eq!((space.color, space.peak_bytes), (5, 110));
+        let listed: Vec<(i64, bool)> = space.at_peak.iter().map(|b| (b.logical_buffer_id, b.listed_by_xprof)).collect();
+        assert_eq!(listed, [(0, false), (1, true)]);
+    }
+
+    #[test]
+    fn a_trace_of_several_colours_is_replayed_per_colour() {
+        let mut mixed =
+            assignment(&[100, 30], vec![event(Alloc, 0, 0), event(Alloc, 1, 0), event(Free, 1, 0), event(Free, 0, 0)]);
+        mixed.logical_buffers[1].color = 3;
+        let spaces = analyze(&mixed, &[], None);
+        let peaks: Vec<(i64, i64, usize)> =
+            spaces.iter().map(|s| (s.color, s.peak_bytes, s.heap_bytes.len())).collect();
+        assert_eq!(peaks, [(0, 100, 3), (3, 30, 3)]);
+        assert!(spaces[1].notes.iter().any(|n| n.contains("holds buffers of 2 memory spaces")));
+    }
+
+    #[test]
+    fn scoped_vmem_is_reported_for_vmem_only() {
+        let scoped = ScopedAllocation { bytes: 9_437_184, instruction: "matmul_optimized.1".into() };
+        let spaces = analyze(&assignment(&[8], vec![event(Alloc, 0, 0), event(Free, 0, 0)]), &[], Some(&scoped));
+        let figures: Vec<(i64, Option<i64>, Option<&str>)> = spaces
+            .iter()
+            .map(|s| (s.color, s.max_scoped_vmem_bytes, s.max_scoped_vmem_instruction.as_deref()))
+            .collect();
+        assert_eq!(figures, [(0, None, None), (1, Some(9_437_184), Some("matmul_optimized.1"))]);
     }
 }

@@ -3,9 +3,11 @@
 //! renderer serialises as `xmem.report/1`.
 
 pub mod allocator_timeline;
+pub mod attribution;
 pub mod device_memory;
 pub mod drawing;
 pub mod heap_simulation;
+pub mod hints;
 pub mod select;
 
 use std::sync::Arc;
@@ -62,7 +64,10 @@ impl Report {
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleReport {
     pub name: String,
-    pub program_id: Option<u64>,
+    /// The id XProf names the module by (see [`crate::model::Module::program_id`]).
+    pub program_id: u64,
+    /// `HloModuleProto.id`.
+    pub module_id: u64,
     pub entry_computation: String,
     /// Parameter and result shapes of the entry computation.
     pub entry_signature: String,
@@ -71,15 +76,17 @@ pub struct ModuleReport {
     pub memory_spaces: Vec<MemorySpaceReport>,
     /// The input the module was read from, as given.
     pub input: String,
+    /// Entry parameters that could be donated to an output of the same shape.
+    pub donation_candidates: Vec<hints::DonationCandidate>,
+    /// What the user asked for that this module cannot show (`--at` past its trace).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl ModuleReport {
     /// `jit_step(22)`, as XProf lists modules.
     pub fn display_name(&self) -> String {
-        match self.program_id {
-            Some(id) => format!("{}({id})", self.name),
-            None => self.name.clone(),
-        }
+        format!("{}({})", self.name, self.program_id)
     }
 
     pub fn largest_peak(&self) -> i64 {
@@ -166,9 +173,24 @@ pub struct MemorySpaceReport {
     pub instructions: Vec<Arc<str>>,
     /// Always-live buffers first, then temporaries in program order.
     pub at_peak: Vec<BufferAtPeak>,
-    /// Every simulated buffer's span in program order and place in its allocation.
+    /// How many of `at_peak` are always live (they lead the list).
+    #[serde(skip)]
+    pub always_live_count: usize,
+    /// XProf's live list through the replay, for the live set at any point (`--at`).
+    #[serde(skip)]
+    pub live_history: heap_simulation::LiveHistory,
+    /// XProf's `logicalBufferSpans`: per buffer an event names, from the
+    /// event that made it live to the one that freed it (a buffer sharing a
+    /// freed buffer's memory ends at its own FREE), by start; with the place
+    /// in its allocation of the memory it occupied.
     pub lifetimes: Vec<Lifetime>,
+    /// XProf's largest scoped-VMEM allocation (VMEM only; `None` elsewhere
+    /// and where no instruction holds scoped VMEM). Not part of the peak.
+    pub max_scoped_vmem_bytes: Option<i64>,
+    pub max_scoped_vmem_instruction: Option<String>,
     pub notes: Vec<String>,
+    #[serde(flatten)]
+    pub attribution: attribution::Attribution,
 }
 
 impl MemorySpaceReport {
@@ -183,7 +205,15 @@ impl MemorySpaceReport {
     /// The buffers at the peak as a table shows them: the `top` largest of at
     /// least 16 KiB, then the rest and the small ones summed, as XProf folds them.
     pub fn largest_buffers(&self, top: usize) -> BufferTable<'_> {
-        let mut buffers: Vec<&BufferAtPeak> = self.at_peak.iter().collect();
+        BufferTable::of(&self.at_peak, top)
+    }
+}
+
+impl<'a> BufferTable<'a> {
+    /// The `top` largest of `buffers` of at least 16 KiB, then the rest and
+    /// the small ones summed.
+    pub fn of(buffers: &'a [BufferAtPeak], top: usize) -> Self {
+        let mut buffers: Vec<&BufferAtPeak> = buffers.iter().collect();
         buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.logical_buffer_id.cmp(&b.logical_buffer_id)));
         let (large, small): (Vec<_>, Vec<_>) =
             buffers.into_iter().partition(|b| b.size_bytes >= heap_simulation::SMALL_BUFFER_BYTES);
@@ -225,6 +255,9 @@ pub struct BufferAtPeak {
     pub stack: Option<String>,
     pub allocation: i64,
     pub offset: i64,
+    /// XProf's Memory Viewer lists this buffer among its buffers at the
+    /// peak; it leaves out always-live buffers outside HBM.
+    pub listed_by_xprof: bool,
 }
 
 impl BufferAtPeak {
@@ -243,24 +276,37 @@ pub struct Lifetime {
     pub end: usize,
     pub offset: i64,
     pub size_bytes: i64,
+    /// The category of the buffer's allocation, for the chart's colours.
+    #[serde(skip)]
+    pub category: Category,
 }
 
-pub fn analyze_module(module: &Module) -> ModuleReport {
-    let (problem, memory_spaces) = match &module.buffer_assignment {
+pub fn analyze_module(module: &Module, options: &attribution::Options) -> ModuleReport {
+    let mut notes = Vec::new();
+    let (problem, memory_spaces, donation) = match &module.buffer_assignment {
         Ok(assignment) => {
-            let spaces = heap_simulation::analyze(assignment, &module.layout_memory_spaces);
-            (None, spaces)
+            let mut spaces =
+                heap_simulation::analyze(assignment, &module.layout_memory_spaces, module.max_scoped_vmem.as_ref());
+            for space in &mut spaces {
+                if let Err(note) = attribution::attribute(space, assignment, options) {
+                    notes.push(format!("{} (color {}): {note}", space.name, space.color));
+                }
+            }
+            (None, spaces, hints::donation_candidates(&module.entry_interface, assignment))
         }
-        Err(reason) => (Some(reason.clone()), Vec::new()),
+        Err(reason) => (Some(reason.clone()), Vec::new(), Vec::new()),
     };
     ModuleReport {
         name: module.name.clone(),
         program_id: module.program_id,
+        module_id: module.module_id,
         entry_computation: module.entry_computation.clone(),
         entry_signature: module.entry_signature.clone(),
         problem,
         memory_spaces,
         input: String::new(),
+        donation_candidates: donation,
+        notes,
     }
 }
 
@@ -271,10 +317,15 @@ JAX and PyTorch/XLA on CPU record none, and TensorFlow records them only with ho
 /// Analyses every module and allocator of every capture; modules largest
 /// peak first, allocators by host and name.
 pub fn analyze(captures: &[Capture]) -> Report {
+    analyze_with(captures, &attribution::Options::default())
+}
+
+/// [`analyze`], with the groupings, program point and peaks `options` ask for.
+pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Report {
     let mut modules: Vec<ModuleReport> = captures
         .iter()
         .flat_map(|c| {
-            let analyzed = c.modules.par_iter().map(analyze_module).collect::<Vec<_>>();
+            let analyzed = c.modules.par_iter().map(|m| analyze_module(m, options)).collect::<Vec<_>>();
             analyzed.into_iter().map(|module| ModuleReport { input: c.input.clone(), ..module })
         })
         .collect();
@@ -330,7 +381,8 @@ pub struct AllocatorListing {
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleListing {
     pub name: String,
-    pub program_id: Option<u64>,
+    pub program_id: u64,
+    pub module_id: u64,
     pub problem: Option<String>,
     pub memory_spaces: Vec<MemorySpaceListing>,
 }
@@ -352,6 +404,7 @@ pub struct DeviceMemoryListing {
     pub input: String,
     pub total_bytes: i64,
     pub total_count: i64,
+    pub size_unknown_count: i64,
     pub devices: Vec<Option<String>>,
     pub stacks: usize,
 }
@@ -369,6 +422,7 @@ pub fn contents(report: &Report) -> Contents {
             .map(|m| ModuleListing {
                 name: m.name.clone(),
                 program_id: m.program_id,
+                module_id: m.module_id,
                 problem: m.problem.clone(),
                 memory_spaces: m
                     .memory_spaces
@@ -392,6 +446,7 @@ pub fn contents(report: &Report) -> Contents {
                 input: d.input.clone(),
                 total_bytes: d.total_bytes,
                 total_count: d.total_count,
+                size_unknown_count: d.size_unknown_count,
                 devices: d.devices.iter().map(|device| device.device.clone()).collect(),
                 stacks: d.stacks.len(),
             })

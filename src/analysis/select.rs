@@ -11,7 +11,8 @@ use super::{ModuleReport, Report};
 pub enum ModuleFilter {
     /// Matches the module name with or without its `(id)` suffix.
     Name(String),
-    ProgramId(u64),
+    /// Matches the program id XProf names the module by, or its `HloModuleProto.id`.
+    Id(u64),
     Pattern(Regex),
 }
 
@@ -21,7 +22,7 @@ impl ModuleFilter {
             return Regex::new(pattern).map(ModuleFilter::Pattern).map_err(|e| format!("--module /{pattern}/: {e}"));
         }
         Ok(match text.parse::<u64>() {
-            Ok(id) => ModuleFilter::ProgramId(id),
+            Ok(id) => ModuleFilter::Id(id),
             Err(_) => ModuleFilter::Name(text.to_string()),
         })
     }
@@ -29,7 +30,7 @@ impl ModuleFilter {
     pub fn matches(&self, module: &ModuleReport) -> bool {
         match self {
             ModuleFilter::Name(name) => module.name == *name || module.display_name() == *name,
-            ModuleFilter::ProgramId(id) => module.program_id == Some(*id),
+            ModuleFilter::Id(id) => module.program_id == *id || module.module_id == *id,
             ModuleFilter::Pattern(re) => re.is_match(&module.display_name()),
         }
     }

@@ -5,14 +5,15 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::units::{parse_size, Growth};
+use crate::render::text::Detail;
+use crate::units::{parse_percentage, parse_size, Growth};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "xmem",
     version,
     about = "What was alive at the memory peak: reports, charts and CI gates for XProf profiles, XLA HLO protos, JAX device memory profiles and OOM logs",
-    after_help = "Exit codes: 0 success, 1 a `diff` limit was crossed, 2 bad usage or unreadable input."
+    after_help = "Exit codes: 0 success, 1 a `diff` limit was crossed or `oom` found a memory error, 2 bad usage or unreadable input."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -42,7 +43,7 @@ pub enum Command {
     Plot(PlotArgs),
     /// Compare two inputs; exit 1 when a --fail-if-* limit is crossed.
     Diff(DiffArgs),
-    /// Explain the out-of-memory errors in a job's log (a file, or - for stdin).
+    /// Explain the out-of-memory errors in job logs (files, globs, or - for stdin); exit 1 if any is found.
     Oom(OomArgs),
     /// Show what an input holds: modules, memory spaces, allocators.
     List(ListArgs),
@@ -59,6 +60,15 @@ pub enum Format {
     Json,
     Markdown,
     Html,
+    /// profile.proto, gzip-compressed, of the live set at each peak (report only; needs -o).
+    Pprof,
+}
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> String {
+        self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+    }
 }
 
 /// How inputs are found and read.
@@ -80,11 +90,13 @@ pub struct InputOptions {
 /// Which parts of the analysis to show.
 #[derive(Debug, Clone, Args)]
 pub struct Selection {
-    /// Only this module: its name, its program id, or /REGEX/ over its name.
+    /// Only this module: its name (`jit_step` or `jit_step(22)`), an id (the program id XProf names it
+    /// by, a fingerprint on TPU, or its HloModuleProto id; 0 is an id), or /REGEX/ over `name(id)`.
     #[arg(long, value_name = "NAME|ID|/REGEX/")]
     pub module: Option<String>,
 
-    /// Only this memory space: hbm, vmem, host, ... or its colour number.
+    /// Only this memory space: hbm, vmem, host, ... or its colour number. On TPU, vmem also shows
+    /// the largest scoped-VMEM allocation any instruction reserves (not part of the peak, as in XProf).
     #[arg(long, value_name = "hbm|vmem|host|N")]
     pub memory_space: Option<String>,
 
@@ -101,6 +113,13 @@ pub struct Selection {
     pub all: bool,
 }
 
+impl Selection {
+    /// How much the text, Markdown and HTML outputs show: choosing a module shows it in detail.
+    pub fn detail(&self) -> Detail {
+        Detail { top: self.top, all: self.all || self.module.is_some() }
+    }
+}
+
 /// Where a report goes and in which format.
 #[derive(Debug, Clone, Args)]
 pub struct OutputOptions {
@@ -113,11 +132,23 @@ pub struct OutputOptions {
     pub output: Option<PathBuf>,
 }
 
+/// Where a comparison goes, and in which format (a pprof profile has no diff form).
+#[derive(Debug, Clone, Args)]
+pub struct DiffOutputOptions {
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = formats(&["text", "json", "markdown", "html"]))]
+    pub format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 /// Where a document without charts goes, and in which format.
 #[derive(Debug, Clone, Args)]
 pub struct PlainOutputOptions {
     /// Output format.
-    #[arg(long, default_value = "text", value_parser = plain_format())]
+    #[arg(long, default_value = "text", value_parser = formats(&PLAIN_FORMATS))]
     pub format: Format,
 
     /// Write to this file instead of standard output.
@@ -135,10 +166,34 @@ pub struct ReportArgs {
     pub selection: Selection,
 
     #[command(flatten)]
+    pub attribution: AttributionOptions,
+
+    #[command(flatten)]
     pub input: InputOptions,
 
     #[command(flatten)]
     pub output: OutputOptions,
+}
+
+/// Who owns the memory, and at which point of the program.
+#[derive(Debug, Clone, Args)]
+pub struct AttributionOptions {
+    /// Group buffers by the first N scopes of their op name (`jit(step)/jvp(model)` is 2); default: the whole op name.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub op_depth: Option<u64>,
+
+    /// Also show the live set after this heap-simulator event (the number the peak's "at event N" gives), or at this
+    /// instruction (its event where the heap is highest), in every memory space whose trace has it.
+    #[arg(long, value_name = "EVENT|INSTRUCTION")]
+    pub at: Option<String>,
+
+    /// Also show the N largest distinct peaks of each memory space (see --peak-drop), each with its live set.
+    #[arg(long, value_name = "N")]
+    pub peaks: Option<usize>,
+
+    /// Two peaks are distinct when the heap falls between them by at least this share of the earlier one.
+    #[arg(long, value_name = "PCT", default_value = "10%", value_parser = parse_percentage)]
+    pub peak_drop: f64,
 }
 
 #[derive(Debug, Args)]
@@ -190,14 +245,21 @@ pub struct DiffArgs {
     pub input: InputOptions,
 
     #[command(flatten)]
-    pub output: OutputOptions,
+    pub output: DiffOutputOptions,
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Exit codes: 0 no memory error found, 1 at least one memory error found, \
+    2 bad usage or a log that could not be read.")]
 pub struct OomArgs {
-    /// The log file, or - to read standard input.
-    #[arg(value_name = "LOG|-")]
-    pub log: PathBuf,
+    /// Log files (plain or gzip), glob patterns such as 'logs/*.err', or - for standard input,
+    /// read as a stream: each incident is printed as soon as the log has moved past it.
+    #[arg(value_name = "LOG|-", required = true)]
+    pub logs: Vec<PathBuf>,
+
+    /// Refuse to decompress or read more than this many bytes from one log.
+    #[arg(long, value_name = "SIZE", default_value = "16GiB", value_parser = parse_size)]
+    pub max_input_size: u64,
 
     #[command(flatten)]
     pub output: PlainOutputOptions,
@@ -213,11 +275,14 @@ pub struct ListArgs {
     pub input_options: InputOptions,
 
     /// Output format.
-    #[arg(long, default_value = "text", value_parser = plain_format())]
+    #[arg(long, default_value = "text", value_parser = formats(&PLAIN_FORMATS))]
     pub format: Format,
 }
 
-/// The formats of a command that draws no chart: every one but HTML.
-fn plain_format() -> impl TypedValueParser<Value = Format> {
-    PossibleValuesParser::new(["text", "json", "markdown"]).try_map(|name: String| Format::from_str(&name, false))
+/// The formats of a command that draws no chart.
+const PLAIN_FORMATS: [&str; 3] = ["text", "json", "markdown"];
+
+/// A `--format` that takes only the formats a command can write.
+fn formats(names: &'static [&'static str]) -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(names.iter().copied()).try_map(|name: String| Format::from_str(&name, false))
 }

@@ -12,7 +12,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<Outcome> {
     let written = match args.format {
         Format::Json => json::write(&mut out, &contents),
         Format::Markdown => list::write(&mut out, Flavor::Markdown, &contents),
-        Format::Text | Format::Html => list::write(&mut out, Flavor::Text, &contents),
+        Format::Text | Format::Html | Format::Pprof => list::write(&mut out, Flavor::Text, &contents),
     };
     output::finish(written, &mut out)?;
     Ok(Outcome::Success)

@@ -1,51 +1,70 @@
 //! The command line: argument definitions in [`args`], one handler per
 //! command. Errors become one line on stderr and exit code 2.
+//!
+//! The handlers of `report`, `diff`, `oom` and `plot` are public, split into
+//! what the command computes and how it is written, so that the Python module
+//! (`python/`) goes through the same code as the command line.
 
 pub mod args;
-mod diff;
+pub mod diff;
 mod list;
-mod oom;
+pub mod oom;
 mod output;
-mod plot;
+pub mod plot;
 mod progress;
-mod report;
+pub mod report;
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
 use args::{Cli, Command};
+pub use output::piped;
 
 /// What a command decided the exit code should be when it did not fail.
 pub enum Outcome {
     Success,
     /// A `diff` limit was crossed.
     LimitCrossed,
+    /// `oom` found at least one memory error.
+    MemoryErrorsFound,
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    ExitCode::from(run_from(std::env::args_os()))
+}
+
+/// Runs xmem on these arguments (the first is the program's name) and
+/// returns its exit code: the `xmem` binary and the `xmem` command the
+/// Python wheel installs both come here.
+pub fn run_from<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version to stdout with exit 0, usage errors with exit 2.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return if e.use_stderr() { 2 } else { 0 };
         }
     };
     output::set_terminal(cli.terminal);
     match run(cli) {
-        Ok(Outcome::Success) => ExitCode::SUCCESS,
-        Ok(Outcome::LimitCrossed) => ExitCode::from(1),
+        Ok(Outcome::Success) => 0,
+        Ok(Outcome::LimitCrossed | Outcome::MemoryErrorsFound) => 1,
         Err(e) => {
             eprintln!("xmem: {}", one_line(&e));
-            ExitCode::from(2)
+            2
         }
     }
 }
 
 /// The error and its causes on one line, so CI logs can grep it.
-fn one_line(error: &anyhow::Error) -> String {
+pub fn one_line(error: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in error.chain() {
         let text = cause.to_string();

@@ -11,7 +11,7 @@ use anyhow::Context;
 
 use super::args::{Format, InputOptions, Selection, TerminalOptions};
 use super::progress;
-use crate::analysis::{self, select, Report};
+use crate::analysis::{self, attribution, select, Report};
 use crate::ingest::{self, ReadOptions};
 use crate::model::Capture;
 use crate::render::table::{self, FitLines};
@@ -49,6 +49,17 @@ pub fn open(path: Option<&Path>, format: Format) -> anyhow::Result<Box<dyn Write
         _ => ColorChoice::Never,
     };
     Ok(Box::new(FitLines::new(AutoStream::new(raw, color), width)))
+}
+
+/// Output into `out` as a pipe gets it: text unwrapped, without colour and
+/// with no line ending in a space; other formats as written. For the Python
+/// module, which renders into a string.
+pub fn piped(out: &mut Vec<u8>, format: Format) -> Box<dyn Write + '_> {
+    if format != Format::Text {
+        return Box::new(out);
+    }
+    table::set_width(None);
+    Box::new(FitLines::new(anstream::StripStream::new(out), None))
 }
 
 pub fn read_options(input: &InputOptions) -> ReadOptions {
@@ -96,9 +107,14 @@ pub fn finish(result: io::Result<()>, out: &mut dyn Write) -> anyhow::Result<()>
 /// Loads and analyses the inputs, keeping the modules and memory spaces that
 /// `--module` and `--memory-space` select and the allocator `--allocator`
 /// selects; an input with nothing to analyse is an error that says why.
-pub fn selected_report(paths: &[PathBuf], selection: &Selection, input: &InputOptions) -> anyhow::Result<Report> {
+pub fn selected_report(
+    paths: &[PathBuf],
+    selection: &Selection,
+    input: &InputOptions,
+    options: &attribution::Options,
+) -> anyhow::Result<Report> {
     let filter = module_filter(selection)?;
-    let mut report = usable_report(paths, input)?;
+    let mut report = usable_report(paths, input, options)?;
     select(std::slice::from_mut(&mut report), &filter, selection.allocator.as_deref())?;
     Ok(report)
 }
@@ -111,9 +127,13 @@ pub fn module_filter(selection: &Selection) -> anyhow::Result<select::Filter> {
 /// Loads and analyses the inputs as one report. An input with nothing to
 /// analyse is an error rather than a report (or a side of a diff) that is
 /// empty: that would hide a wrong path.
-pub fn usable_report(paths: &[PathBuf], input: &InputOptions) -> anyhow::Result<Report> {
+pub fn usable_report(
+    paths: &[PathBuf],
+    input: &InputOptions,
+    options: &attribution::Options,
+) -> anyhow::Result<Report> {
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
-    let report = analysis::analyze(&captures);
+    let report = analysis::analyze_with(&captures, options);
     match report.nothing_usable() {
         Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
         None => Ok(report),

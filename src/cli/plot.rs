@@ -11,12 +11,25 @@ use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
 use crate::render::svg::{self, allocator_chart_caption, ChartKind};
 
 pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
-    let report = output::selected_report(std::slice::from_ref(&args.input), &args.selection, &args.input_options)?;
+    // Paths are for scripts as much as for people: written whole, as JSON is, never cut to the terminal.
+    let mut listing = Listing(Some(output::open(None, Format::Json)?));
+    write_charts(&args, |path| listing.print(path))?;
+    listing.finish()?;
+    Ok(Outcome::Success)
+}
+
+/// Writes the charts the arguments ask for, calling `saved` with each file
+/// written; an error from `saved` stops the writing.
+pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let report = output::selected_report(
+        std::slice::from_ref(&args.input),
+        &args.selection,
+        &args.input_options,
+        &Default::default(),
+    )?;
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
     let mut names = FileNames::default();
     let mut written = 0;
-    // Paths are for scripts as much as for people: written whole, as JSON is, never cut to the terminal.
-    let mut listing = Listing(Some(output::open(None, Format::Json)?));
     for module in &report.modules {
         if let Some(problem) = &module.problem {
             eprintln!("xmem: {}: nothing to plot: {problem}", module.display_name());
@@ -25,7 +38,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
             let charts = svg::space_charts(module, space, args.selection.top)
                 .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
             for (kind, chart) in charts {
-                listing.save(&args.output.join(names.claim(module, space, kind)), &chart)?;
+                save(&args.output.join(names.claim(module, space, kind)), &chart, &mut saved)?;
                 written += 1;
             }
         }
@@ -34,9 +47,14 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
         let caption = format!("{}: allocation sites by function", snapshot.input);
         let chart = svg::sites::draw(&caption, snapshot, args.selection.top)
             .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
+        let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
         if let Some(chart) = chart {
-            let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
-            listing.save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart)?;
+            save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart, &mut saved)?;
+            written += 1;
+        }
+        let caption = format!("{}: live memory by stack", snapshot.input);
+        if let Some(chart) = svg::flame::device_memory(&caption, snapshot)? {
+            save(&args.output.join(names.claim_stem(&stem, ChartKind::Flame)), &chart, &mut saved)?;
             written += 1;
         }
     }
@@ -45,15 +63,19 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
         let chart = svg::timeline::allocator(&caption, allocator)
             .with_context(|| format!("drawing the timeline of allocator {}", allocator.display_name()))?;
         if let Some(chart) = chart {
-            listing.save(&args.output.join(names.claim_allocator(allocator)), &chart)?;
+            save(&args.output.join(names.claim_allocator(allocator)), &chart, &mut saved)?;
             written += 1;
         }
     }
     if written == 0 {
         anyhow::bail!("{}: no module has anything to plot", args.input.display());
     }
-    listing.finish()?;
-    Ok(Outcome::Success)
+    Ok(())
+}
+
+fn save(path: &Path, chart: &str, saved: &mut impl FnMut(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;
+    saved(path)
 }
 
 /// The paths of the charts written, one a line on standard output, so a
@@ -62,8 +84,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
 struct Listing(Option<Box<dyn Write>>);
 
 impl Listing {
-    fn save(&mut self, path: &Path, chart: &str) -> anyhow::Result<()> {
-        fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;
+    fn print(&mut self, path: &Path) -> anyhow::Result<()> {
         if let Some(out) = &mut self.0 {
             if let Err(e) = writeln!(out, "{}", path.display()).and_then(|()| out.flush()) {
                 self.0 = None;

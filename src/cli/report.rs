@@ -1,18 +1,41 @@
-use super::args::{Format, ReportArgs};
+use std::io::{self, Write};
+
+use super::args::{AttributionOptions, Format, ReportArgs};
 use super::{output, Outcome};
+use crate::analysis::attribution::{Options, PeakSearch, ProgramPoint};
+use crate::analysis::Report;
 use crate::render::table::Flavor;
-use crate::render::{html, json, text};
+use crate::render::{html, json, pprof_export, text};
 
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
-    let report = output::selected_report(&args.inputs, &args.selection, &args.input)?;
-    let detail = text::Detail { top: args.selection.top, all: args.selection.all || args.selection.module.is_some() };
+    if args.output.format == Format::Pprof && args.output.output.is_none() {
+        anyhow::bail!("--format pprof writes a binary profile: name the file with -o (e.g. -o peak.pb.gz)");
+    }
+    let report = build(&args)?;
     let mut out = output::open(args.output.output.as_deref(), args.output.format)?;
-    let written = match args.output.format {
-        Format::Text => text::write_report(&mut out, Flavor::Text, &report, detail),
-        Format::Markdown => text::write_report(&mut out, Flavor::Markdown, &report, detail),
-        Format::Json => json::write(&mut out, &report),
-        Format::Html => html::write(&mut out, &report, detail.top),
-    };
-    output::finish(written, &mut out)?;
+    output::finish(write(&mut out, args.output.format, &report, args.selection.detail()), &mut out)?;
     Ok(Outcome::Success)
+}
+
+/// The report the arguments ask for, before it is written.
+pub fn build(args: &ReportArgs) -> anyhow::Result<Report> {
+    output::selected_report(&args.inputs, &args.selection, &args.input, &attribution_options(&args.attribution))
+}
+
+pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text::Detail) -> io::Result<()> {
+    match format {
+        Format::Text => text::write_report(out, Flavor::Text, report, detail),
+        Format::Markdown => text::write_report(out, Flavor::Markdown, report, detail),
+        Format::Json => json::write(out, report),
+        Format::Html => html::write(out, report, detail.top),
+        Format::Pprof => pprof_export::write(out, report),
+    }
+}
+
+fn attribution_options(args: &AttributionOptions) -> Options {
+    Options {
+        op_name_depth: args.op_depth.and_then(|d| usize::try_from(d).ok()),
+        at: args.at.as_deref().map(ProgramPoint::parse),
+        peaks: args.peaks.map(|count| PeakSearch { count, drop: args.peak_drop }),
+    }
 }

@@ -9,6 +9,7 @@
 
 pub mod allocators;
 pub mod device_memory;
+pub mod groups;
 pub mod limits;
 pub mod programs;
 
@@ -22,7 +23,7 @@ use crate::analysis::Report;
 pub use allocators::AllocatorDiff;
 pub use device_memory::DeviceMemoryDiff;
 pub use limits::{Crossed, Limit, Verdict, Violation};
-pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, PeakDiff};
+pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, ModulePair, Pairing, PeakDiff};
 
 pub const DIFF_SCHEMA: &str = "xmem.diff/1";
 
@@ -38,6 +39,8 @@ pub struct Diff {
     /// One entry per module and memory space, matched or not, largest absolute
     /// change of the peak first.
     pub modules: Vec<MemorySpaceDiff>,
+    /// Every module of the baseline paired with one of the new run, and how.
+    pub module_pairs: Vec<ModulePair>,
     /// One entry per allocator in either run, largest absolute change of the peak first.
     pub allocators: Vec<AllocatorDiff>,
     /// Live device memory of the two runs, when both inputs are device memory profiles.
@@ -120,7 +123,7 @@ impl Change {
 /// Memory spaces whose peak is under `min_peak_bytes` in both runs are left
 /// out, and cross no limit: small helper modules change by large ratios.
 pub fn compare(base: &Report, new: &Report, limits: &[Limit], min_peak_bytes: u64) -> Diff {
-    let mut modules = programs::compare(&base.modules, &new.modules);
+    let (mut modules, module_pairs) = programs::compare(&base.modules, &new.modules);
     let min_peak = i64::try_from(min_peak_bytes).unwrap_or(i64::MAX);
     modules.retain(|space| {
         let delta = &space.peak.delta;
@@ -140,6 +143,7 @@ pub fn compare(base: &Report, new: &Report, limits: &[Limit], min_peak_bytes: u6
         limits: limits.to_vec(),
         violations,
         modules,
+        module_pairs,
         allocators,
         device_memory,
         warnings,

@@ -8,15 +8,16 @@ use prost::Message;
 use rustc_hash::FxHashMap;
 
 use super::proto::xla::{
-    BufferAssignmentWithoutTraces, HloInstructionProto, LogicalBufferProto, ProgramShapeProto, StackFrameIndexProto,
+    BufferAssignmentWithoutTraces, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto,
+    ProgramShapeProto, ShapeProto, StackFrameIndexProto,
 };
 use super::wire::{Walker, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
 use crate::id_index::IdIndex;
 use crate::model::{
-    Allocation, BufferAssignment, HeapEvent, HeapEventKind, HeapTrace, Instruction, LogicalBuffer, Module,
-    SourceLocation,
+    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
+    LogicalBuffer, Module, ScopedAllocation, SourceLocation,
 };
 
 /// What to tell a user whose proto has no buffer assignment.
@@ -25,7 +26,9 @@ optimization); dump the optimized module with XLA_FLAGS=\"--xla_dump_to=DIR --xl
 and pass DIR or its *after_optimizations.hlo.pb";
 
 /// An HloProto: the module and its buffer assignment. `base` is where these
-/// bytes start in the file, so errors point at the right byte.
+/// bytes start in the file, so errors point at the right byte; `program_id`
+/// is the id the profile files the module under, when it has one (else the
+/// module is named by its `HloModuleProto.id`).
 pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> Result<Module> {
     let walker = Walker::new(bytes, base);
     let mut module = None;
@@ -41,6 +44,17 @@ pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> 
     let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
     let assignment = assignment.map(|b| decode_assignment(path, walker, b)).transpose()?;
     decode_module_parts(path, walker, module, assignment, program_id)
+}
+
+/// The module's name (`HloProto.hlo_module.name`), read off the wire without
+/// decoding the module; `None` when the bytes hold none.
+pub fn module_name(bytes: &[u8]) -> Option<String> {
+    fn first_field<'b>(walker: Walker<'b>, message: &'b [u8]) -> Option<&'b [u8]> {
+        walker.fields(message).map_while(|f| f.ok()).find_map(|f| (f.number == 1).then(|| f.as_bytes()).flatten())
+    }
+    let walker = Walker::new(bytes, 0);
+    let module = first_field(walker, bytes)?;
+    first_field(walker, module).map(|name| String::from_utf8_lossy(name).into_owned())
 }
 
 /// A bare HloModuleProto: the program without its buffer assignment, which
@@ -131,26 +145,46 @@ fn decode_module_parts(
     let mut name = String::new();
     let mut entry_computation = String::new();
     let mut entry_signature = String::new();
-    let mut module_id = None;
+    // proto3 leaves a zero id off the wire: the first module a process compiles has id 0.
+    let mut module_id = 0;
     let mut stack_frames = None;
     let mut layout_memory_spaces = Vec::new();
+    let mut max_scoped_vmem: Option<ScopedAllocation> = None;
+    let mut entry_interface = EntryInterface::default();
     for field in walker.fields(module) {
         let field = field.map_err(|e| wire_error(path, e))?;
         match (field.number, field.as_bytes()) {
             (1, Some(b)) => name = text(b),
             (2, Some(b)) => entry_computation = text(b),
-            (5, None) => module_id = field.as_u64(),
+            (5, None) => module_id = field.as_u64().unwrap_or(0),
             (4, Some(program_shape)) => {
                 let decoded = ProgramShapeProto::decode(program_shape).map_err(|e| {
                     Error::malformed(path, Some(field.offset), format!("HloModuleProto host_program_shape: {e}"))
                 })?;
                 entry_signature = signature(&decoded);
+                entry_interface.parameters =
+                    decoded.parameters.iter().map(xla_shape::human_string_with_layout).collect();
+                entry_interface.results = decoded.result.as_ref().map(result_elements).unwrap_or_default();
                 for shape in walker.fields(program_shape) {
                     let shape = shape.map_err(|e| wire_error(path, e))?;
                     if let (1 | 2, Some(shape)) = (shape.number, shape.as_bytes()) {
                         layout_spaces(walker, shape, &mut layout_memory_spaces, 0).map_err(|e| wire_error(path, e))?;
                     }
                 }
+            }
+            (8, Some(b)) => {
+                let decoded = HloInputOutputAliasProto::decode(b).map_err(|e| {
+                    Error::malformed(path, Some(field.offset), format!("HloModuleProto input_output_alias: {e}"))
+                })?;
+                entry_interface.aliases = decoded
+                    .entries
+                    .into_iter()
+                    .map(|entry| InputOutputAlias {
+                        output_index: entry.output_shape_index,
+                        parameter_number: entry.parameter_number,
+                        parameter_index: entry.parameter_shape_index,
+                    })
+                    .collect();
             }
             (17, Some(b)) => {
                 let at = field.offset;
@@ -164,14 +198,21 @@ fn decode_module_parts(
                     let instruction = instruction.map_err(|e| wire_error(path, e))?;
                     let (2, Some(bytes)) = (instruction.number, instruction.as_bytes()) else { continue };
                     let mut id = None;
+                    let (mut instruction_name, mut scoped_vmem): (&[u8], i64) = (&[], 0);
                     for part in walker.fields(bytes) {
                         let part = part.map_err(|e| wire_error(path, e))?;
                         match (part.number, part.as_bytes()) {
                             (35, None) => id = part.as_u64().map(|v| v as i64),
+                            (1, Some(b)) => instruction_name = b,
                             (3, Some(shape)) => layout_spaces(walker, shape, &mut layout_memory_spaces, 0)
                                 .map_err(|e| wire_error(path, e))?,
+                            (43, Some(config)) => scoped_vmem = scoped_vmem_bytes(config),
                             _ => {}
                         }
+                    }
+                    if scoped_vmem > max_scoped_vmem.as_ref().map_or(0, |s| s.bytes) {
+                        max_scoped_vmem =
+                            Some(ScopedAllocation { bytes: scoped_vmem, instruction: text(instruction_name) });
                     }
                     if let Some(slot) = id.and_then(|id| defining.slots.get(id)) {
                         let decoded = HloInstructionProto::decode(bytes).map_err(|e| {
@@ -191,12 +232,52 @@ fn decode_module_parts(
     };
     Ok(Module {
         name,
-        program_id: program_id.or(module_id),
+        program_id: program_id.unwrap_or(module_id),
+        module_id,
         entry_computation,
         entry_signature,
         layout_memory_spaces,
+        entry_interface,
         buffer_assignment,
+        max_scoped_vmem,
     })
+}
+
+/// The VMEM memory space in TPU backend configs.
+const VMEM: i64 = 1;
+
+/// The largest `used_scoped_memory_configs[].size` with `memory_space` 1 in
+/// an instruction's backend config (JSON; int64 fields as numbers or, in
+/// proto3 JSON, strings; a missing field counts as 0), as XProf reads it.
+/// Most configs hold no scoped memory and are not parsed at all.
+fn scoped_vmem_bytes(config: &[u8]) -> i64 {
+    const KEY: &[u8] = b"used_scoped_memory_configs";
+    if !config.windows(KEY.len()).any(|w| w == KEY) {
+        return 0;
+    }
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(config) else { return 0 };
+    let int = |entry: &serde_json::Value, key: &str| match entry.get(key) {
+        Some(serde_json::Value::Number(n)) => n.as_i64().unwrap_or(0),
+        Some(serde_json::Value::String(s)) => s.parse().unwrap_or(0),
+        _ => 0,
+    };
+    let entries = json.get("used_scoped_memory_configs").and_then(serde_json::Value::as_array);
+    entries
+        .into_iter()
+        .flatten()
+        .filter(|entry| int(entry, "memory_space") == VMEM)
+        .map(|entry| int(entry, "size"))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The result's top-level elements with their output index, or the result
+/// itself when it is not a tuple.
+fn result_elements(result: &ShapeProto) -> Vec<(Vec<i64>, String)> {
+    if !xla_shape::is_tuple(result) {
+        return vec![(Vec::new(), xla_shape::human_string_with_layout(result))];
+    }
+    (0i64..).zip(&result.tuple_shapes).map(|(i, shape)| (vec![i], xla_shape::human_string_with_layout(shape))).collect()
 }
 
 /// Shapes nest (tuples of tuples); a corrupt proto could nest them without
@@ -328,6 +409,8 @@ fn convert_assignment(
             is_thread_local: allocation.is_thread_local,
             is_tuple: allocation.is_tuple,
             is_entry_computation_parameter: allocation.is_entry_computation_parameter,
+            parameter_number: allocation.parameter_number,
+            parameter_shape_index: allocation.parameter_shape_index.clone(),
             is_constant: allocation.is_constant,
             maybe_live_out: allocation.maybe_live_out,
             assigned: allocation.assigned.iter().map(|a| a.logical_buffer_id).collect(),
@@ -382,19 +465,18 @@ fn convert_assignment(
     out
 }
 
-/// XProf's rule: the innermost stack frame wins when it names a file and a
-/// non-zero line; otherwise the metadata's own source_file and source_line.
+/// XProf's rule (`GetSourceInfo`): the metadata's own source_file and
+/// source_line when it names a file; otherwise the innermost stack frame's
+/// `file:line`. The stack is kept either way.
 fn source_location(file: String, line: i32, stack: String) -> Option<SourceLocation> {
-    if let Some(first) = stack.lines().next() {
-        let mut parts = first.split(':');
-        if let (Some(frame_file), Some(frame_line)) = (parts.next(), parts.next()) {
-            let frame_line = frame_line.parse::<i32>().unwrap_or(0);
-            if !frame_file.is_empty() && frame_line != 0 {
-                return Some(SourceLocation { file: frame_file.to_string(), line: frame_line, stack });
-            }
-        }
+    if !file.is_empty() {
+        return Some(SourceLocation { file, line, stack });
     }
-    (!file.is_empty()).then_some(SourceLocation { file, line, stack })
+    let first = stack.lines().next()?;
+    let mut parts = first.split(':');
+    let (frame_file, frame_line) = (parts.next()?, parts.next()?);
+    let frame_line = frame_line.parse::<i32>().unwrap_or(0);
+    Some(SourceLocation { file: frame_file.to_string(), line: frame_line, stack })
 }
 
 /// Frames from `frame_id` (1-based) outwards, `file:line:column` each.
@@ -428,4 +510,30 @@ fn build_stack(index: &StackFrameIndexProto, mut frame_id: i32) -> String {
         lines.push(format!("{file}:{line}:{column}"));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_source_wins_over_the_stack_which_is_kept() {
+        // PyTorch/XLA: the op's own line, and a stack whose innermost frame is torch's dispatcher.
+        let stack = "torch/_ops.py:841:0\nrmsprop.py:167:0".to_string();
+        let source = source_location("rmsprop.py".into(), 167, stack.clone()).unwrap();
+        assert_eq!((source.file.as_str(), source.line, source.stack), ("rmsprop.py", 167, stack.clone()));
+        let from_stack = source_location(String::new(), 0, stack).unwrap();
+        assert_eq!((from_stack.file.as_str(), from_stack.line), ("torch/_ops.py", 841));
+        assert_eq!(source_location(String::new(), 0, String::new()), None);
+    }
+
+    #[test]
+    fn scoped_vmem_is_read_from_the_backend_config() {
+        // As a Pallas matmul on TPU v6e writes it (proto3 JSON: int64 as strings).
+        let config = br#"{"used_scoped_memory_configs":[{"memory_space":"1","offset":"0","size":"9437184"},{"memory_space":"0","size":"99999999"}],"retry_config":{"retry_count":"0"}}"#;
+        assert_eq!(scoped_vmem_bytes(config), 9_437_184);
+        assert_eq!(scoped_vmem_bytes(br#"{"used_scoped_memory_configs":[{"memory_space":1,"size":4096}]}"#), 4096);
+        assert_eq!(scoped_vmem_bytes(b"{\"used_scoped_memory_configs\": not json"), 0);
+        assert_eq!(scoped_vmem_bytes(b""), 0);
+    }
 }

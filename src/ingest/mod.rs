@@ -13,7 +13,8 @@ mod wire;
 mod xla_shape;
 pub mod xspace;
 
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -204,19 +205,29 @@ pub fn load_bytes(path: &Path, bytes: Bytes, progress: &Progress) -> Result<Capt
     match guess_file(path, &bytes)? {
         FileKind::XSpace => {
             let contents = xspace::read(path, &bytes, progress)?;
-            let pending = add_xspace(path, &bytes, contents, &mut HashSet::new(), &mut capture);
+            let pending = add_xspace(path, &bytes, contents, &mut SeenPrograms::new(), &mut capture);
             decode_embedded(pending, &mut capture);
         }
-        FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, None)?),
+        FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, program_id_in_file_name(path))?),
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
     }
     Ok(capture)
 }
 
+/// The id in the file names XProf writes beside a profile,
+/// `<name>(<program_id>).hlo_proto.pb`: all that says which id XProf gave
+/// the module when its HloProto is read without the xplane.
+fn program_id_in_file_name(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_suffix(".gz").unwrap_or(name).strip_suffix(".hlo_proto.pb")?;
+    let (_, id) = stem.strip_suffix(')')?.rsplit_once('(')?;
+    id.parse().ok()
+}
+
 /// Reads every host of a run: the hosts' planes in parallel, then each
-/// distinct program once (the same program is often captured on every host,
-/// and XProf keeps one per program id), its modules decoded in parallel.
+/// distinct program once (the same program is often captured on every host),
+/// its modules decoded in parallel.
 fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mut Capture) -> Result<()> {
     if hosts.is_empty() {
         return Err(Error::unrecognised(dir, "the run directory holds no *.xplane.pb file"));
@@ -235,12 +246,12 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
             }
         })
         .collect();
-    let mut seen_program_ids = HashSet::new();
+    let mut seen_programs = SeenPrograms::new();
     let mut fresh = Vec::new();
     let mut last_error = None;
     for (host, read) in hosts.iter().zip(read) {
         match read {
-            Ok((bytes, contents)) => fresh.extend(add_xspace(host, &bytes, contents, &mut seen_program_ids, capture)),
+            Ok((bytes, contents)) => fresh.extend(add_xspace(host, &bytes, contents, &mut seen_programs, capture)),
             Err(e) => {
                 capture.warnings.push(format!("skipped {e}"));
                 last_error = Some(e);
@@ -258,26 +269,52 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
 struct PendingModule<'a> {
     host: &'a Path,
     name: String,
-    program_id: Option<u64>,
+    program_id: u64,
     bytes: Bytes,
     base: u64,
 }
 
+/// The programs of a run already taken, by `name(program_id)` (the module's
+/// own name), with the host they came from and their bytes.
+type SeenPrograms<'a> = HashMap<(String, u64), (&'a Path, Bytes)>;
+
 /// Adds one host's allocators and returns its programs not seen on an
-/// earlier host.
+/// earlier host. Programs are told apart as XProf tells them: on one host by
+/// program id, across hosts by `name(program_id)`, so hosts whose different
+/// programs share ids keep every program. When two hosts hold different
+/// programs under one `name(program_id)`, XProf keeps the first; so does
+/// xmem, and it says so.
 fn add_xspace<'a>(
     host: &'a Path,
     bytes: &Bytes,
     contents: xspace::XSpaceContents,
-    seen_program_ids: &mut HashSet<u64>,
+    seen_programs: &mut SeenPrograms<'a>,
     capture: &mut Capture,
 ) -> Vec<PendingModule<'a>> {
     capture.hosts.push(contents.host);
     capture.allocators.extend(contents.allocators);
-    contents
+    let mut ids_on_host = HashSet::new();
+    let mut shadowed = Vec::new();
+    let pending = contents
         .hlo_protos
         .into_iter()
-        .filter(|embedded| embedded.program_id.is_none_or(|id| seen_program_ids.insert(id)))
+        .filter(|embedded| ids_on_host.insert(embedded.program_id))
+        .filter(|embedded| {
+            let name = hlo::module_name(&embedded.bytes).unwrap_or_default();
+            match seen_programs.entry((name, embedded.program_id)) {
+                Entry::Vacant(slot) => {
+                    slot.insert((host, embedded.bytes.clone()));
+                    true
+                }
+                Entry::Occupied(taken) => {
+                    if taken.get().1 != embedded.bytes {
+                        let (name, id) = taken.key();
+                        shadowed.push(format!("{name}({id})"));
+                    }
+                    false
+                }
+            }
+        })
         .map(|embedded| PendingModule {
             host,
             base: wire::offset_within(bytes, &embedded.bytes),
@@ -285,12 +322,21 @@ fn add_xspace<'a>(
             program_id: embedded.program_id,
             bytes: embedded.bytes,
         })
-        .collect()
+        .collect();
+    if !shadowed.is_empty() {
+        capture.warnings.push(format!(
+            "{}: an earlier host of the run holds a different program under the same name and id for {}; \
+             the earlier host's are reported, as XProf does",
+            host.display(),
+            shadowed.join(", ")
+        ));
+    }
+    pending
 }
 
 fn decode_embedded(pending: Vec<PendingModule>, capture: &mut Capture) {
     let decoded: Vec<_> =
-        pending.into_par_iter().map(|p| (p.name, hlo::decode(p.host, &p.bytes, p.base, p.program_id))).collect();
+        pending.into_par_iter().map(|p| (p.name, hlo::decode(p.host, &p.bytes, p.base, Some(p.program_id)))).collect();
     for (name, module) in decoded {
         match module {
             Ok(module) => capture.modules.push(module),
@@ -304,7 +350,7 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
         .par_iter()
         .map(|file| {
             let module = source::read(file, options.max_input_size, &options.progress)
-                .and_then(|c| hlo::decode(file, &c.bytes, 0, None));
+                .and_then(|c| hlo::decode(file, &c.bytes, 0, program_id_in_file_name(file)));
             (file.clone(), module)
         })
         .collect();

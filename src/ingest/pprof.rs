@@ -87,7 +87,11 @@ impl<'a> Decoder<'a> {
         let count_index = self.sample_type_index("allocations", "count")?;
         let bytes_index = self.sample_type_index("space", "bytes")?;
         let mut snapshot = DeviceMemorySnapshot::default();
-        let mut frame_ids: HashMap<Frame, usize> = HashMap::new();
+        let mut frames = Frames::default();
+        // Stacks by the sample's locations, then by their frames: locations
+        // that differ only by address make one stack.
+        let mut stack_ids: HashMap<&[u64], usize> = HashMap::new();
+        let mut stacks_by_frames: HashMap<Vec<usize>, usize> = HashMap::new();
         let mut totals = (0i64, 0i64);
         for (n, sample) in self.profile.sample.iter().enumerate() {
             let value = |index: usize| {
@@ -100,32 +104,39 @@ impl<'a> Decoder<'a> {
                 })
             };
             let (count, bytes) = (value(count_index)?, value(bytes_index)?);
-            if count < 0 || bytes < 0 {
-                return Err(self.malformed(format!("sample {n} has a negative count ({count}) or size ({bytes})")));
+            if count < 0 {
+                return Err(self.malformed(format!("sample {n} has a negative allocation count ({count})")));
             }
+            // Old jaxlib on TPU writes -1 per executable for a size it does not know.
+            let size_unknown = bytes < 0;
+            let bytes = bytes.max(0);
             totals = match (totals.0.checked_add(count), totals.1.checked_add(bytes)) {
                 (Some(count), Some(bytes)) => (count, bytes),
                 _ => return Err(self.malformed(format!("the sample values overflow 64 bits at sample {n}"))),
             };
-            let mut stack = Vec::with_capacity(sample.location_id.len());
-            for &location_id in &sample.location_id {
-                let location = self.locations.get(&location_id).ok_or_else(|| {
-                    self.malformed(format!("sample {n} refers to location id {location_id}, which is not defined"))
-                })?;
-                // A location's lines run from the innermost inlined call outwards, as the stack does.
-                for line in &location.line {
-                    let frame = self.frame(location_id, line)?;
-                    let next = snapshot.frames.len();
-                    let index = *frame_ids.entry(frame.clone()).or_insert(next);
-                    if index == next {
-                        snapshot.frames.push(frame);
+            let stack = match stack_ids.get(sample.location_id.as_slice()) {
+                Some(&stack) => stack,
+                None => {
+                    let mut stack = Vec::new();
+                    for &location_id in &sample.location_id {
+                        stack.extend_from_slice(frames.of_location(self, n, location_id)?);
                     }
-                    stack.push(index);
+                    let index = match stacks_by_frames.get(&stack) {
+                        Some(&index) => index,
+                        None => {
+                            stacks_by_frames.insert(stack.clone(), snapshot.stacks.len());
+                            snapshot.stacks.push(stack);
+                            snapshot.stacks.len() - 1
+                        }
+                    };
+                    stack_ids.insert(&sample.location_id, index);
+                    index
                 }
-            }
+            };
             let labels = sample.label.iter().map(|label| self.label(label)).collect::<Result<_>>()?;
-            snapshot.samples.push(LiveGroup { count, bytes, stack, labels });
+            snapshot.samples.push(LiveGroup { count, bytes, size_unknown, stack, labels });
         }
+        snapshot.frames = frames.distinct;
         Ok(snapshot)
     }
 
@@ -146,15 +157,72 @@ impl<'a> Decoder<'a> {
 
     fn label(&self, label: &pprof::Label) -> Result<Label> {
         let key = self.string(label.key)?.to_string();
-        // pprof sets `str` for a text label and `num` (with an optional unit) for a number;
-        // string id 0 is the empty string, so a zero `str` means "not text".
-        let value = if label.str != 0 {
+        // pprof sets `str` for a text label and `num` (with an optional unit) for a number.
+        // String id 0 is the empty string: a label with neither a number nor a unit is
+        // text whose value is empty (JAX writes `device=""` for a device without a name).
+        let value = if label.str != 0 || (label.num == 0 && label.num_unit == 0) {
             LabelValue::Text(self.string(label.str)?.to_string())
         } else {
             let unit = Some(self.string(label.num_unit)?).filter(|u| !u.is_empty()).map(str::to_string);
             LabelValue::Number { value: label.num, unit }
         };
         Ok(Label { key, value })
+    }
+}
+
+/// The frames of each location, made once per location however many
+/// samples refer to it: a location's lines (its inlined calls) are turned into
+/// frames and interned once, and a stack entry is then a copy of indexes.
+/// Frames are interned by function and line, each function by its name, file
+/// and start line once, so no frame's text is hashed per line.
+#[derive(Default)]
+struct Frames<'a> {
+    distinct: Vec<Frame>,
+    /// pprof function id → the first function id of the same name, file and start line.
+    same_function: HashMap<u64, u64>,
+    functions_by_name: HashMap<(&'a str, &'a str, i64), u64>,
+    /// (function, as `same_function` maps it; line) → index into `distinct`.
+    ids: HashMap<(u64, i64), usize>,
+    by_location: HashMap<u64, Vec<usize>>,
+}
+
+impl<'a> Frames<'a> {
+    fn of_location(&mut self, decoder: &Decoder<'a>, sample: usize, location_id: u64) -> Result<&[usize]> {
+        if !self.by_location.contains_key(&location_id) {
+            let location = decoder.locations.get(&location_id).ok_or_else(|| {
+                decoder.malformed(format!("sample {sample} refers to location id {location_id}, which is not defined"))
+            })?;
+            // A location's lines run from the innermost inlined call outwards, as the stack does.
+            let mut indexes = Vec::with_capacity(location.line.len());
+            for line in &location.line {
+                let function = self.function(decoder, location_id, line.function_id)?;
+                let index = match self.ids.get(&(function, line.line)) {
+                    Some(&index) => index,
+                    None => {
+                        self.distinct.push(decoder.frame(location_id, line)?);
+                        self.ids.insert((function, line.line), self.distinct.len() - 1);
+                        self.distinct.len() - 1
+                    }
+                };
+                indexes.push(index);
+            }
+            self.by_location.insert(location_id, indexes);
+        }
+        Ok(self.by_location.get(&location_id).map(Vec::as_slice).unwrap_or_default())
+    }
+
+    fn function(&mut self, decoder: &Decoder<'a>, location_id: u64, function_id: u64) -> Result<u64> {
+        if let Some(&same) = self.same_function.get(&function_id) {
+            return Ok(same);
+        }
+        let function = decoder.functions.get(&function_id).ok_or_else(|| {
+            decoder
+                .malformed(format!("location {location_id} refers to function id {function_id}, which is not defined"))
+        })?;
+        let key = (decoder.string(function.name)?, decoder.string(function.filename)?, function.start_line);
+        let same = *self.functions_by_name.entry(key).or_insert(function_id);
+        self.same_function.insert(function_id, same);
+        Ok(same)
     }
 }
 
@@ -227,16 +295,39 @@ mod tests {
         assert_eq!(executable.text_label("device"), None);
         assert_eq!(buffer.labels[2].value, LabelValue::Number { value: 2, unit: None });
         assert_eq!(buffer.labels[3].value, LabelValue::Number { value: 1024, unit: Some("bytes".into()) });
-        let frames: Vec<(&str, &str, i64, i64)> = buffer
-            .stack
+        let frames: Vec<(&str, &str, i64, i64)> = snapshot.stacks[buffer.stack]
             .iter()
             .map(|&i| &snapshot.frames[i])
             .map(|f| (f.function.as_str(), f.file.as_str(), f.line, f.function_line))
             .collect();
         assert_eq!(frames, [("init", "model.py", 12, 10), ("step", "train.py", 30, 25), ("step", "train.py", 40, 25)]);
         // The executable's one frame is the buffer's outermost one, stored once.
-        assert_eq!(executable.stack, [buffer.stack[2]]);
+        assert_eq!(snapshot.stacks[executable.stack], [snapshot.stacks[buffer.stack][2]]);
         assert_eq!(snapshot.frames.len(), 3);
+    }
+
+    /// jaxlib on TPU (2021) wrote executables with size -1 each, and a
+    /// device without a name as a `device` label with an empty value.
+    #[test]
+    fn sizes_of_minus_one_are_unknown_and_an_empty_device_is_a_device() {
+        let mut p = profile();
+        p.sample[1].value = vec![2, -2];
+        p.sample[0].label[1].str = 0;
+        let snapshot = decode_profile(&p).unwrap();
+        let [buffer, executable] = snapshot.samples.as_slice() else { panic!("{:?}", snapshot.samples) };
+        assert_eq!((executable.count, executable.bytes, executable.size_unknown), (2, 0, true));
+        assert_eq!((buffer.bytes, buffer.size_unknown), (3072, false));
+        assert_eq!(buffer.text_label("device"), Some(""));
+        assert_eq!(executable.text_label("device"), None);
+    }
+
+    #[test]
+    fn samples_of_one_location_list_share_one_stack() {
+        let mut p = profile();
+        p.sample.push(Sample { location_id: vec![7, 8], value: vec![1, 8], label: vec![] });
+        let snapshot = decode_profile(&p).unwrap();
+        assert_eq!(snapshot.samples[0].stack, snapshot.samples[2].stack);
+        assert_eq!(snapshot.stacks.len(), 2);
     }
 
     #[test]
@@ -273,8 +364,8 @@ mod tests {
         assert!(error_of(&p).contains("sample 1 has 1 values for 2 sample types"));
 
         let mut p = profile();
-        p.sample[0].value = vec![1, -8];
-        assert!(error_of(&p).contains("negative"));
+        p.sample[0].value = vec![-1, 8];
+        assert!(error_of(&p).contains("sample 0 has a negative allocation count (-1)"));
 
         let mut p = profile();
         p.sample[0].value = vec![1, i64::MAX];

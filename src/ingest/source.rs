@@ -66,13 +66,28 @@ pub fn open(path: &Path, limit: u64, progress: &Progress) -> Result<Box<dyn BufR
     progress.start(&format!("reading {}", path.display()), metadata.len());
     let mut reader = BufReader::with_capacity(STREAM_BUFFER_BYTES, progress.reader(file));
     if is_gzip(reader.fill_buf().map_err(|e| Error::io(path, e))?) {
-        let decoder = Capped { inner: MultiGzDecoder::new(reader), delivered: 0, limit };
-        return Ok(Box::new(BufReader::with_capacity(STREAM_BUFFER_BYTES, decoder)));
+        return Ok(gunzip_stream(reader, limit));
     }
     if metadata.len() > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
     }
     Ok(Box::new(reader))
+}
+
+/// Standard input as a stream (for `xmem oom -`), gunzipped on the fly when
+/// it starts with the gzip magic: only the reader's buffer is in memory,
+/// whatever comes through the pipe. `limit` caps the bytes delivered.
+pub fn open_stdin(limit: u64) -> Result<Box<dyn BufRead>> {
+    let mut reader = BufReader::with_capacity(STREAM_BUFFER_BYTES, io::stdin());
+    if is_gzip(reader.fill_buf().map_err(|e| Error::io("<stdin>", e))?) {
+        return Ok(gunzip_stream(reader, limit));
+    }
+    Ok(Box::new(BufReader::with_capacity(STREAM_BUFFER_BYTES, Capped { inner: reader, delivered: 0, limit })))
+}
+
+fn gunzip_stream(compressed: impl BufRead + 'static, limit: u64) -> Box<dyn BufRead> {
+    let decoder = Capped { inner: MultiGzDecoder::new(compressed), delivered: 0, limit };
+    Box::new(BufReader::with_capacity(STREAM_BUFFER_BYTES, decoder))
 }
 
 const STREAM_BUFFER_BYTES: usize = 1 << 16;
@@ -92,7 +107,10 @@ impl<R: Read> Read for Capped<R> {
         if self.delivered > self.limit {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("decompressed size exceeds the limit of {} bytes", self.limit),
+                format!(
+                    "input exceeds the limit of {} bytes: limit reached, use --max-input-size to raise it",
+                    self.limit
+                ),
             ));
         }
         Ok(n)

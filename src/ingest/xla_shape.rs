@@ -79,6 +79,10 @@ pub fn resolve_shape_index<'a>(shape: &'a ShapeProto, shape_index: &[i64]) -> &'
     shape_index.last().and_then(|&i| usize::try_from(i).ok()).and_then(|i| shape.tuple_shapes.get(i)).unwrap_or(shape)
 }
 
+pub fn is_tuple(shape: &ShapeProto) -> bool {
+    shape.element_type == TUPLE
+}
+
 /// Dense byte size with the layout reset to the default: dims × element
 /// bytes; a tuple is one pointer per element; a token is empty.
 pub fn unpadded_size(shape: &ShapeProto) -> i64 {

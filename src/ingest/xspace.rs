@@ -28,7 +28,10 @@ const PROGRAM_ID_STAT: &str = "program_id";
 pub struct EmbeddedHlo {
     /// The event-metadata name, e.g. `jit_step(22)`.
     pub name: String,
-    pub program_id: Option<u64>,
+    /// As XProf takes it: the `program_id` stat (the program fingerprint on
+    /// TPU), else the event metadata's id, which JAX on TPU sets to the
+    /// fingerprint and others to `HloModuleProto.id`.
+    pub program_id: u64,
     pub bytes: Bytes,
 }
 
@@ -158,12 +161,13 @@ fn read_metadata_plane(path: &Path, whole: &Bytes, plane: &PlaneParts, out: &mut
         let event = XEventMetadata::decode(whole.slice_ref(value))
             .map_err(|e| Error::malformed(path, Some(offset), format!("XEventMetadata: {e}")))?;
         let mut hlo = None;
-        let mut program_id = None;
+        // XProf reads an int64 id as the uint64 of the same bits (fingerprints use all 64).
+        let mut program_id = event.id as u64;
         for stat in event.stats {
             match (stat_names.get(&stat.metadata_id).map(String::as_str), stat.value) {
                 (Some(HLO_PROTO_STAT), Some(x_stat::Value::BytesValue(b))) => hlo = Some(b),
-                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Uint64Value(id))) => program_id = Some(id),
-                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Int64Value(id))) => program_id = u64::try_from(id).ok(),
+                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Uint64Value(id))) => program_id = id,
+                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Int64Value(id))) => program_id = id as u64,
                 _ => {}
             }
         }

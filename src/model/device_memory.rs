@@ -8,8 +8,11 @@
 #[derive(Debug, Clone, Default)]
 pub struct DeviceMemorySnapshot {
     pub samples: Vec<LiveGroup>,
-    /// Distinct frames, referenced by index from [`LiveGroup::stack`] so the
-    /// same frame shared by many stacks is stored once.
+    /// Distinct stacks, each a list of indexes into [`Self::frames`],
+    /// innermost frame first, referenced by index from [`LiveGroup::stack`]:
+    /// a stack shared by many samples is expanded and walked once.
+    pub stacks: Vec<Vec<usize>>,
+    /// Distinct frames, so the same frame shared by many stacks is stored once.
     pub frames: Vec<Frame>,
 }
 
@@ -18,10 +21,13 @@ pub struct DeviceMemorySnapshot {
 pub struct LiveGroup {
     /// How many allocations the group stands for.
     pub count: i64,
-    /// Their bytes together.
+    /// Their bytes together; 0 when [`Self::size_unknown`].
     pub bytes: i64,
-    /// Indexes into [`DeviceMemorySnapshot::frames`], innermost frame first.
-    pub stack: Vec<usize>,
+    /// The profile does not know their size: jaxlib on TPU (2021) writes
+    /// executables with size -1 each.
+    pub size_unknown: bool,
+    /// Index into [`DeviceMemorySnapshot::stacks`].
+    pub stack: usize,
     pub labels: Vec<Label>,
 }
 

@@ -5,8 +5,12 @@
 #[derive(Debug, Clone)]
 pub struct Module {
     pub name: String,
-    /// XLA's unique id for the program; XProf shows modules as `name(id)`.
-    pub program_id: Option<u64>,
+    /// The id XProf names the module by, `name(program_id)`: the program
+    /// fingerprint when the profile records one, else the id the profile
+    /// files the module under, else [`Module::module_id`]. 0 is a valid id.
+    pub program_id: u64,
+    /// `HloModuleProto.id`: the compiler's counter, which grows in compile order.
+    pub module_id: u64,
     pub entry_computation: String,
     /// The entry computation's parameter and result shapes, `(f32[8]{0}, s32[]) -> f32[8]{0}`:
     /// what tells apart several compilations of one function (`jit__normal` for each shape).
@@ -14,19 +18,50 @@ pub struct Module {
     /// Memory spaces named in layouts (`S(n)`) of instruction or entry shapes,
     /// so a memory space with no buffer of its own colour is still listed.
     pub layout_memory_spaces: Vec<i64>,
+    /// Entry parameter and result shapes and the aliases between them.
+    pub entry_interface: EntryInterface,
     /// `Err` when the proto carries no buffer assignment; the string says
     /// what was missing and how to get a complete proto.
     pub buffer_assignment: Result<BufferAssignment, String>,
+    /// The largest scoped-VMEM request of any instruction (TPU backend
+    /// configs' `used_scoped_memory_configs` with memory space 1), as XProf
+    /// reports it for the VMEM memory space.
+    pub max_scoped_vmem: Option<ScopedAllocation>,
+}
+
+/// Memory an instruction reserves for its own duration (TPU kernels' scoped
+/// VMEM), which the buffer assignment does not hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopedAllocation {
+    pub bytes: i64,
+    pub instruction: String,
 }
 
 impl Module {
     /// The name XProf shows: `jit_step(22)`.
     pub fn display_name(&self) -> String {
-        match self.program_id {
-            Some(id) => format!("{}({id})", self.name),
-            None => self.name.clone(),
-        }
+        format!("{}({})", self.name, self.program_id)
     }
+}
+
+/// What goes in and out of the entry computation, for donation hints.
+#[derive(Debug, Clone, Default)]
+pub struct EntryInterface {
+    /// Shape with layout of each entry parameter, by parameter number.
+    pub parameters: Vec<String>,
+    /// Shape with layout of each top-level result element with its output
+    /// index (`[i]`), or of the whole result (`[]`) when it is not a tuple.
+    pub results: Vec<(Vec<i64>, String)>,
+    /// Outputs that reuse a parameter's buffer (`input_output_alias`).
+    pub aliases: Vec<InputOutputAlias>,
+}
+
+/// An output that may be written into a (donated) parameter's buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputOutputAlias {
+    pub output_index: Vec<i64>,
+    pub parameter_number: i64,
+    pub parameter_index: Vec<i64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -84,6 +119,10 @@ pub struct Allocation {
     pub is_thread_local: bool,
     pub is_tuple: bool,
     pub is_entry_computation_parameter: bool,
+    /// For an entry parameter's allocation: which parameter, and which
+    /// element of it (empty for the whole parameter).
+    pub parameter_number: i64,
+    pub parameter_shape_index: Vec<i64>,
     pub is_constant: bool,
     pub maybe_live_out: bool,
     /// Logical buffer ids in the order the proto lists them.

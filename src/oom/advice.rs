@@ -3,14 +3,40 @@
 //! guidance, JAX's GPU memory notes, Triton's and PyTorch's own hints.
 //! Advice that the event's figures single out comes first.
 
-use super::explain::{figure, note};
-use super::{Kind, OomEvent};
+use super::event::{Framework, Kind, OomEvent};
 use crate::units::human_bytes_precise as size;
 
 /// A padded allocation this many times its data is worth pointing at.
 const NOTABLE_EXPANSION: f64 = 1.5;
 
 pub(super) fn advice(event: &OomEvent) -> Vec<String> {
+    if event.non_fatal {
+        // Remedies for something that did not fail would send the reader the wrong way.
+        return vec!["The log says this is not a failure: the caller falls back to a slower path (or another \
+             choice) and carries on. Act only if an error follows."
+            .to_string()];
+    }
+    let mut advice = shortfall(event).into_iter().collect::<Vec<_>>();
+    advice.extend(by_kind(event));
+    advice
+}
+
+/// When less is free than the request, the memory is too small, whatever
+/// the fragmentation: said first, so the reader does not chase fragmentation.
+fn shortfall(event: &OomEvent) -> Option<String> {
+    let (Some(free), Some(requested)) = (event.free_bytes, event.requested_bytes) else { return None };
+    (free < requested).then(|| {
+        format!(
+            "Capacity, not fragmentation: {} requested, only {} free{}. Lower the peak or use more memory; \
+             allocator settings cannot find what is not there.",
+            size(requested),
+            size(free),
+            event.capacity_bytes.map(|c| format!(" of {}", size(c))).unwrap_or_default()
+        )
+    })
+}
+
+fn by_kind(event: &OomEvent) -> Vec<String> {
     match event.kind {
         Kind::CompileTimeOom => match event.memory_space.as_deref() {
             Some("vmem") => scoped_vmem(event),
@@ -18,18 +44,19 @@ pub(super) fn advice(event: &OomEvent) -> Vec<String> {
             Some(_) => small_memory(event),
         },
         Kind::SparsecoreAllocation => sparsecore(event),
-        Kind::BufferAssignmentOom => xla_gpu(),
+        Kind::BufferAssignmentOom => xla_gpu(event),
         Kind::BfcAllocatorOom => bfc(event),
         Kind::RuntimeAllocationFailure => runtime(event),
         Kind::TritonOutOfResources => triton(event),
         Kind::PytorchCudaOom => pytorch(event),
+        Kind::HostOom => host(event),
         Kind::Unrecognised => unrecognised(event),
     }
 }
 
 fn compile_time_hbm(event: &OomEvent) -> Vec<String> {
     let mut advice = Vec::new();
-    if let (Some(tc), Some(sc)) = (figure(event, "HBM usage", "TensorCore"), figure(event, "HBM usage", "SparseCore")) {
+    if let (Some(tc), Some(sc)) = (event.figure("HBM usage", "TensorCore"), event.figure("HBM usage", "SparseCore")) {
         if sc >= tc {
             advice.push(format!(
                 "SparseCore uses more HBM ({}) than TensorCore ({}): serialise table processing with \
@@ -175,8 +202,8 @@ fn sparsecore(event: &OomEvent) -> Vec<String> {
     ]
 }
 
-fn xla_gpu() -> Vec<String> {
-    let mut advice = gpu_pool().to_vec();
+fn xla_gpu(event: &OomEvent) -> Vec<String> {
+    let mut advice = gpu_pool(event);
     advice.push(CUDA_MALLOC_ASYNC.to_string());
     advice.push(
         "Lower the program's peak: a smaller batch, sharding over more devices, jax.checkpoint (jax.remat) on the \
@@ -191,9 +218,20 @@ fn xla_gpu() -> Vec<String> {
 const CUDA_MALLOC_ASYNC: &str = "TF_GPU_ALLOCATOR=cuda_malloc_async replaces the BFC pool with CUDA's own \
     allocator, which fragments differently (the BFC allocator's own suggestion when fragmentation is the cause).";
 
-/// How JAX sizes its GPU pool, from JAX's GPU memory notes.
-fn gpu_pool() -> [String; 2] {
-    [
+/// How the framework sizes its GPU pool: JAX's GPU memory notes, or
+/// TensorFlow's memory growth. PyTorch logs get neither (its own advice is in [`pytorch`]).
+fn gpu_pool(event: &OomEvent) -> Vec<String> {
+    match event.framework {
+        Some(Framework::TensorFlow) => {
+            return vec!["TensorFlow maps nearly all GPU memory at start: make sure no other process holds the GPU, \
+                 and with tf.config.experimental.set_memory_growth(gpu, True) (allow_growth in TensorFlow 1.x's \
+                 GPUOptions) it takes memory as needed instead."
+                .to_string()]
+        }
+        Some(Framework::PyTorch) => return Vec::new(),
+        Some(Framework::Jax) | None => {}
+    }
+    vec![
         "JAX preallocates 75% of GPU memory: make sure no other process holds the GPU (another JAX process, or \
          TensorFlow: hide the GPU from it with tf.config.experimental.set_visible_devices([], \"GPU\")), and \
          give XLA a larger share with XLA_CLIENT_MEM_FRACTION=.95 (XLA_PYTHON_CLIENT_MEM_FRACTION on older JAX)."
@@ -206,13 +244,6 @@ fn gpu_pool() -> [String; 2] {
 
 fn bfc(event: &OomEvent) -> Vec<String> {
     let mut advice = Vec::new();
-    if event.non_fatal {
-        advice.push(
-            "The allocator says this is not a failure: the op falls back to a slower path. Act only if an error \
-             follows."
-                .to_string(),
-        );
-    }
     if event.allocator.as_deref().is_some_and(|name| name.contains("host")) {
         advice.push(format!(
             "{} is pinned host memory, not device memory: shrink host-side staging and prefetch buffers.",
@@ -234,7 +265,7 @@ fn bfc(event: &OomEvent) -> Vec<String> {
          report_tensor_allocations_upon_oom to RunOptions to list the tensors allocated when the OOM happens."
             .to_string(),
     );
-    advice.extend(gpu_pool());
+    advice.extend(gpu_pool(event));
     advice
 }
 
@@ -243,7 +274,8 @@ fn runtime(event: &OomEvent) -> Vec<String> {
         the libtpu flag tpu_log_allocations_on_oom to list every live allocation at the next OOM.";
     match event.error_code.as_deref() {
         Some("E0100") => {
-            let mut advice = fragmentation(event, event.free_bytes);
+            let largest = event.figure("Device buffer", "largest contiguous free").and_then(|b| u64::try_from(b).ok());
+            let mut advice = fragmentation(event, largest.or(event.free_bytes));
             advice.push(
                 "Shrink what lives in HBM: a smaller batch, parameters sharded over more chips, shorter sequences, \
                  jax.jit(..., donate_argnums=...) for inputs you no longer need; TPU tiling pads small dimensions."
@@ -253,7 +285,7 @@ fn runtime(event: &OomEvent) -> Vec<String> {
             advice
         }
         Some("E0101") => {
-            let reservable = figure(event, "Program reservation", "reservable").and_then(|b| u64::try_from(b).ok());
+            let reservable = event.figure("Program reservation", "reservable").and_then(|b| u64::try_from(b).ok());
             let mut advice = fragmentation(event, reservable.filter(|_| event.free_bytes >= event.requested_bytes));
             advice.push(
                 "Loading a program reserves a contiguous region at the bottom of HBM, and live buffers come first: \
@@ -275,14 +307,14 @@ fn runtime(event: &OomEvent) -> Vec<String> {
         ],
         _ => {
             let mut advice = Vec::new();
-            if note(event, "Driver", "error").is_some() {
+            if event.note("Driver", "error").is_some() {
                 advice.push(
                     "The driver refused more device memory: another process may hold it (check nvidia-smi or \
                      rocm-smi)."
                         .to_string(),
                 );
             }
-            advice.extend(gpu_pool());
+            advice.extend(gpu_pool(event));
             advice.push(
                 "Lower the peak: a smaller batch, sharding over more devices, jax.checkpoint (jax.remat), \
                  donate_argnums."
@@ -327,7 +359,7 @@ fn triton(event: &OomEvent) -> Vec<String> {
 fn pytorch(event: &OomEvent) -> Vec<String> {
     let mut advice = Vec::new();
     let reserved_unused =
-        figure(event, "PyTorch", "reserved by PyTorch but unallocated").and_then(|b| u64::try_from(b).ok());
+        event.figure("PyTorch", "reserved by PyTorch but unallocated").and_then(|b| u64::try_from(b).ok());
     if let (Some(unused), Some(requested)) = (reserved_unused, event.requested_bytes) {
         if unused >= requested {
             advice.push(format!(
@@ -359,6 +391,28 @@ fn pytorch(event: &OomEvent) -> Vec<String> {
             .to_string(),
     );
     advice.push("If other processes share the GPU, nvidia-smi shows who holds the rest.".to_string());
+    advice
+}
+
+fn host(event: &OomEvent) -> Vec<String> {
+    let mut advice = Vec::new();
+    if event.requested_bytes.is_some() {
+        advice.push(
+            "One array does not fit in host RAM: check its shape and dtype (float64 where float32 would do), \
+             and load or process the data in chunks (memory-mapped files, a data loader) instead of at once."
+                .to_string(),
+        );
+    }
+    advice.extend([
+        "This is host memory (RAM), not accelerator memory: look at what the host process holds, such as the \
+         dataset loaded whole, data-loader workers (each a copy of the process: lower num_workers), \
+         prefetch and shuffle buffers, checkpoints gathered on one host."
+            .to_string(),
+        "Raise the limit where the job runs if the work really needs it: Slurm --mem or --mem-per-cpu, \
+         Kubernetes resources.limits.memory, a larger machine; `sstat`/`seff`, `kubectl top pod` or \
+         `dmesg` show what was used."
+            .to_string(),
+    ]);
     advice
 }
 

@@ -3,10 +3,10 @@
 //! non-fatal "caller indicates that this is not a failure" variant), the
 //! memory dump that follows it, and TensorFlow's `OOM when allocating tensor`.
 
+use super::block::{Block, Detected, Feed};
+use super::event::{Allocation, BfcBin, Kind, OomEvent};
 use super::line::Line;
-use super::scanner::{Block, Detected, Feed};
 use super::size::{self, SIZE};
-use super::{Allocation, BfcBin, Kind, OomEvent};
 
 const REQUEST: &str = "Request";
 const STATS: &str = "Stats";
@@ -15,25 +15,27 @@ const CHUNKS: &str = "Chunks";
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
     if let Some(found) = regex!(&format!(
-        r"(?:Allocator \(([^)]+)\) r|\bR)an out of memory trying to allocate ({SIZE})(?: \(rounded to (\d+)\))?(?: from the (\w+) end)?(?: with freed_by_count=(\d+))?"
+        r"(?:Allocator \(([^)]+)\) r|\bR)an out of memory trying to allocate ({SIZE})(?: \((\d+) bytes\))?(?: \(rounded to (\d+)\))?(?: from the (\w+) end)?(?: with freed_by_count=(\d+))?"
     ))
     .captures(text)
     {
         let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
         event.allocator = found.get(1).map(|name| name.as_str().to_string());
-        event.requested_bytes = size::unsigned(size::parse(&found[2]));
-        if let Some(rounded) = found.get(3) {
+        // The exact count, when the line prints one, wins over the rounded size.
+        let exact = found.get(3).and_then(|n| size::parse_exact(n.as_str()));
+        event.requested_bytes = size::unsigned(exact.or_else(|| size::parse(&found[2])));
+        if let Some(rounded) = found.get(4) {
             event.fact(REQUEST, "rounded to", size::parse_exact(rounded.as_str()), None);
         }
-        if let Some(end) = found.get(4) {
+        if let Some(end) = found.get(5) {
             event.fact(REQUEST, "from the end", None, Some(end.as_str().to_string()));
         }
-        if let Some(freed) = found.get(5).and_then(|n| n.as_str().parse().ok()) {
+        if let Some(freed) = found.get(6).and_then(|n| n.as_str().parse().ok()) {
             event.count(REQUEST, "freed_by_count", freed);
         }
         event.op = regex!(r"requested by op ?(.*)$").captures(text).map(|op| op[1].trim().to_string());
-        event.non_fatal = found.get(5).is_some() || text.contains("The caller indicates that this is not a failure");
-        return Some(Detected::at(event, text, &found).with_block(Block::Bfc(Dump::default())));
+        event.non_fatal = found.get(6).is_some() || text.contains("The caller indicates that this is not a failure");
+        return Some(Detected::at(event, text, &found).with_block(Dump::default()));
     }
     if let Some(found) = tensor_oom(text) {
         // On its own, TensorFlow's message is a BFC failure only when it names a BFC allocator.
@@ -41,6 +43,12 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         let kind = if bfc { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };
         let mut event = OomEvent::new(kind, line);
         Dump::default().feed(&mut event, line);
+        return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) = regex!(r"failed to allocate memory \[Op:(\w+)\]").captures(text) {
+        // TensorFlow's eager op, without figures.
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.op = Some(found[1].to_string());
         return Some(Detected::at(event, text, &found));
     }
     let t = text.trim();
@@ -52,7 +60,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
         let mut dump = Dump::default();
         dump.feed(&mut event, line);
-        return Some(Detected::new(event, t).with_block(Block::Bfc(dump)));
+        return Some(Detected::new(event, t).with_block(dump));
     }
     None
 }
@@ -74,12 +82,11 @@ pub(super) struct Dump {
     largest_free: Option<u64>,
 }
 
-impl Dump {
-    pub fn is_finished(&self) -> bool {
+impl Block for Dump {
+    fn is_finished(&self) -> bool {
         self.finished
     }
-
-    pub fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
         let t = line.text.trim();
         if t.is_empty() {
             self.blanks += 1;
@@ -115,7 +122,7 @@ impl Dump {
         } else if let Some(found) = regex!(r"^BFCAllocator dump for (\S+)$").captures(t) {
             event.allocator = event.allocator.take().or(Some(found[1].to_string()));
         } else if let Some(bin) = bin(t) {
-            if event.bins.len() < super::MAX_ITEMS {
+            if event.bins.len() < super::event::MAX_ITEMS {
                 event.bins.push(bin);
             }
         } else if let Some(found) = regex!(&format!(r"^Bin for ({SIZE}) was ({SIZE}), Chunk State:$")).captures(t) {
@@ -162,13 +169,26 @@ impl Dump {
             event.capacity_bytes = event.capacity_bytes.or(size::unsigned(size::parse(&found[7])));
         } else if t == "Stats:" {
             self.in_stats = true;
-            event.section(STATS);
+            let _ = event.section(STATS);
         } else {
             return Feed::Ended;
         }
         Feed::Consumed
     }
+    fn close(&mut self, event: &mut OomEvent) {
+        if self.chunks_in_use + self.chunks_free > 0 {
+            event.count(CHUNKS, "chunks in use (listed)", self.chunks_in_use);
+            event.count(CHUNKS, "free chunks (listed)", self.chunks_free);
+            if let Some(largest) = self.largest_free.and_then(|b| i64::try_from(b).ok()) {
+                event.fact(CHUNKS, "largest free chunk", Some(largest), None);
+            }
+        }
+        // The summary lists sizes smallest first; the report shows the largest first.
+        event.allocations.sort_by_key(|a| std::cmp::Reverse(a.size_bytes));
+    }
+}
 
+impl Dump {
     /// `Limit:  10925244416` (raw bytes) or, from StreamExecutor, `Limit: 10.17GiB`.
     fn stat(&mut self, event: &mut OomEvent, t: &str) -> bool {
         let Some(found) = regex!(r"^(\w+):\s+(\S.*)$").captures(t) else { return false };
@@ -187,18 +207,6 @@ impl Dump {
         }
         event.fact(STATS, name, bytes, None);
         true
-    }
-
-    pub fn close(&mut self, event: &mut OomEvent) {
-        if self.chunks_in_use + self.chunks_free > 0 {
-            event.count(CHUNKS, "chunks in use (listed)", self.chunks_in_use);
-            event.count(CHUNKS, "free chunks (listed)", self.chunks_free);
-            if let Some(largest) = self.largest_free.and_then(|b| i64::try_from(b).ok()) {
-                event.fact(CHUNKS, "largest free chunk", Some(largest), None);
-            }
-        }
-        // The summary lists sizes smallest first; the report shows the largest first.
-        event.allocations.sort_by_key(|a| std::cmp::Reverse(a.size_bytes));
     }
 }
 

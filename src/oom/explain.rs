@@ -2,18 +2,24 @@
 //! its kind implies, the excess when the log gives both sides, a one-sentence
 //! verdict, and the advice.
 
-use super::{advice, Kind, OomEvent};
+use super::advice;
+use super::event::{Kind, OomEvent};
 use crate::units::human_bytes_precise as size;
 
 pub(super) fn explain(event: &mut OomEvent) {
     if event.error_code.is_none() {
         event.error_code = implied_code(event).map(str::to_string);
     }
-    let states_an_excess =
-        matches!(event.kind, Kind::CompileTimeOom | Kind::SparsecoreAllocation | Kind::TritonOutOfResources);
-    if states_an_excess && event.exceeded_by_bytes.is_none() {
-        if let (Some(used), Some(capacity)) = (event.used_bytes, event.capacity_bytes) {
-            event.exceeded_by_bytes = used.checked_sub(capacity).filter(|&over| over > 0);
+    // What a message says exceeds the capacity: the usage it reports, or for
+    // a kernel (Triton, XLA GPU shared memory) the amount it requested.
+    let over = match event.kind {
+        Kind::CompileTimeOom | Kind::SparsecoreAllocation => event.used_bytes,
+        Kind::TritonOutOfResources => event.requested_bytes,
+        _ => None,
+    };
+    if event.exceeded_by_bytes.is_none() {
+        if let (Some(over), Some(capacity)) = (over, event.capacity_bytes) {
+            event.exceeded_by_bytes = over.checked_sub(capacity).filter(|&over| over > 0);
         }
     }
     event.summary = summary(event);
@@ -44,7 +50,11 @@ fn title(event: &OomEvent) -> String {
         Kind::BfcAllocatorOom => "BFC allocator OOM".to_string(),
         Kind::RuntimeAllocationFailure => "runtime allocation failure".to_string(),
         Kind::TritonOutOfResources => "Triton out of resources".to_string(),
-        Kind::PytorchCudaOom => "PyTorch CUDA OOM".to_string(),
+        Kind::PytorchCudaOom => match event.memory_space.as_deref() {
+            Some("mps") => "PyTorch MPS OOM".to_string(),
+            _ => format!("PyTorch {} OOM", event.exception_device().unwrap_or("CUDA")),
+        },
+        Kind::HostOom => "host out of memory".to_string(),
         Kind::Unrecognised => "unrecognised memory error".to_string(),
     };
     match &event.error_code {
@@ -61,16 +71,19 @@ fn summary(event: &OomEvent) -> String {
             None => needs,
         }),
         Kind::BufferAssignmentOom => {
-            let total = figure(event, "BufferAssignment stats", "total allocation");
-            could_not(event, "allocate").map(|failed| match total {
-                Some(total) => format!("{failed}; the program's buffers total {}", size(total)),
-                None => failed,
-            })
+            let total = event.figure("BufferAssignment stats", "total allocation");
+            match (could_not(event, "allocate"), total) {
+                (Some(failed), Some(total)) => Some(format!("{failed}; the program's buffers total {}", size(total))),
+                (Some(failed), None) => Some(failed),
+                (None, Some(total)) => Some(format!("the program's buffers total {}", size(total))),
+                (None, None) => None,
+            }
         }
         Kind::BfcAllocatorOom => bfc(event),
         Kind::RuntimeAllocationFailure => runtime(event),
         Kind::TritonOutOfResources => triton(event),
         Kind::PytorchCudaOom => could_not(event, "allocate"),
+        Kind::HostOom => host(event),
         Kind::Unrecognised => Some(event.message.clone()),
     };
     match detail {
@@ -114,7 +127,7 @@ fn compile_time(event: &OomEvent) -> Option<String> {
         return Some(needs);
     }
     if let (Some(tc), Some(sc), Some(available)) =
-        (figure(event, "HBM usage", "TensorCore"), figure(event, "HBM usage", "SparseCore"), event.capacity_bytes)
+        (event.figure("HBM usage", "TensorCore"), event.figure("HBM usage", "SparseCore"), event.capacity_bytes)
     {
         return Some(format!(
             "TensorCore {} + SparseCore {} of HBM exceed the {} available",
@@ -141,7 +154,7 @@ fn bfc(event: &OomEvent) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(requested) = event.requested_bytes {
         let mut failed = format!("{allocator} could not allocate {}", size(requested));
-        if let Some(rounded) = figure(event, "Request", "rounded to") {
+        if let Some(rounded) = event.figure("Request", "rounded to") {
             failed.push_str(&format!(" (rounded to {rounded} bytes)"));
         }
         match event.op.as_deref() {
@@ -167,7 +180,7 @@ fn runtime(event: &OomEvent) -> Option<String> {
         }
         if let Some(free) = event.free_bytes {
             text.push_str(&format!(": {} free", size(free)));
-            if let Some(reservable) = figure(event, "Program reservation", "reservable") {
+            if let Some(reservable) = event.figure("Program reservation", "reservable") {
                 text.push_str(&format!(", {} reservable", size(reservable)));
             }
         }
@@ -181,15 +194,36 @@ fn runtime(event: &OomEvent) -> Option<String> {
     let Some(mut text) = could_not(event, "allocate") else {
         return event.shape.as_ref().map(|shape| format!("could not allocate a tensor of shape {shape}"));
     };
-    if let Some(error) = note(event, "Driver", "error") {
+    if let Some(error) = event.note("Driver", "error") {
         text.push_str(&format!(" ({error})"));
     }
     Some(text)
 }
 
+fn host(event: &OomEvent) -> Option<String> {
+    if let Some(process) = &event.op {
+        if event.breakdown.iter().any(|s| s.name == "Killed process") {
+            let mut text = format!("the kernel's OOM killer killed {process}");
+            if let Some(used) = event.used_bytes {
+                text.push_str(&format!(" ({} resident)", size(used)));
+            }
+            return Some(text);
+        }
+    }
+    if let Some(kills) = event.find_section("cgroup").and_then(|s| s.items.first()).and_then(|i| i.count) {
+        let place = event.op.as_deref().map(|step| format!(" in step {step}")).unwrap_or_default();
+        return Some(format!("the cgroup's limit was reached: {kills} oom-kill event(s){place}"));
+    }
+    if let Some(requested) = event.requested_bytes {
+        let shape = event.shape.as_deref().map(|shape| format!(" for an array of shape {shape}")).unwrap_or_default();
+        return Some(format!("could not allocate {}{shape} in host memory", size(requested)));
+    }
+    Some(event.message.clone())
+}
+
 fn triton(event: &OomEvent) -> Option<String> {
     let space = event.memory_space.as_deref()?;
-    match (event.used_bytes, event.capacity_bytes) {
+    match (event.requested_bytes, event.capacity_bytes) {
         (Some(required), Some(limit)) => {
             let mut text =
                 format!("the kernel needs {} of {space}, the hardware limit is {}", size(required), size(limit));
@@ -206,26 +240,5 @@ fn triton(event: &OomEvent) -> Option<String> {
                 count("hardware limit")?
             ))
         }
-    }
-}
-
-/// The bytes of one item of the breakdown.
-pub(super) fn figure(event: &OomEvent, section: &str, name: &str) -> Option<i64> {
-    item(event, section, name)?.bytes
-}
-
-pub(super) fn note<'a>(event: &'a OomEvent, section: &str, name: &str) -> Option<&'a str> {
-    item(event, section, name)?.note.as_deref()
-}
-
-fn item<'a>(event: &'a OomEvent, section: &str, name: &str) -> Option<&'a super::Item> {
-    event.breakdown.iter().find(|s| s.name == section)?.items.iter().find(|i| i.name == name)
-}
-
-/// `text` cut to `max` characters, marked with an ellipsis when cut.
-pub(super) fn shorten(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
     }
 }

@@ -3,11 +3,11 @@
 //! ordinal N`), the driver's (`failed to allocate … from device: CUDA_ERROR_OUT_OF_MEMORY`),
 //! and the BufferAssignment report XLA prints after the first two.
 
+use super::block::{Block, Detected, Feed};
+use super::event::{Kind, OomEvent};
 use super::line::Line;
 use super::listing::Listing;
-use super::scanner::{Block, Detected, Feed};
 use super::size::{self, SIZE};
-use super::{Kind, OomEvent};
 
 const STATS: &str = "BufferAssignment stats";
 
@@ -19,7 +19,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
         let exact = found.get(1).and_then(|n| size::parse_exact(n.as_str()));
         event.requested_bytes = size::unsigned(exact.or_else(|| found.get(2).and_then(|s| size::parse(s.as_str()))));
-        return Some(Detected::at(event, text, &found).with_block(Block::Gpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }
     if let Some(found) =
         regex!(&format!(r"Failed to allocate request for ({SIZE}) \((\d+)B\) on device ordinal (\d+)")).captures(text)
@@ -27,7 +27,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
         event.requested_bytes = size::unsigned(size::parse_exact(&found[2]).or_else(|| size::parse(&found[1])));
         event.memory_space = Some(format!("device ordinal {}", &found[3]));
-        return Some(Detected::at(event, text, &found).with_block(Block::Gpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }
     if let Some(found) =
         regex!(&format!(r"failed to allocate ({SIZE}) \((\d+) bytes\) from device(?:: (.*))?")).captures(text)
@@ -39,11 +39,25 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         }
         return Some(Detected::at(event, text, &found));
     }
-    if line.text.trim() == "BufferAssignment OOM Debugging." {
+    if let Some(found) =
+        regex!(r"failed to alloc (\d+) bytes (on host|unified memory)(?:[:;]\s*(?:result: )?(.*))?").captures(text)
+    {
+        // Pinned host memory for transfers, or unified memory, refused by the CUDA driver.
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.requested_bytes = found[1].parse().ok();
+        event.memory_space = Some(if &found[2] == "on host" { "host" } else { "unified memory" }.to_string());
+        if let Some(error) = found.get(3) {
+            event.fact("Driver", "error", None, Some(error.as_str().trim().to_string()));
+        }
+        return Some(Detected::at(event, text, &found));
+    }
+    let t = line.text.trim();
+    if t == "BufferAssignment OOM Debugging." || t == "BufferAssignment stats:" {
+        // The report, with or without its first line (an excerpt may start at its stats).
         let mut event = OomEvent::new(Kind::BufferAssignmentOom, line);
-        let mut report = Report::default();
+        let mut report = Report { started: true, ..Report::default() };
         report.feed(&mut event, line);
-        return Some(Detected::new(event, line.text.trim()).with_block(Block::Gpu(report)));
+        return Some(Detected::new(event, t).with_block(report));
     }
     None
 }
@@ -57,8 +71,8 @@ pub(super) struct Report {
     blanks: u8,
 }
 
-impl Report {
-    pub fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+impl Block for Report {
+    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
         let t = line.text.trim();
         if t.is_empty() {
             self.blanks += 1;
@@ -79,7 +93,7 @@ impl Report {
         }
         if t == "BufferAssignment stats:" {
             self.in_stats = true;
-            event.section(STATS);
+            let _ = event.section(STATS);
         } else if t == "Peak buffers:" {
             self.in_stats = false;
         } else if regex!(r"^Buffer \d+:$").is_match(t) {
@@ -95,8 +109,7 @@ impl Report {
         }
         Feed::Consumed
     }
-
-    pub fn close(&mut self, event: &mut OomEvent) {
+    fn close(&mut self, event: &mut OomEvent) {
         self.listing.finish(event);
     }
 }

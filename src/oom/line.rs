@@ -2,9 +2,10 @@
 //! logging stack, the terminal or the paste around it added.
 //!
 //! Logs reach xmem through glog, absl, Python logging, vLLM, Ray, Elixir's
-//! Logger, `kubectl logs`, terminals that keep colour codes (sometimes without
-//! the escape byte) and issue comments that prefix lines with `#`. The message
-//! parsers only ever see the text after all of that.
+//! Logger, Docker, `kubectl logs` and GitHub Actions timestamps, terminals that
+//! keep colour codes (sometimes without the escape byte), editors and `cat -n`
+//! that number lines, and issue comments that quote them (`> `), fence them or
+//! prefix them with `#`. The message parsers only ever see the text after all of that.
 
 use std::borrow::Cow;
 use std::io::{self, BufRead};
@@ -28,14 +29,26 @@ fn prefix() -> &'static Regex {
         r"^(?:",
         // vLLM / Ray actors: (EngineCore pid=106339) , (RayWorker pid=1, ip=10.0.0.1)
         r"\(\w[\w-]* pid=\d+(?:, ip=[\d.]+)?\)\s*",
+        // kubectl logs --prefix: [pod/trainer-0/main]
+        r"|\[pod/[^\]\s]+\]\s+",
+        // a job or process number: [1] ; TorchDynamo's frame and compile ids: [7/0]
+        r"|\[\d{1,4}(?:/\d{1,4})?\]\s+",
+        // Python logging's default format: ERROR:tensorflow: , WARNING:root:
+        r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:",
+        // Python logging with a format: - _logger.py - IPEX - INFO -
+        r"|-\s+[\w.]+\s+-\s+(?:[\w.]+\s+-\s+)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+-\s+",
         // vLLM: ERROR 06-03 07:41:11 [core.py:1184]
         r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?\s+\[[^\]]*\]\s?",
         // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165:
         r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
         // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826]
-        r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+[\w./-]+:\d+\]\s?",
+        r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?\s+[\w./-]+:\d+\]\s?",
         // TF after its timestamp, or alone in old builds: W tensorflow/core/common_runtime/bfc_allocator.cc:217]
         r"|[IWEF]\s+[\w./-]+:\d+\]\s?",
+        // the kernel's log through dmesg (seconds since boot, or -T) and syslog:
+        // [ 4018.450000] , [Thu Mar 14 01:57:54 2019] , May 15 23:09:30 host kernel:
+        r"|\[\s*\d+\.\d+\]\s+|\[\w{3} \w{3} +\d+ \d{2}:\d{2}:\d{2} \d{4}\]\s+",
+        r"|\w{3} +\d+ \d{2}:\d{2}:\d{2} \S+ kernel:\s+",
         // pod logs: 10.128.0.33 [3]
         r"|\d{1,3}(?:\.\d{1,3}){3}\s+\[\d+\]\s+",
         // [16:10:33] stdout/INFO
@@ -44,10 +57,44 @@ fn prefix() -> &'static Regex {
         r"|(?:\d{2}:\d{2}:\d{2}\.\d{3}\s+)?\[(?:debug|info|notice|warning|warn|error|critical|alert|emergency)\]\s+",
         // line numbers from an editor or a CI viewer: 123 | , 123 │
         r"|\s*\d+\s*[|│]\s?",
-        // a paste commented out with #
-        r"|#+\s?",
+        // a paste commented out with #, or quoted in Markdown with >
+        r"|#+\s?|>+\s?",
         r")",
     ))
+}
+
+/// Line numbers an editor, `cat -n` or a viewer put before every line
+/// (`85     cvmm_kernel[grid](`, `    12\tE0912 …`). A number is taken for one
+/// when it follows the number of the line before, or when a log prefix is
+/// glued to it (`71\x1b[2m(MeshHostWorker pid=489)`); a count that starts a
+/// message (`1 Chunks of size 256`) is left alone.
+#[derive(Default)]
+pub struct Numbering {
+    previous: Option<u64>,
+}
+
+impl Numbering {
+    /// How many bytes at the start of `raw` are a line number and its separator.
+    pub fn prefix_len(&mut self, raw: &[u8]) -> usize {
+        let indent = raw.iter().take(8).take_while(|&&b| b == b' ' || b == b'\t').count();
+        let rest = raw.get(indent..).unwrap_or_default();
+        let digits = rest.iter().take(8).take_while(|b| b.is_ascii_digit()).count();
+        let number =
+            std::str::from_utf8(rest.get(..digits).unwrap_or_default()).ok().and_then(|n| n.parse::<u64>().ok());
+        let previous = std::mem::replace(&mut self.previous, number);
+        let (Some(number), Some(after)) = (number, rest.get(digits..)) else { return 0 };
+        let glued = after.starts_with(b"\x1b[")
+            || regex!(bytes r"^(?:\[\d{1,3}(?:;\d{1,3})*m|\(\w[\w-]* pid=\d)").is_match(after);
+        if glued {
+            return indent + digits;
+        }
+        let follows = previous.is_some_and(|p| p.checked_add(1) == Some(number));
+        let separated = after.first().is_some_and(|&b| b == b' ' || b == b'\t');
+        if follows && separated && !after.trim_ascii_start().starts_with(b"Chunks of size") {
+            return indent + digits + 1;
+        }
+        0
+    }
 }
 
 /// Log collapsers that fold repeats into one line: `(×5)`, `(x5)`, Ray's `[repeated 5x across cluster]`.
@@ -71,7 +118,7 @@ pub fn read_lines(mut reader: impl BufRead, mut f: impl FnMut(u64, &[u8])) -> io
         if available.is_empty() {
             break;
         }
-        let newline = available.iter().position(|&b| b == b'\n');
+        let newline = memchr::memchr(b'\n', available);
         let part = &available[..newline.unwrap_or(available.len())];
         let room = MAX_LINE_BYTES.saturating_sub(line.len());
         line.extend_from_slice(&part[..part.len().min(room)]);
@@ -187,6 +234,15 @@ mod tests {
         assert_eq!(clean("12:00:01.123 [error] CUDA out of memory."), "CUDA out of memory.");
         assert_eq!(clean("#XlaRuntimeError: RESOURCE_EXHAUSTED"), "XlaRuntimeError: RESOURCE_EXHAUSTED");
         assert_eq!(clean("  42 | Used 1G"), "Used 1G");
+        assert_eq!(clean("> RuntimeError: CUDA out of memory."), "RuntimeError: CUDA out of memory.");
+        assert_eq!(
+            clean("[pod/trainer-0/main] RuntimeError: CUDA out of memory."),
+            "RuntimeError: CUDA out of memory."
+        );
+        assert_eq!(
+            clean("ERROR:tensorflow:ResourceExhaustedError: OOM when allocating tensor"),
+            "ResourceExhaustedError: OOM when allocating tensor"
+        );
     }
 
     #[test]
@@ -227,6 +283,25 @@ mod tests {
         let mut lengths = Vec::new();
         read_lines(&long[..], |_, line| lengths.push(line.len())).unwrap();
         assert_eq!(lengths, [MAX_LINE_BYTES]);
+    }
+
+    #[test]
+    fn line_numbers_go_when_they_count_lines() {
+        let mut numbering = Numbering::default();
+        let lines: [&[u8]; 3] =
+            [b"85     cvmm_kernel[grid](", b"86   File \"x.py\", line 114, in run", b"87 triton.runtime"];
+        let cut: Vec<usize> = lines.iter().map(|line| numbering.prefix_len(line)).collect();
+        assert_eq!(cut, [0, 3, 3]);
+        let mut numbering = Numbering::default();
+        let cat_n: Vec<usize> =
+            [&b"     1\tTraceback"[..], b"     2\tMemoryError"].iter().map(|l| numbering.prefix_len(l)).collect();
+        assert_eq!(cat_n, [0, 7]);
+        let mut numbering = Numbering::default();
+        assert_eq!(numbering.prefix_len(b"71\x1b[2m(MeshHostWorker pid=489)"), 2);
+        assert_eq!(numbering.prefix_len(b"71[2m[36m(MeshHostWorker pid=489)[0m BufferAssignment stats:"), 2);
+        let mut numbering = Numbering::default();
+        assert_eq!(numbering.prefix_len(b"1 Chunks of size 256 totalling 256B"), 0);
+        assert_eq!(numbering.prefix_len(b"2 Chunks of size 512 totalling 1.0KiB"), 0);
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! and XLA GPU ("Peak buffers") print them: a size, then `Field: value` lines,
 //! closed by a row of `=`.
 
+use super::event::{Allocation, OomEvent};
 use super::size::{self, SIZE};
-use super::{Allocation, OomEvent};
 
 /// An `Operator:` line longer than this is not joined further (a runaway quote).
 const MAX_OPERATOR_CHARS: usize = 64 << 10;
@@ -113,7 +113,8 @@ impl Entry {
     fn set_operator(&mut self, value: &str) {
         let a = &mut self.allocation;
         let quoted = |key: &str| {
-            regex!(r#"(\w+)="([^"]*)""#).captures_iter(value).find(|c| &c[1] == key).map(|c| c[2].to_string())
+            // The last value may have no closing quote: the log was cut inside it.
+            regex!(r#"(\w+)="([^"]*)(?:"|$)"#).captures_iter(value).find(|c| &c[1] == key).map(|c| c[2].to_string())
         };
         a.op_type = quoted("op_type");
         a.op_name = quoted("op_name");

@@ -1,47 +1,115 @@
-//! PyTorch's CUDA (and HIP) caching allocator, in every wording since 1.x:
-//! the parenthesised `(GPU 0; 6.00 GiB total capacity; … cached)` form, the
-//! `reserved in total by PyTorch` form, and the current sentences
-//! (`GPU 0 has a total capacity of …`, including the `capacty` typo of 2.1).
+//! PyTorch's caching allocators, in every wording since 0.x: CUDA's
+//! `THCudaCheck FAIL … out of memory` and `cuda runtime error (2) : out of
+//! memory`, the parenthesised `(GPU 0; 6.00 GiB total capacity; … cached)`
+//! form, the `reserved in total by PyTorch` form, the current sentences
+//! (`GPU 0 has a total capacity of …`, including the `capacty` typo of 2.1),
+//! the same from HIP (ROCm) and XPU, and Apple's MPS backend
+//! (`MPS backend out of memory (MPS allocated: …, other allocations: …, max allowed: …)`).
 
+use super::block::Detected;
+use super::event::{Kind, OomEvent};
 use super::line::Line;
-use super::scanner::Detected;
 use super::size;
-use super::{Kind, OomEvent};
 
-/// PyTorch's `format_size`: `1.50 GiB`, `755.50 KiB`, `1024 bytes`.
-const P: &str = r"\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB|TiB)";
+/// PyTorch's `format_size`: `1.50 GiB`, `755.50 KiB`, `1024 bytes`; MPS
+/// prints the same binary sizes as `KB`, `MB`, `GB` before PyTorch 2.3.
+const P: &str = r"\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB|TiB|KB|MB|GB|TB)";
 
 const SECTION: &str = "PyTorch";
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
-    let start = regex!(r"(?:CUDA|HIP) out of memory\. Tried to allocate").find(&line.text)?.start();
-    Some(Detected::message(Kind::PytorchCudaOom, line, start, fill))
+    let text = line.text.as_ref();
+    // IPEX refuses blocks over 4 GB before trying: `Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate …`.
+    if let Some(found) =
+        regex!(r"(?:CUDA|HIP|XPU) out of memory\. Tried to allocate|can NOT allocate memory block with size larger than \w+! Tried to allocate").find(text)
+    {
+        return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), fill));
+    }
+    if let Some(found) = regex!(r"Allocation on device \d+ would exceed allowed memory").find(text) {
+        return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), allowed));
+    }
+    if let Some(found) = regex!(r"MPS backend out of memory").find(text) {
+        return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), mps));
+    }
+    // PyTorch before 1.0 (the THC library's check) and a failed CUDA call since: no figures.
+    let found = regex!(
+        r"THCudaCheck FAIL file=(\S+) line=(\d+) error=2 : out of memory|cuda runtime error \(2\) : out of memory(?: at (\S+?):(\d+))?|(?:CUDA|HIP) error: out of memory"
+    )
+    .captures(text)?;
+    let mut event = OomEvent::new(Kind::PytorchCudaOom, line);
+    if let (Some(file), Some(at)) = (found.get(1).or(found.get(3)), found.get(2).or(found.get(4))) {
+        event.fact(SECTION, "raised at", None, Some(format!("{}:{}", file.as_str(), at.as_str())));
+    }
+    Some(Detected::at(event, text, &found))
+}
+
+/// PyTorch's message when the allocator's limit (a memory fraction, or
+/// ComfyUI's) is reached, one figure per line or all on one:
+/// `Allocation on device 0 would exceed allowed memory. (out of memory)` /
+/// `Currently allocated : 6.89 GiB` / `Requested : 320.00 MiB` /
+/// `Device limit : 23.69 GiB` / `Free (according to CUDA): 2.94 MiB`.
+fn allowed(event: &mut OomEvent, text: &str) -> bool {
+    let Some(found) = regex!(&format!(
+        r"Allocation on device (\d+) would exceed allowed memory\. \(out of memory\)\s*Currently allocated\s*: ({P})\s*Requested\s*: ({P})\s*Device limit\s*: ({P})\s*Free \(according to CUDA\)\s*: ({P})"
+    ))
+    .captures(text) else {
+        return false;
+    };
+    event.memory_space = Some(format!("GPU {}", &found[1]));
+    event.used_bytes = size::unsigned(size::parse(&found[2]));
+    event.requested_bytes = size::unsigned(size::parse(&found[3]));
+    event.capacity_bytes = size::unsigned(size::parse(&found[4]));
+    event.free_bytes = size::unsigned(size::parse(&found[5]));
+    true
+}
+
+/// `MPS backend out of memory (MPS allocated: 9.57 GiB, other allocations: 17.35 GiB,
+/// max allowed: 27.20 GiB). Tried to allocate 292.50 MiB on private pool.`
+fn mps(event: &mut OomEvent, text: &str) -> bool {
+    let Some(found) = regex!(&format!(
+        r"MPS allocated: ({P}), other allocations: ({P}), max allowed: ({P})\)\.?\s*Tried to allocate ({P})(?: on (\w+) pool)?"
+    ))
+    .captures(text) else {
+        return false;
+    };
+    event.clear_breakdown();
+    event.memory_space = Some("mps".to_string());
+    event.used_bytes = size::unsigned(size::parse(&found[1]));
+    event.capacity_bytes = size::unsigned(size::parse(&found[3]));
+    event.requested_bytes = size::unsigned(size::parse(&found[4]));
+    event.fact(SECTION, "MPS allocated", size::parse(&found[1]), None);
+    event.fact(SECTION, "other allocations", size::parse(&found[2]), None);
+    event.fact(SECTION, "max allowed", size::parse(&found[3]), None);
+    if let Some(pool) = found.get(5) {
+        event.fact(SECTION, "pool", None, Some(pool.as_str().to_string()));
+    }
+    true
 }
 
 /// Reads every figure the message gives; true once its last figure is there.
 fn fill(event: &mut OomEvent, text: &str) -> bool {
     let bytes = |s: &str| size::parse(s);
-    event.breakdown.clear();
+    event.clear_breakdown();
     event.requested_bytes =
         regex!(&format!(r"Tried to allocate ({P})")).captures(text).and_then(|c| size::unsigned(bytes(&c[1])));
     let mut complete = false;
     if let Some(found) =
-        regex!(&format!(r"GPU (\d+) has a total capac(?:i)?ty of ({P}) of which ({P}) is free")).captures(text)
+        regex!(&format!(r"GPU (\d+) has a total capac(?:i)?ty of ({P})(?: of which ({P}) is free)?")).captures(text)
     {
         event.memory_space = Some(format!("GPU {}", &found[1]));
         event.capacity_bytes = size::unsigned(bytes(&found[2]));
-        event.free_bytes = size::unsigned(bytes(&found[3]));
+        event.free_bytes = found.get(3).and_then(|free| size::unsigned(bytes(free.as_str())));
         if let Some(allowed) = regex!(&format!(r"({P}) allowed;")).captures(text) {
             event.fact(SECTION, "allowed", bytes(&allowed[1]), None);
         }
     } else if let Some(found) = regex!(&format!(
-        r"\(GPU (\d+); ({P}) total capacity; ({P}) already allocated; ({P}) free; (?:({P}) allowed; )?({P}) (reserved in total by PyTorch|cached)\)"
+        r"\(GPU\s+(\d+); ({P}) total capacity; ({P}) already allocated; (?:({P}) free; )?(?:({P}) allowed; )?({P}) (reserved in total by PyTorch|cached)\)"
     ))
     .captures(text)
     {
         event.memory_space = Some(format!("GPU {}", &found[1]));
         event.capacity_bytes = size::unsigned(bytes(&found[2]));
-        event.free_bytes = size::unsigned(bytes(&found[4]));
+        event.free_bytes = found.get(4).and_then(|free| size::unsigned(bytes(free.as_str())));
         event.fact(SECTION, "already allocated", bytes(&found[3]), None);
         if let Some(allowed) = found.get(5) {
             event.fact(SECTION, "allowed", bytes(allowed.as_str()), None);

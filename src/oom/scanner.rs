@@ -1,27 +1,14 @@
 //! The one pass over the log: finds where an error starts, hands the lines
-//! after it to that error's report parser, folds repeats, and keeps lines that
-//! speak of memory but match no parser as "unrecognised" events.
+//! after it to that error's report reader, folds repeats, keeps lines that
+//! speak of memory but match no parser as "unrecognised" events, and groups
+//! the events of one failure into an incident, handed out as soon as it is over.
 
 use std::collections::HashMap;
 
-use super::line::{looks_cut, normalise, Line};
-use super::{bfc, gpu, pytorch, sparsecore, tpu_compile, tpu_report, tpu_runtime, triton, Kind, OomEvent};
-
-/// Lines worth a closer look; everything else is skipped without being
-/// decoded or cleaned up, which keeps the pass over a large log cheap. Plain,
-/// case-sensitive literals, so the regex engine can search for them all at once.
-fn triggers(text: &[u8]) -> bool {
-    regex!(bytes concat!(
-        r"out of memory|Out of memory|Out Of Memory|OUT OF MEMORY|out-of-memory|OutOfMemory|OUT_OF_MEMORY",
-        r"|RESOURCE_EXHAUSTED|Resource exhausted|resource exhausted|ResourceExhausted",
-        r"|failed to allocate|Failed to allocate|oom-kill|oom_kill|OOM killer",
-        r"|CompileTime|AllocationFailure|out of resource|Attempting to allocate|Attempting to reserve",
-        r"|usage >=|Hbm usage|BufferAssignment OOM|Chunks of size|Bin \(|BFCAllocator dump|Sum Total of in-use",
-        r"|memref\.alloca|would exceed memory|OOM when allocating|Scoped allocation with size|HLO temporaries",
-        r"|No viable logical replica|Fixed size allocations|Largest program allocations|requirement \d|Size: \d",
-    ))
-    .is_match(text)
-}
+use super::block::{join_wrapped, triggers, Block, Detected, Feed};
+use super::event::{Framework, Incident, Kind, OomEvent};
+use super::line::{looks_cut, normalise, Line, Numbering};
+use super::{bfc, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
 
 /// Words that make a line a memory error even when no parser knows it.
 const MEMORY_WORDS: &str = concat!(
@@ -29,150 +16,18 @@ const MEMORY_WORDS: &str = concat!(
     r"|\bE(?:0100|0101|1000|1001|3000|3001): [A-Z]",
 );
 
+/// What makes a line that no parser knows an error record rather than talk
+/// about memory ("I ran out of memory quickly"): an error word, an exception
+/// class, a status code, or the memory words opening the message.
+const ERROR_MARKS: &str = concat!(
+    r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort)|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bE\d{4}\b",
+    r"|[A-Z]\w*(?:Error|Exception):|^\W*(?i:out of memory|resource exhausted|oom)",
+);
+
 /// A memory-error line that no parser claimed may be the first line of an
 /// error that the next lines spell out (`RESOURCE_EXHAUSTED: E1001: CompileTimeScopedVmemOom:`
 /// then the message): it is held this many lines before it becomes an event of its own.
 const PREAMBLE_REACH: u64 = 3;
-
-/// A continuation joins at most this many lines.
-const MAX_CONTINUATION_LINES: usize = 8;
-
-/// A physical line this long or longer that runs on into the next was most
-/// likely cut by a terminal's width, so the two join without a space.
-const WRAP_WIDTH: usize = 60;
-
-/// What a family's `detect` found on a line.
-pub(super) struct Detected {
-    pub event: OomEvent,
-    /// The parser for the lines that may follow, if the message has a report.
-    pub block: Option<Block>,
-    /// The text that identifies the message, for folding repeats.
-    pub key: String,
-    /// Kept only if the next lines confirm it (a bare `Size: 12M` line could be anything).
-    pub tentative: bool,
-}
-
-impl Detected {
-    pub fn new(event: OomEvent, key: &str) -> Detected {
-        Detected { event, block: None, key: key.to_string(), tentative: false }
-    }
-
-    /// Identified by the message from where the signature `found` starts, so the
-    /// same error printed by two layers (`OP_REQUIRES failed … : RESOURCE_EXHAUSTED: …`
-    /// and `(1) RESOURCE_EXHAUSTED: …`) is one event.
-    pub fn at(event: OomEvent, text: &str, found: &regex::Captures) -> Detected {
-        Detected::new(event, key_from(text, found.get(0).map_or(0, |m| m.start())))
-    }
-
-    /// A one-line message whose figures `fill` reads from where its signature
-    /// starts, joined with the next lines if a wrap cut it.
-    pub fn message(kind: Kind, line: &Line, start: usize, fill: Fill) -> Detected {
-        let text = line.text.as_ref();
-        let mut event = OomEvent::new(kind, line);
-        let block = Continuation::after(&mut event, text, fill);
-        Detected { event, block, key: key_from(text, start).to_string(), tentative: false }
-    }
-
-    pub fn with_block(mut self, block: Block) -> Detected {
-        self.block = Some(block);
-        self
-    }
-}
-
-/// Whether a report parser took a line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Feed {
-    Consumed,
-    /// The line is not part of the report: the report ends before it.
-    Ended,
-}
-
-/// The parser of an error's report, fed the lines after its first line.
-pub(super) enum Block {
-    Tpu(tpu_report::Report),
-    Gpu(gpu::Report),
-    Bfc(bfc::Dump),
-    Continuation(Continuation),
-}
-
-impl Block {
-    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
-        match self {
-            Block::Tpu(report) => report.feed(event, line),
-            Block::Gpu(report) => report.feed(event, line),
-            Block::Bfc(dump) => dump.feed(event, line),
-            Block::Continuation(continuation) => continuation.feed(event, line),
-        }
-    }
-
-    /// Called once when the report ends, to keep what was read last.
-    fn close(&mut self, event: &mut OomEvent) {
-        match self {
-            Block::Tpu(report) => report.close(event),
-            Block::Gpu(report) => report.close(event),
-            Block::Bfc(dump) => dump.close(event),
-            Block::Continuation(_) => {}
-        }
-    }
-
-    /// The report reached its last line: a log that ends here is not cut.
-    fn is_finished(&self) -> bool {
-        match self {
-            Block::Bfc(dump) => dump.is_finished(),
-            Block::Continuation(continuation) => continuation.complete,
-            Block::Tpu(_) | Block::Gpu(_) => false,
-        }
-    }
-}
-
-/// The rest of a one-line message that a terminal or a paste broke over
-/// several lines: lines are joined until the family's parser has every field.
-pub(super) struct Continuation {
-    text: String,
-    last_width: usize,
-    lines: usize,
-    /// Every field was found: the message is whole.
-    complete: bool,
-    fill: Fill,
-}
-
-/// Re-reads a joined message into the event; true when nothing is missing any more.
-pub(super) type Fill = fn(&mut OomEvent, &str) -> bool;
-
-impl Continuation {
-    /// A continuation if `fill` finds fields missing in `text`, after filling what is there.
-    fn after(event: &mut OomEvent, text: &str, fill: Fill) -> Option<Block> {
-        if fill(event, text) {
-            return None;
-        }
-        Some(Block::Continuation(Continuation {
-            text: text.to_string(),
-            last_width: text.len(),
-            lines: 1,
-            complete: false,
-            fill,
-        }))
-    }
-
-    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
-        if self.complete
-            || line.is_blank()
-            || line.prefixed
-            || self.lines >= MAX_CONTINUATION_LINES
-            || triggers(line.text.as_bytes())
-        {
-            return Feed::Ended;
-        }
-        if self.last_width < WRAP_WIDTH {
-            self.text.push(' ');
-        }
-        self.text.push_str(&line.text);
-        self.last_width = line.text.len();
-        self.lines += 1;
-        self.complete = (self.fill)(event, &self.text);
-        Feed::Consumed
-    }
-}
 
 /// Where the lines of an open report go.
 enum Target {
@@ -183,7 +38,7 @@ enum Target {
 
 struct Open {
     target: Target,
-    block: Block,
+    block: Box<dyn Block>,
     /// Non-blank lines the report took.
     taken: u64,
     /// The last line of the event stops mid-way (unclosed bracket or quote).
@@ -194,24 +49,45 @@ struct Open {
 /// A line that speaks of a memory error but that no parser claimed (yet).
 struct Preamble {
     number: u64,
+    /// As cleaned up, with its trailing space: a wrap may join it with the next line.
     text: String,
     repeats: u64,
+    /// A log prefix was removed: the program logged it as a record.
+    prefixed: bool,
+}
+
+impl Preamble {
+    fn message(&self) -> &str {
+        self.text.trim()
+    }
 }
 
 #[derive(Default)]
 pub(super) struct Scanner {
     events: Vec<OomEvent>,
+    /// Events of the open incident by message, for folding repeats.
     by_key: HashMap<String, usize>,
     open: Option<Open>,
     preamble: Option<Preamble>,
+    numbering: Numbering,
+    /// The framework the log has shown so far.
+    framework: Option<Framework>,
+    incident: Option<incident::Gathering>,
+    incidents: Vec<Incident>,
+    /// Incidents over since the caller last asked ([`Scanner::take_completed`]).
+    completed: usize,
 }
 
 impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
-        if self.open.is_none() && !triggers(raw) {
-            self.expire_preamble(number);
+        let skip = self.numbering.prefix_len(raw);
+        let raw = raw.get(skip..).unwrap_or(raw);
+        let follows_preamble = self.preamble.as_ref().is_some_and(|p| p.number + 1 == number);
+        if self.open.is_none() && !follows_preamble && !triggers(raw) {
+            self.expire(number);
             return;
         }
+        self.framework = framework(raw).or(self.framework);
         let line = normalise(number, raw);
         if let Some(open) = &mut self.open {
             let event = match &mut open.target {
@@ -222,12 +98,18 @@ impl Scanner {
                 if !line.is_blank() {
                     open.taken += 1;
                     open.last_cut = looks_cut(&line.text);
+                    if let Some(incident) = &mut self.incident {
+                        incident.last_line = number;
+                    }
                 }
                 return;
             }
             self.close(false);
         }
-        self.expire_preamble(number);
+        if follows_preamble && self.wrapped_preamble(&line) {
+            return;
+        }
+        self.expire(number);
         if !triggers(line.text.as_bytes()) {
             return;
         }
@@ -235,32 +117,87 @@ impl Scanner {
             Some(detected) => self.start(detected, &line),
             None if regex!(MEMORY_WORDS).is_match(&line.text) => {
                 self.flush_preamble();
-                self.preamble =
-                    Some(Preamble { number: line.number, text: line.text.trim().to_string(), repeats: line.repeats });
+                self.preamble = Some(Preamble {
+                    number: line.number,
+                    text: line.text.to_string(),
+                    repeats: line.repeats,
+                    prefixed: line.prefixed,
+                });
             }
             None => {}
         }
     }
 
-    pub fn finish(mut self) -> Vec<OomEvent> {
+    /// The incidents over since the last call, each with the events it groups.
+    pub fn take_completed(&mut self) -> impl Iterator<Item = (&Incident, &[OomEvent])> {
+        let from = self.completed;
+        self.completed = self.incidents.len();
+        let events = &self.events;
+        self.incidents[from..].iter().map(move |incident| (incident, events.as_slice()))
+    }
+
+    /// The log ended: whatever is open is over.
+    pub fn finish(&mut self) {
         self.close(true);
         self.flush_preamble();
-        self.events
+        self.end_incident();
+    }
+
+    pub fn into_parts(self) -> (Vec<OomEvent>, Vec<Incident>) {
+        (self.events, self.incidents)
+    }
+
+    /// A memory-error line that a terminal or a person wrapped: the held
+    /// line and this one, joined, are a message a parser knows
+    /// (`Resource exhausted: Out` / `of memory while trying to allocate …`).
+    fn wrapped_preamble(&mut self, line: &Line) -> bool {
+        let Some(preamble) = self.preamble.as_ref().filter(|_| !line.prefixed && !line.is_blank()) else {
+            return false;
+        };
+        if triggers(line.text.as_bytes()) && detect(line).is_some() {
+            // A message of its own, not the rest of the held line.
+            return false;
+        }
+        let next = line.text.trim_start();
+        let mut joined = preamble.text.clone();
+        join_wrapped(&mut joined, preamble.text.len(), next);
+        let mut candidates = vec![joined];
+        if !preamble.text.ends_with(char::is_whitespace) {
+            // Whether a person's wrap replaced a space or a terminal cut a word, the other reading is tried too.
+            let other = if candidates[0].len() == preamble.text.len() + next.len() { " " } else { "" };
+            candidates.push(format!("{}{other}{next}", preamble.text));
+        }
+        let (number, repeats) = (preamble.number, preamble.repeats);
+        for text in candidates {
+            let joined = Line { number, text: text.into(), repeats, prefixed: true };
+            if let Some(detected) = detect(&joined) {
+                self.preamble = None;
+                self.start(detected, &joined);
+                return true;
+            }
+        }
+        false
     }
 
     fn start(&mut self, detected: Detected, line: &Line) {
         let Detected { mut event, block, key, tentative } = detected;
+        event.framework = self.framework;
         // A code the log states wins over the one the parser implied.
         let preamble = self.preamble.take();
-        let preamble = preamble.as_ref().map_or("", |p| p.text.as_str());
+        let preamble = preamble.as_ref().map_or("", Preamble::message);
         if let Some(code) = error_code(&line.text).or_else(|| error_code(preamble)) {
             event.error_code = Some(code);
         }
         let before_message = line.text.trim_end().strip_suffix(key.as_str()).unwrap_or("");
-        event.exception = exception(before_message).or_else(|| exception(preamble));
+        if let Some(named) = exception(before_message).or_else(|| exception(preamble)) {
+            event.exception = Some(named);
+        }
         if let Some(&at) = self.by_key.get(&key) {
             let first = &mut self.events[at];
             first.occurrences += line.repeats;
+            if let Some(incident) = &mut self.incident {
+                incident.last_line = line.number;
+            }
             if let Some(block) = block {
                 let has_report = !first.allocations.is_empty() || !first.breakdown.is_empty() || !first.bins.is_empty();
                 let target = if has_report { Target::Discard(Box::new(event)) } else { Target::Event(at) };
@@ -268,16 +205,26 @@ impl Scanner {
             }
             return;
         }
+        let at = self.push(event, (!tentative).then_some(key));
+        let last_cut = looks_cut(&line.text);
+        self.open = block.map(|block| Open { target: Target::Event(at), block, taken: 0, last_cut, tentative });
+    }
+
+    /// Adds a new event, to the open incident if it belongs to the same failure.
+    fn push(&mut self, event: OomEvent, key: Option<String>) -> usize {
+        if self.incident.as_ref().is_some_and(|incident| !incident.admits(&event, &self.events)) {
+            self.end_incident();
+        }
         let at = self.events.len();
-        if !tentative {
+        let line = event.line;
+        self.events.push(event);
+        let incident = self.incident.get_or_insert_with(incident::Gathering::default);
+        incident.events.push(at);
+        incident.last_line = incident.last_line.max(line);
+        if let Some(key) = key {
             self.by_key.insert(key, at);
         }
-        self.events.push(event);
-        let last_cut = looks_cut(&line.text);
-        match block {
-            Some(block) => self.open = Some(Open { target: Target::Event(at), block, taken: 0, last_cut, tentative }),
-            None => self.open = None,
-        }
+        at
     }
 
     /// Ends the open report. At the end of the log, a report that had begun
@@ -292,44 +239,84 @@ impl Scanner {
         }
         if open.tentative && open.taken == 0 && at + 1 == self.events.len() {
             self.events.pop();
+            if let Some(incident) = &mut self.incident {
+                incident.events.retain(|&e| e != at);
+            }
         }
     }
 
-    fn expire_preamble(&mut self, number: u64) {
+    /// What the log has moved past: a held line no message followed, an
+    /// incident nothing was added to for a while.
+    fn expire(&mut self, number: u64) {
         if self.preamble.as_ref().is_some_and(|p| number > p.number + PREAMBLE_REACH) {
             self.flush_preamble();
         }
+        if self.open.is_none() && self.preamble.is_none() && self.incident.as_ref().is_some_and(|i| i.is_over(number)) {
+            self.end_incident();
+        }
     }
 
-    /// A memory-error line that no error followed becomes an event of its own.
+    /// The open incident is over: its events are explained and it is handed out.
+    fn end_incident(&mut self) {
+        let Some(gathering) = self.incident.take() else { return };
+        self.by_key.clear();
+        if gathering.events.is_empty() {
+            return;
+        }
+        for &at in &gathering.events {
+            if let Some(event) = self.events.get_mut(at) {
+                explain::explain(event);
+            }
+        }
+        self.incidents.push(gathering.into_incident(&self.events));
+    }
+
+    /// A memory-error line that no error followed becomes an event of its
+    /// own, if it is an error record and not a sentence about memory.
     fn flush_preamble(&mut self) {
         let Some(preamble) = self.preamble.take() else { return };
-        if let Some(&at) = self.by_key.get(&preamble.text) {
+        let message = preamble.message();
+        if !preamble.prefixed && !regex!(ERROR_MARKS).is_match(message) {
+            return;
+        }
+        if let Some(&at) = self.by_key.get(message) {
             self.events[at].occurrences += preamble.repeats;
             return;
         }
-        let line = Line {
-            number: preamble.number,
-            text: preamble.text.as_str().into(),
-            repeats: preamble.repeats,
-            prefixed: false,
-        };
+        let line = Line { number: preamble.number, text: message.into(), repeats: preamble.repeats, prefixed: false };
         let mut event = OomEvent::new(Kind::Unrecognised, &line);
-        event.error_code = error_code(&preamble.text);
-        self.by_key.insert(preamble.text, self.events.len());
-        self.events.push(event);
+        event.error_code = error_code(message);
+        let key = message.to_string();
+        self.push(event, Some(key));
     }
 }
 
 /// Asks every family, most specific first.
 fn detect(line: &Line) -> Option<Detected> {
-    sparsecore::detect(line)
+    host::detect(line)
+        .or_else(|| sparsecore::detect(line))
         .or_else(|| tpu_compile::detect(line))
         .or_else(|| tpu_runtime::detect(line))
         .or_else(|| gpu::detect(line))
         .or_else(|| bfc::detect(line))
         .or_else(|| triton::detect(line))
         .or_else(|| pytorch::detect(line))
+}
+
+/// The framework a line shows by its logging path or its exception:
+/// TensorFlow's own tree (`tensorflow/core/…`, `local_xla`), JAX's
+/// (`jaxlib`, `XlaRuntimeError`, XLA built as jaxlib's dependency), PyTorch's.
+fn framework(raw: &[u8]) -> Option<Framework> {
+    let found = regex!(bytes concat!(
+        r"(external/org_tensorflow/|jaxlib|jax\.|XlaRuntimeError|external/xla/xla/)",
+        r"|(tensorflow/core/|tensorflow/python|local_xla|OP_REQUIRES|ResourceExhaustedError|tensorflow/stream_executor)",
+        r"|(torch[._/]|PYTORCH_)",
+    ))
+    .captures(raw)?;
+    [Framework::Jax, Framework::TensorFlow, Framework::PyTorch]
+        .into_iter()
+        .zip(1..)
+        .find_map(|(framework, group)| found.get(group).map(|_| framework))
 }
 
 /// An XLA error code as the message states it (`E1000: CompileTimeHbmOom:`).
@@ -344,9 +331,4 @@ fn exception(text: &str) -> Option<String> {
         .captures_iter(text)
         .last()
         .map(|c| c[1].to_string())
-}
-
-/// The key for folding repeats: the message from where its signature starts.
-fn key_from(text: &str, start: usize) -> &str {
-    text.get(start..).unwrap_or(text).trim_end()
 }

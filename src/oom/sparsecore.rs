@@ -2,9 +2,9 @@
 //! and the replica-count failure that is the same shortage seen earlier (E3001).
 //! SparseCore counts in 4-byte words and names memory spaces by number.
 
+use super::block::Detected;
+use super::event::{Item, Kind, OomEvent};
 use super::line::Line;
-use super::scanner::Detected;
-use super::{Item, Kind, OomEvent};
 
 /// A SparseCore word.
 const WORD_BYTES: u64 = 4;

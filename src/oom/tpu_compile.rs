@@ -2,11 +2,11 @@
 //! same message for smem and other spaces), including a report pasted without
 //! its first line.
 
+use super::block::{Block, Detected};
+use super::event::{Kind, OomEvent};
 use super::line::Line;
-use super::scanner::{Block, Detected};
 use super::size;
 use super::tpu_report::{Report, TPU_SIZE};
-use super::{Kind, OomEvent};
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
@@ -24,7 +24,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             event.op = Some(stack[1].to_string());
             event.shape = Some(stack[2].trim_end().to_string());
         }
-        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }
     if let Some(found) = regex!(&format!(
         r"TPU TensorCore Hbm usage: ({TPU_SIZE}), SparseCore Hbm usage ({TPU_SIZE}), exceeding available bytes: ({TPU_SIZE})"
@@ -48,18 +48,20 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.used_bytes = size::unsigned(size::parse(&found[1]));
         event.capacity_bytes = size::unsigned(size::parse(&found[2]));
         event.exceeded_by_bytes = found.get(3).and_then(|by| size::unsigned(size::parse(by.as_str())));
-        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }
     if let Some(found) = regex!(&format!(
-        r"total memory required for HLO temporaries \(({TPU_SIZE})\) exceeds available HBM \(({TPU_SIZE})\)"
+        r"total memory required for HLO temporaries \(({TPU_SIZE})\) exceeds available HBM \(({TPU_SIZE})\)|Aborting compilation early because it's unlikely to have enough memory\. Requires ({TPU_SIZE}), has ({TPU_SIZE}) available"
     ))
     .captures(text)
     {
+        // Two wordings of the compiler's HBM estimate against the capacity, before it tries to fit the program.
+        let bytes = |at: usize| found.get(at).or(found.get(at + 2)).and_then(|m| size::unsigned(size::parse(m.as_str())));
         let mut event = OomEvent::new(Kind::CompileTimeOom, line);
         event.memory_space = Some("hbm".to_string());
-        event.used_bytes = size::unsigned(size::parse(&found[1]));
-        event.capacity_bytes = size::unsigned(size::parse(&found[2]));
-        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
+        event.used_bytes = bytes(1);
+        event.capacity_bytes = bytes(2);
+        return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }
     report_without_header(line)
 }
@@ -82,7 +84,7 @@ fn report_without_header(line: &Line) -> Option<Detected> {
     let mut event = OomEvent::new(Kind::CompileTimeOom, line);
     let mut report = Report::default();
     report.feed(&mut event, line);
-    let mut detected = Detected::new(event, t).with_block(Block::Tpu(report));
+    let mut detected = Detected::new(event, t).with_block(report);
     detected.tentative = tentative;
     Some(detected)
 }

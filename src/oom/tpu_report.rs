@@ -3,11 +3,11 @@
 //! largest allocations. Its lines are optional and its indentation varies
 //! across years of libtpu, so every line is recognised by its words alone.
 
+use super::block::{Block, Feed};
+use super::event::OomEvent;
 use super::line::Line;
 use super::listing::Listing;
-use super::scanner::Feed;
 use super::size;
-use super::OomEvent;
 
 /// libtpu's sizes: `49.34G`, `4.0K`, `0B`, negative when a balance is short.
 pub(super) const TPU_SIZE: &str = r"-?\d+(?:\.\d+)?[KMGTPE]|-?\d+B";
@@ -24,8 +24,8 @@ pub(super) struct Report {
     blanks: u8,
 }
 
-impl Report {
-    pub fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+impl Block for Report {
+    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
         let text = line.text.as_ref();
         if line.is_blank() {
             self.blanks += 1;
@@ -52,11 +52,12 @@ impl Report {
         }
         Feed::Ended
     }
-
-    pub fn close(&mut self, event: &mut OomEvent) {
+    fn close(&mut self, event: &mut OomEvent) {
         self.listing.finish(event);
     }
+}
 
+impl Report {
     /// The parts of the first message that a wrap or a newer format puts on later lines.
     fn header_continuation(&mut self, event: &mut OomEvent, t: &str) -> bool {
         let mut matched = false;
@@ -131,9 +132,10 @@ impl Report {
     fn open_section(&mut self, event: &mut OomEvent, name: &str, bytes: Option<&str>, note: Option<&str>) {
         self.listing.finish(event);
         self.in_list = false;
-        let section = event.section(name);
-        section.bytes = bytes.and_then(size::parse);
-        section.note = note.map(str::to_string);
+        if let Some(section) = event.section(name) {
+            section.bytes = bytes.and_then(size::parse);
+            section.note = note.map(str::to_string);
+        }
         self.section = Some(name.to_string());
     }
 

@@ -2,11 +2,11 @@
 //! a program that cannot reserve its memory (E0101), and the allocation
 //! descriptor (`Allocation (size=…) would exceed memory (size=…) :: #allocationN […]`).
 
+use super::block::Detected;
+use super::event::{Allocation, Kind, OomEvent};
 use super::line::Line;
-use super::scanner::{Block, Detected};
 use super::size::{self, SIZE};
 use super::tpu_report::Report;
-use super::{Allocation, Kind, OomEvent};
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
@@ -19,7 +19,13 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.error_code = Some("E0100".to_string());
         event.requested_bytes = size::unsigned(size::parse(&found[1]));
         event.free_bytes = size::unsigned(size::parse(&found[2]));
-        if let Some(location) = found.get(3) {
+        if let Some(largest) = regex!(&format!(r"largest contiguous region of free memory is ({SIZE})")).captures(text)
+        {
+            event.fact("Device buffer", "largest contiguous free", size::parse(&largest[1]), None);
+        }
+        // After the figures, or after the fragmentation sentence that newer libtpu puts between.
+        let location = found.get(3).or_else(|| regex!(r"\((0x\w+_[A-Za-z]+\d*)\)").captures(text)?.get(1));
+        if let Some(location) = location {
             // `0x3x0_HBM1`: chip and core coordinates, then the memory.
             event.memory_space =
                 regex!(r"(?i)_([a-z]+)\d*$").captures(location.as_str()).map(|space| space[1].to_lowercase());
@@ -43,7 +49,13 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             let note = format!("replica {}, partition {}", &replica[1], &replica[2]);
             event.fact("Program reservation", "failed on", None, Some(note));
         }
-        return Some(Detected::at(event, text, &found).with_block(Block::Tpu(Report::default())));
+        return Some(Detected::at(event, text, &found).with_block(Report::default()));
+    }
+    if let Some(found) = regex!(r"Out of memory allocating (\d+) bytes").captures(text) {
+        // PJRT's allocators (TPU, CPU) when a buffer does not fit, with the exact count.
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.requested_bytes = found[1].parse().ok();
+        return Some(Detected::at(event, text, &found));
     }
     let found = regex!(
         r"Allocation \(size=(\d+)\) would exceed memory \(size=(\d+)\) :: (#allocation\d+) \[shape = '([^']*)', space=(\w+), size = (0x[0-9a-fA-F]+), tag = '([^']*)'\](?: :: (.*))?"

@@ -23,6 +23,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, report: &DeviceMemoryReport, t
     devices.add_rows(device_rows(report));
     align_right(&mut devices, &DEVICE_NUMBERS);
     writeln!(out, "{devices}")?;
+    super::attribution::write_device_memory_groups(out, flavor, report, top)?;
 
     writeln!(out)?;
     writeln!(out, "{}", sites_title(report, top))?;
@@ -57,9 +58,19 @@ pub fn snapshot_heading(report: &DeviceMemoryReport) -> String {
     format!("Device memory: {}", report.input)
 }
 
-/// `92.1 MiB (96557204 bytes) in 53 allocations`.
+/// `92.1 MiB (96557204 bytes) in 53 allocations`, and how many of them have
+/// no size in the profile, when some have none.
 pub fn live(report: &DeviceMemoryReport) -> String {
-    format!("{} ({} bytes) in {}", bytes(report.total_bytes), report.total_bytes, allocations(report.total_count))
+    let unknown = match report.size_unknown_count {
+        0 => String::new(),
+        n => format!("; {n} of them of unknown size (recorded as -1, as old jaxlib on TPU does for executables), not in the bytes"),
+    };
+    format!(
+        "{} ({} bytes) in {}{unknown}",
+        bytes(report.total_bytes),
+        report.total_bytes,
+        allocations(report.total_count)
+    )
 }
 
 pub fn device_rows(report: &DeviceMemoryReport) -> Vec<Vec<String>> {
@@ -176,8 +187,14 @@ pub fn frame_line(frame: &StackFrame) -> String {
     format!("{:<32} {}", frame.function, frame_source(frame))
 }
 
-fn device_name(device: &Option<String>) -> String {
-    device.clone().unwrap_or_else(|| "(no device)".to_string())
+/// Samples without a `device` label (executables) are "(no device)"; a label
+/// whose value is empty is a device all the same.
+pub fn device_name(device: &Option<String>) -> String {
+    match device.as_deref() {
+        None => "(no device)".to_string(),
+        Some("") => "\"\" (empty device label)".to_string(),
+        Some(name) => name.to_string(),
+    }
 }
 
 /// `buffer 92.1 MiB in 30`: the kinds present on the device (the JSON lists every kind).

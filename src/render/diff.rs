@@ -6,12 +6,13 @@ use std::io::{self, Write};
 
 use super::device_memory;
 use super::table::{
-    align_right, bytes, change_style, heading, percent, plural, ratio_text, styled, table, Cell, Flavor, GROWTH, SHRINK,
+    align_right, bytes, change_style, heading, percent, plural, ratio_text, styled, table, unwrapped, Cell, Flavor,
+    GROWTH, ID_COLUMN, SHRINK,
 };
 use super::text::Detail;
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
-    AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, PeakDelta, PeakDiff, Verdict, Violation,
+    AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict, Violation,
 };
 use crate::units::{human_bytes, human_delta, Growth};
 
@@ -26,6 +27,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
     }
     if !diff.modules.is_empty() || (diff.allocators.is_empty() && diff.device_memory.is_empty()) {
         write_peaks(out, flavor, diff)?;
+        write_pairs_by_role(out, flavor, diff)?;
     }
     for snapshots in &diff.device_memory {
         writeln!(out)?;
@@ -91,7 +93,7 @@ pub fn peak_rows(diff: &Diff) -> (Vec<Vec<Cell>>, usize) {
         .iter()
         .map(|peak| {
             let mut row: Vec<Cell> = vec![
-                peak.name.clone().into(),
+                both_sides(peak.base_name.as_deref(), peak.new_name.as_deref(), " → ").into(),
                 both_sides(peak.base_program_id, peak.new_program_id, " → ").into(),
                 space_name(peak).into(),
             ];
@@ -133,11 +135,32 @@ fn write_peaks(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<(
     let changed = rows.len();
     t.add_rows(rows);
     align_right(&mut t, &PEAK_NUMBERS);
+    unwrapped(&mut t, ID_COLUMN);
     writeln!(out, "{t}\n")?;
     if unchanged > 0 {
         writeln!(out, "{}\n", unchanged_text(changed, unchanged))?;
     }
     Ok(())
+}
+
+/// One line per pair of modules whose names differ, saying how they were paired.
+fn write_pairs_by_role(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
+    let by_role: Vec<_> = diff
+        .module_pairs
+        .iter()
+        .filter(|p| matches!(p.paired_by, Pairing::SuffixEntrySignature | Pairing::SuffixCompileOrder))
+        .collect();
+    if by_role.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "Paired by role:")?;
+    if flavor == Flavor::Markdown {
+        writeln!(out)?;
+    }
+    for pair in by_role {
+        writeln!(out, "- {} → {}: {}", pair.base, pair.new, pair.paired_by.describe())?;
+    }
+    writeln!(out)
 }
 
 /// `jit_step(40) · hbm: 41.8 MiB → 86.4 MiB (+44.6 MiB, +106.8%)`.
@@ -192,6 +215,7 @@ pub fn buffer_rows(space: &MemorySpaceDiff, top: usize, arrow: &str) -> Vec<Vec<
 
 fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, top: usize) -> io::Result<()> {
     heading(out, flavor, 2, &space_change_heading(space))?;
+    super::attribution::write_group_changes(out, flavor, &space.groups, top)?;
     writeln!(out, "{}", buffers_title(space, top))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
@@ -334,11 +358,17 @@ fn limit_flag(limit: Limit) -> String {
     }
 }
 
-/// `jit_step(22)`, or `jit_step(22 → 31)` when the program id changed.
+/// `jit_step(22)`, `jit_step(22 → 31)` when the program id changed, or
+/// `SyncTensorsGraph.3422(0) → SyncTensorsGraph.4394(0)` when the name did.
 fn module_name(peak: &PeakDiff) -> String {
-    match both_sides(peak.base_program_id, peak.new_program_id, " → ") {
-        ids if ids.is_empty() => peak.name.clone(),
-        ids => format!("{}({ids})", peak.name),
+    match (&peak.base_name, &peak.new_name, peak.base_program_id, peak.new_program_id) {
+        (Some(base), Some(new), Some(base_id), Some(new_id)) if base != new => {
+            format!("{base}({base_id}) → {new}({new_id})")
+        }
+        _ => match both_sides(peak.base_program_id, peak.new_program_id, " → ") {
+            ids if ids.is_empty() => peak.name.clone(),
+            ids => format!("{}({ids})", peak.name),
+        },
     }
 }
 

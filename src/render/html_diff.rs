@@ -66,14 +66,14 @@ enum Side {
 
 /// The memory space a peak of the diff was taken from, in one run.
 fn find<'r>(report: &'r Report, peak: &PeakDiff, side: Side) -> Option<&'r MemorySpaceReport> {
-    let program_id = match side {
-        Side::Base => peak.base_program_id,
-        Side::New => peak.new_program_id,
+    let (name, program_id) = match side {
+        Side::Base => (peak.base_name.as_ref()?, peak.base_program_id),
+        Side::New => (peak.new_name.as_ref()?, peak.new_program_id),
     };
     report
         .modules
         .iter()
-        .find(|m| m.name == peak.name && m.program_id == program_id)?
+        .find(|m| &m.name == name && Some(m.program_id) == program_id)?
         .memory_spaces
         .iter()
         .find(|s| s.color == peak.color && s.trace_index == peak.trace_index)

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::table::{align_right, bytes, heading, plural, table, Flavor};
+use super::table::{align_right, bytes, heading, plural, table, unwrapped, Flavor, ID_COLUMN};
 use crate::analysis::{AllocatorListing, Contents, ModuleListing};
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Result<()> {
@@ -28,12 +28,17 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
         write_modules(out, flavor, &contents.modules)?;
     }
     for snapshot in &contents.device_memory {
-        let devices: Vec<&str> = snapshot.devices.iter().flatten().map(String::as_str).collect();
+        let devices: Vec<String> =
+            snapshot.devices.iter().filter(|d| d.is_some()).map(super::device_memory::device_name).collect();
         writeln!(
             out,
-            "Device memory profile: {} in {} allocations from {} stacks, on {}",
+            "Device memory profile: {} in {} allocations{} from {} stacks, on {}",
             bytes(snapshot.total_bytes),
             snapshot.total_count,
+            match snapshot.size_unknown_count {
+                0 => String::new(),
+                n => format!(" ({n} of unknown size)"),
+            },
             snapshot.stacks,
             if devices.is_empty() { "no device".to_string() } else { devices.join(", ") }
         )?;
@@ -50,7 +55,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
 fn write_modules(out: &mut dyn Write, flavor: Flavor, modules: &[ModuleListing]) -> io::Result<()> {
     let mut t = table(flavor, &["Module", "Id", "Space", "Peak", "Total allocation", "Heap events", "Buffers at peak"]);
     for module in modules {
-        let id = module.program_id.map(|i| i.to_string()).unwrap_or_default();
+        let id = module.program_id.to_string();
         if let Some(problem) = &module.problem {
             t.add_row(vec![
                 module.name.clone(),
@@ -72,6 +77,7 @@ fn write_modules(out: &mut dyn Write, flavor: Flavor, modules: &[ModuleListing])
         }
     }
     align_right(&mut t, &[1, 3, 4, 5, 6]);
+    unwrapped(&mut t, ID_COLUMN);
     writeln!(out, "{t}")
 }
 

@@ -1,5 +1,6 @@
 //! Printers: they format what analysis produced and compute nothing.
 
+pub mod attribution;
 pub mod device_memory;
 pub mod diff;
 pub mod html;
@@ -7,6 +8,7 @@ pub mod html_diff;
 pub mod json;
 pub mod list;
 pub mod oom;
+pub mod pprof_export;
 pub mod svg;
 pub mod table;
 pub mod text;

@@ -4,35 +4,71 @@
 
 use std::io::{self, Write};
 
-use super::table::{align_right, fact, heading, plural, table, Flavor};
-use crate::oom::{Allocation, OomEvent, OomReport};
+use super::table::{align_right, fact, heading, table, Flavor};
+use crate::oom::{Allocation, Incident, OomEvent, OomReport};
 use crate::units::human_bytes_precise as size;
 
 /// Columns of the allocation table's op name in a terminal.
 const OP_NAME_WIDTH: usize = 28;
 
-pub fn write(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
-    if report.events.is_empty() {
-        return writeln!(
-            out,
-            "No memory error found in {} ({} read).",
-            report.input,
-            plural(usize::try_from(report.lines).unwrap_or(usize::MAX), "line")
-        );
+/// One incident, as soon as it is over; the log's title comes before the first.
+pub fn write_incident(
+    out: &mut dyn Write,
+    flavor: Flavor,
+    input: &str,
+    number: usize,
+    incident: &Incident,
+    events: &[OomEvent],
+) -> io::Result<()> {
+    if number == 1 {
+        heading(out, flavor, 1, &format!("xmem oom: {input}"))?;
     }
-    heading(out, flavor, 1, &format!("xmem oom: {}", report.input))?;
-    let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
-    let lines = if report.lines == 1 { "line" } else { "lines" };
-    writeln!(out, "{} {errors} in {} {lines}.", report.events.len(), report.lines)?;
-    for (i, event) in report.events.iter().enumerate() {
+    // A Markdown heading ends with its own blank line.
+    if flavor == Flavor::Text || number > 1 {
         writeln!(out)?;
-        write_event(out, flavor, i + 1, event)?;
+    }
+    heading(out, flavor, 2, &format!("Incident {number}: {}", incident.title))?;
+    let members: Vec<&OomEvent> = incident.events.iter().filter_map(|&at| events.get(at)).collect();
+    if members.len() > 1 {
+        let lines: Vec<String> = members.iter().map(|event| event.line.to_string()).collect();
+        writeln!(out, "{} messages of one failure, at lines {}.", members.len(), lines.join(", "))?;
+    }
+    if let [event] = members.as_slice() {
+        // The incident's title is the event's verdict: it is not repeated.
+        return write_event(out, flavor, None, event);
+    }
+    for (i, event) in members.into_iter().enumerate() {
+        writeln!(out)?;
+        write_event(out, flavor, Some(&format!("{number}.{}. {}", i + 1, event.summary)), event)?;
     }
     Ok(())
 }
 
-fn write_event(out: &mut dyn Write, flavor: Flavor, number: usize, event: &OomEvent) -> io::Result<()> {
-    heading(out, flavor, 2, &format!("{number}. {}", event.summary))?;
+/// What the whole log held, once it is read.
+pub fn write_end(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
+    let lines = if report.lines == 1 { "line" } else { "lines" };
+    if report.events.is_empty() {
+        return writeln!(out, "No memory error found in {} ({} {lines} read).", report.input, report.lines);
+    }
+    let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
+    let incidents = if report.incidents.len() == 1 { "incident" } else { "incidents" };
+    writeln!(out)?;
+    let total = format!(
+        "{} {errors} in {} {incidents}, in {} {lines}.",
+        report.events.len(),
+        report.incidents.len(),
+        report.lines
+    );
+    match flavor {
+        Flavor::Text => writeln!(out, "{total}"),
+        Flavor::Markdown => writeln!(out, "_{total}_"),
+    }
+}
+
+fn write_event(out: &mut dyn Write, flavor: Flavor, title: Option<&str>, event: &OomEvent) -> io::Result<()> {
+    if let Some(title) = title {
+        heading(out, flavor, 3, title)?;
+    }
     fact(out, flavor, &format!("Line {}", event.line), &event.message)?;
     if event.occurrences > 1 {
         fact(out, flavor, "Occurrences", &format!("{} (repeats of the same message)", event.occurrences))?;
@@ -45,6 +81,9 @@ fn write_event(out: &mut dyn Write, flavor: Flavor, number: usize, event: &OomEv
             Some(value) => fact(out, flavor, label, value)?,
             None => {}
         }
+    }
+    if event.non_fatal {
+        fact(out, flavor, "Not fatal", "the log says the program carries on")?;
     }
     if event.truncated {
         fact(out, flavor, "Truncated", "the log ends inside this report; what would have followed is missing")?;
@@ -62,6 +101,9 @@ fn write_event(out: &mut dyn Write, flavor: Flavor, number: usize, event: &OomEv
         write_allocations(out, flavor, &event.allocations)?;
     }
     writeln!(out)?;
+    if event.advice.is_empty() {
+        return Ok(());
+    }
     paragraph(out, flavor, "Advice")?;
     for advice in &event.advice {
         writeln!(out, "- {advice}")?;
@@ -115,8 +157,8 @@ fn write_bins(out: &mut dyn Write, flavor: Flavor, event: &OomEvent) -> io::Resu
 
 fn write_allocations(out: &mut dyn Write, flavor: Flavor, allocations: &[Allocation]) -> io::Result<()> {
     paragraph(out, flavor, &format!("Largest allocations ({})", allocations.len()))?;
-    const HEADER: [&str; 7] = ["Size", "Unpadded", "Padding", "Op name", "Shape", "XLA label", "Type"];
-    let rows: Vec<[String; 7]> = allocations
+    const HEADER: [&str; 8] = ["Size", "Unpadded", "Padding", "Op name", "Shape", "XLA label", "Type", "Source"];
+    let rows: Vec<[String; 8]> = allocations
         .iter()
         .map(|a| {
             let bytes = a.size_bytes.map(size).unwrap_or_default();
@@ -128,6 +170,7 @@ fn write_allocations(out: &mut dyn Write, flavor: Flavor, allocations: &[Allocat
                 a.shape.clone().unwrap_or_default(),
                 a.instruction.clone().or_else(|| a.xla_label.clone()).unwrap_or_default(),
                 a.allocation_type.clone().unwrap_or_default(),
+                a.source.clone().unwrap_or_default(),
             ]
         })
         .collect();

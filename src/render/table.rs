@@ -79,6 +79,8 @@ pub struct Table {
     rows: Vec<Vec<Cell>>,
     /// Right-aligned columns hold numbers: they never wrap.
     right: Vec<bool>,
+    /// Columns kept whole, as numbers are, though aligned left.
+    whole: Vec<bool>,
     /// Columns that wrap no narrower than this, when the terminal allows.
     min_width: Vec<usize>,
 }
@@ -91,6 +93,7 @@ pub fn table(flavor: Flavor, header: &[&str]) -> Table {
         header: header.iter().map(|h| h.to_string()).collect(),
         rows: Vec::new(),
         right: vec![false; header.len()],
+        whole: vec![false; header.len()],
         min_width: vec![0; header.len()],
     }
 }
@@ -101,6 +104,17 @@ pub fn align_right(table: &mut Table, columns: &[usize]) {
         if let Some(right) = table.right.get_mut(c) {
             *right = true;
         }
+    }
+}
+
+/// The column of module ids in the tables that list modules.
+pub const ID_COLUMN: usize = 1;
+
+/// Keeps a column whole, so a narrow terminal wraps the others: a TPU
+/// program fingerprint has 20 digits.
+pub fn unwrapped(table: &mut Table, column: usize) {
+    if let Some(whole) = table.whole.get_mut(column) {
+        *whole = true;
     }
 }
 
@@ -158,7 +172,8 @@ impl Table {
         if natural.iter().sum::<usize>() + gaps <= limit {
             return natural;
         }
-        let wraps = |c: usize| !self.right.get(c).copied().unwrap_or(false);
+        let wraps =
+            |c: usize| !self.right.get(c).copied().unwrap_or(false) && !self.whole.get(c).copied().unwrap_or(false);
         let fixed: usize = (0..columns).filter(|&c| !wraps(c)).map(|c| natural[c]).sum();
         let room = limit.saturating_sub(gaps + fixed);
         let least: Vec<usize> = (0..columns)

@@ -3,8 +3,10 @@
 
 use std::io::{self, Write};
 
-use super::device_memory;
-use super::table::{align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, Flavor};
+use super::table::{
+    align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, unwrapped, Flavor, ID_COLUMN,
+};
+use super::{attribution, device_memory};
 use crate::analysis::allocator_timeline::RowTable;
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
@@ -184,6 +186,7 @@ fn write_allocator(out: &mut dyn Write, flavor: Flavor, allocator: &AllocatorRep
         fact(out, flavor, label, &value)?;
     }
     if !allocator.at_peak.is_empty() || allocator.unattributed_at_peak_bytes != 0 {
+        attribution::write_allocator_groups(out, flavor, allocator, detail.top)?;
         let rows = allocator.largest_rows(detail.top);
         writeln!(out, "\n{}", allocation_table_title(allocator, &rows))?;
         if flavor == Flavor::Markdown {
@@ -235,9 +238,13 @@ pub fn summary_header(report: &Report) -> Vec<&'static str> {
 }
 
 /// A memory space nothing is allocated in: named only in the layouts of
-/// shapes (`S(5)` for host memory), it has nothing to show.
+/// shapes (`S(5)` for host memory), it has nothing to show. A VMEM that
+/// instructions reserve scoped memory in has that to show.
 pub fn is_unused(space: &MemorySpaceReport) -> bool {
-    space.peak_bytes == 0 && space.total_allocation_bytes == 0 && space.at_peak.is_empty()
+    space.peak_bytes == 0
+        && space.total_allocation_bytes == 0
+        && space.at_peak.is_empty()
+        && space.max_scoped_vmem_bytes.is_none_or(|bytes| bytes == 0)
 }
 
 /// Said under the summary when memory spaces are left out of it.
@@ -253,7 +260,7 @@ pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool, usize) {
     let mut unused = 0;
     let columns = summary_header(report).len();
     for module in &report.modules {
-        let id = module.program_id.map(|i| i.to_string()).unwrap_or_default();
+        let id = module.program_id.to_string();
         let mut row = |mut cells: Vec<String>| {
             if report.inputs.len() > 1 {
                 cells.resize(columns - 1, String::new());
@@ -294,6 +301,7 @@ fn write_summary(out: &mut dyn Write, flavor: Flavor, report: &Report) -> io::Re
         t.add_row(row);
     }
     align_right(&mut t, &SUMMARY_NUMBERS);
+    unwrapped(&mut t, ID_COLUMN);
     writeln!(out, "{t}")?;
     if missing_trace {
         writeln!(out, "{MISSING_TRACE_FOOTNOTE}")?;
@@ -315,8 +323,9 @@ fn write_module(out: &mut dyn Write, flavor: Flavor, module: &ModuleReport, deta
         }
         heading(out, flavor, 2, &space_heading(module, space))?;
         write_space(out, flavor, space, detail)?;
+        attribution::write_space_extras(out, flavor, space, detail.top)?;
     }
-    Ok(())
+    attribution::write_module_hints(out, flavor, module)
 }
 
 /// `jit_step(22) · hbm (color 0)`, with the trace when a colour has several.
@@ -350,6 +359,16 @@ pub fn space_facts(space: &MemorySpaceReport) -> Vec<(&'static str, String)> {
         ),
         ("Temporaries at peak", bytes(b.temporaries)),
     ];
+    if let Some(scoped) = space.max_scoped_vmem_bytes {
+        let instruction = space.max_scoped_vmem_instruction.as_deref().unwrap_or_default();
+        facts.push((
+            "Scoped VMEM",
+            format!(
+                "{} ({scoped} bytes) in {instruction}: the largest any instruction reserves for itself, not part of the peak",
+                bytes(scoped)
+            ),
+        ));
+    }
     if b.thread_local > 0 {
         facts.push(("Thread-local", format!("{} (not counted in the peak, as in XProf)", bytes(b.thread_local))));
     }
@@ -434,14 +453,19 @@ fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, d
     if space.at_peak.is_empty() {
         return Ok(());
     }
-    writeln!(out)?;
+    attribution::write_space_groups(out, flavor, space, detail.top)?;
     let buffers = space.largest_buffers(detail.top);
-    writeln!(out, "{}", buffer_table_title(space, &buffers))?;
+    write_buffer_table(out, flavor, &buffer_table_title(space, &buffers), &buffers)
+}
+
+/// A table of buffers under its title, after a blank line.
+pub fn write_buffer_table(out: &mut dyn Write, flavor: Flavor, title: &str, buffers: &BufferTable) -> io::Result<()> {
+    writeln!(out, "\n{title}")?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
     let mut t = table(flavor, buffer_header(flavor));
-    for row in buffer_rows(flavor, &buffers) {
+    for row in buffer_rows(flavor, buffers) {
         t.add_row(row);
     }
     align_right(&mut t, &BUFFER_NUMBERS);

@@ -1,6 +1,8 @@
 //! `xmem report` and `xmem list` run as a user runs them, on real fixtures and
 //! on broken inputs. Golden numbers come from XProf's oracle files.
 
+use crate::common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::cargo::cargo_bin_cmd;
@@ -255,5 +257,37 @@ fn a_report_of_two_inputs_names_each_rows_input_and_says_once_that_there_are_no_
     assert!(header.ends_with("Input"), "{header}");
     for input in [a, b] {
         assert!(stdout.lines().any(|l| l.starts_with("jit_wide_mlp_step") && l.ends_with(input)), "{stdout}");
+    }
+}
+
+/// XProf's answer for a Pallas matmul on TPU v6e: the largest scoped-VMEM
+/// allocation and its instruction, shown in every format (the profile is
+/// third-party: read from `../shared/corpus/external`, skipped without it).
+#[test]
+fn scoped_vmem_is_shown_in_every_format() {
+    let Some(external) = common::shared_external() else { return };
+    let input = external.join("xprof-cli/v6e_pallas_matmul/profile");
+    let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/oracle-external/xprof-cli/v6e_pallas_matmul/profile/plugins/profile/testrun/memory_viewer/\
+         jit_matmul_optimized(17342868964687645945).memory_space_1.json",
+    );
+    let oracle: Value = serde_json::from_slice(&std::fs::read(oracle).unwrap()).unwrap();
+    let bytes = (oracle["maxScopedVmemAllocationMib"].as_f64().unwrap() * MIB) as i64;
+    let instruction = oracle["maxScopedVmemInstructionName"].as_str().unwrap();
+    let report = report_json(&[input.to_str().unwrap(), "--memory-space", "vmem"]);
+    let vmem = &report["modules"][0]["memory_spaces"][0];
+    assert_eq!(
+        (vmem["max_scoped_vmem_bytes"].as_i64(), vmem["max_scoped_vmem_instruction"].as_str()),
+        (Some(bytes), Some(instruction))
+    );
+    let shown = format!("9.0 MiB ({bytes} bytes) in {instruction}");
+    for format in ["text", "markdown", "html"] {
+        cargo_bin_cmd!("xmem")
+            .arg("report")
+            .arg(&input)
+            .args(["--memory-space", "vmem", "--format", format])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("Scoped VMEM").and(predicate::str::contains(shown.as_str())));
     }
 }

@@ -2,6 +2,8 @@
 //! per workload: an independent decoder's `*.decoded.json` and the
 //! `jax.live_arrays()` figures the workload wrote to `memory_analysis.json`.
 
+use crate::common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::io::{Read, Write};
@@ -312,7 +314,11 @@ fn plot_draws_the_allocation_sites_with_the_oracles_bytes() {
     ]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let chart = dir.path().join("device_memory_after_updates.sites.svg");
-    assert_eq!(String::from_utf8(output.stdout).unwrap().trim(), chart.to_str().unwrap());
+    let flame = dir.path().join("device_memory_after_updates.flame.svg");
+    assert_eq!(String::from_utf8(output.stdout).unwrap().trim(), format!("{}\n{}", chart.display(), flame.display()));
+    // The icicle of the stacks holds every live byte in its root frame.
+    let root = format!("<title>all ({} bytes, 100%)</title>", common::thousands(expected.total_bytes));
+    assert!(std::fs::read_to_string(&flame).unwrap().contains(&root), "no {root}");
 
     let source = std::fs::read_to_string(&chart).unwrap();
     let svg = roxmltree::Document::parse(&source).unwrap();

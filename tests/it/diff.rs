@@ -406,3 +406,38 @@ fn bad_input_exits_2_with_one_line() {
         .code(2)
         .stderr(predicate::str::contains("'lots' is not a size"));
 }
+
+/// PyTorch/XLA numbers each graph by its size, so the same training step is
+/// `SyncTensorsGraph.351` in the small model and `SyncTensorsGraph.434` in
+/// the large one: the modules pair by role (here compile order), the diff
+/// says so, and each delta is the difference of XProf's peaks.
+#[test]
+fn pytorch_xla_graphs_of_two_model_sizes_pair_by_role() {
+    const SMALL: &str = "fixtures/profiles/torch_xla_small/profile";
+    const LARGE: &str = "fixtures/profiles/torch_xla_large/profile";
+    let (base, new) = (oracle_peaks("torch_xla_small"), oracle_peaks("torch_xla_large"));
+    let json = diff_json(&[SMALL, LARGE]);
+    let modules = json["modules"].as_array().unwrap();
+    assert_eq!(modules.len(), 2);
+    for (base_name, new_name, id) in
+        [("SyncTensorsGraph.397", "SyncTensorsGraph.495", 0), ("SyncTensorsGraph.351", "SyncTensorsGraph.434", 1)]
+    {
+        let entry = modules.iter().find(|m| m["new_name"] == new_name).unwrap();
+        assert_eq!(entry["base_name"], base_name);
+        assert_eq!(entry["paired_by"], "suffix-compile-order");
+        let expected = new[&(new_name.to_string(), id)] - base[&(base_name.to_string(), id)];
+        assert_eq!(entry["delta_bytes"].as_i64(), Some(expected), "{new_name}");
+        assert!(json["module_pairs"].as_array().unwrap().iter().any(|p| p["base"] == format!("{base_name}({id})")
+            && p["new"] == format!("{new_name}({id})")
+            && p["paired_by"] == "suffix-compile-order"));
+    }
+    for format in ["text", "markdown"] {
+        xmem()
+            .args(["diff", SMALL, LARGE, "--format", format])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(
+                "- SyncTensorsGraph.397(0) → SyncTensorsGraph.495(0): names differ only in the graph number; in compile order",
+            ));
+    }
+}

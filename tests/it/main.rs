@@ -2,15 +2,19 @@
 //! file, which is most of a fresh clone's test time.
 mod common;
 
+mod attribution;
 mod bad_input;
+mod charts;
 mod cli_allocators;
 mod cli_report;
 mod device_memory;
+mod device_memory_partial;
 mod diff;
 mod html_in_browser;
 mod html_report;
 mod memory_profile_parity;
 mod memory_viewer_parity;
+mod module_identity;
 mod oom_cli;
 mod oom_logs;
 mod plot;

@@ -147,6 +147,33 @@ fn shared_corpus_matches_xprof_memory_profile() {
     assert!(checked > 0);
 }
 
+/// The third-party profiles of `../shared/corpus/external` against XProf's
+/// Memory Profile for them, kept compact in `tests/oracle-external/` (each
+/// `<path>/memory_profile.json` is XProf's answer for `<external>/<path>`).
+#[test]
+fn external_corpus_matches_xprof_memory_profile() {
+    let Some(external) = common::shared_external() else { return };
+    let oracles = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle-external");
+    let mut pending = vec![oracles.clone()];
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    while let Some(dir) = pending.pop() {
+        for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.file_name().is_some_and(|n| n == "memory_profile.json") {
+                let input = external.join(dir.strip_prefix(&oracles).unwrap());
+                let (n, errors) = check_workload(&input, &path);
+                checked += n;
+                failures.extend(errors);
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    println!("{checked} of {checked} allocators match XProf");
+    assert!(checked > 0);
+}
+
 #[test]
 fn rows_at_peak_and_the_before_capture_line_add_up_to_the_heap_at_the_peak() {
     for workload in ["tf_keras_fit", "tf_keras_xla"] {

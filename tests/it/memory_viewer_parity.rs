@@ -4,6 +4,9 @@
 //!
 //! It runs over `fixtures/profiles/` always, and over the whole shared corpus
 //! too when it is present (`../shared/corpus/profiles`, or `XMEM_CORPUS`).
+//! The third-party profiles of `../shared/corpus/external` are compared with
+//! XProf's output for them kept in `tests/oracle-external/` (only the figures
+//! compared here; `tests/oracle-external/README.md` says how it was made).
 
 use crate::common;
 
@@ -11,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use xmem::analysis::{self, MemorySpaceReport, ModuleReport};
+use xmem::analysis::{self, MemorySpaceReport, ModuleReport, TraceStatus};
 use xmem::ingest::{self, ReadOptions};
 
 const MIB: f64 = (1u64 << 20) as f64;
@@ -92,9 +95,11 @@ fn compare(oracle: &Value, space: &MemorySpaceReport) -> Vec<String> {
     let theirs: BTreeMap<i64, &Value> = heap.iter().filter(|o| id_of(o) != -1).map(|o| (id_of(o), o)).collect();
     let small_theirs: f64 =
         heap.iter().filter(|o| id_of(o) == -1).map(|o| mib_to_bytes(o.get("logicalBufferSizeMib"))).sum();
+    // XProf leaves always-live buffers outside HBM out of its list.
+    let listed: Vec<_> = space.at_peak.iter().filter(|b| b.listed_by_xprof).collect();
     let ours: BTreeMap<i64, _> =
-        space.at_peak.iter().filter(|b| b.size_bytes >= SMALL).map(|b| (b.logical_buffer_id, b)).collect();
-    let small_ours: i64 = space.at_peak.iter().filter(|b| b.size_bytes < SMALL).map(|b| b.size_bytes).sum();
+        listed.iter().filter(|b| b.size_bytes >= SMALL).map(|b| (b.logical_buffer_id, b)).collect();
+    let small_ours: i64 = listed.iter().filter(|b| b.size_bytes < SMALL).map(|b| b.size_bytes).sum();
     if small_ours as f64 != small_theirs {
         errors.push(format!("small buffers: xmem {small_ours}, XProf {small_theirs}"));
     }
@@ -138,6 +143,46 @@ fn compare(oracle: &Value, space: &MemorySpaceReport) -> Vec<String> {
             }
         }
     }
+
+    // XProf's logicalBufferSpans: proto3 JSON leaves out a zero start or limit.
+    let spans: BTreeMap<i64, (u64, u64)> = oracle
+        .get("logicalBufferSpans")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(id, span)| {
+            let at = |key: &str| span.get(key).and_then(Value::as_u64).unwrap_or(0);
+            (id.parse().unwrap_or(i64::MIN), (at("start"), at("limit")))
+        })
+        .collect();
+    let ours: BTreeMap<i64, (u64, u64)> =
+        space.lifetimes.iter().map(|l| (l.logical_buffer_id, (l.start as u64, l.end as u64))).collect();
+    if ours != spans {
+        let differing: Vec<String> = spans
+            .keys()
+            .chain(ours.keys())
+            .filter(|id| ours.get(id) != spans.get(id))
+            .take(5)
+            .map(|id| format!("{id}: xmem {:?}, XProf {:?}", ours.get(id), spans.get(id)))
+            .collect();
+        errors.push(format!(
+            "lifetimes differ from logicalBufferSpans ({} vs {}): {}",
+            ours.len(),
+            spans.len(),
+            differing.join("; ")
+        ));
+    }
+
+    let scoped = mib_to_bytes(oracle.get("maxScopedVmemAllocationMib"));
+    let scoped_instruction = oracle.get("maxScopedVmemInstructionName").and_then(Value::as_str);
+    if space.max_scoped_vmem_bytes.unwrap_or(0) as f64 != scoped
+        || space.max_scoped_vmem_instruction.as_deref() != scoped_instruction
+    {
+        errors.push(format!(
+            "scoped VMEM: xmem {:?} in {:?}, XProf {scoped} in {scoped_instruction:?}",
+            space.max_scoped_vmem_bytes, space.max_scoped_vmem_instruction
+        ));
+    }
     errors
 }
 
@@ -149,8 +194,9 @@ fn parse_oracle_name(name: &str) -> Option<(String, u64, i64)> {
     Some((base.to_string(), id.parse().ok()?, color.parse().ok()?))
 }
 
+/// The module XProf calls `name(id)`.
 fn find_module<'a>(modules: &'a [ModuleReport], name: &str, id: u64) -> Option<&'a ModuleReport> {
-    modules.iter().find(|m| m.name == name && m.program_id == Some(id))
+    modules.iter().find(|m| m.name == name && m.program_id == id)
 }
 
 /// Runs every oracle file under `oracle_dir` against the analysis of `input`.
@@ -182,6 +228,7 @@ fn check_workload(input: &Path, oracle_dir: &Path) -> (usize, Vec<String>) {
     (checked, failures)
 }
 
+/// (input, oracle folder) pairs of a corpus laid out as `profiles/<workload>/`.
 fn workloads(root: &Path) -> Vec<(PathBuf, PathBuf)> {
     let mut pairs = Vec::new();
     let Ok(entries) = std::fs::read_dir(root) else { return pairs };
@@ -199,29 +246,114 @@ fn workloads(root: &Path) -> Vec<(PathBuf, PathBuf)> {
     pairs
 }
 
-fn run_parity(root: &Path) -> usize {
+fn external_oracles() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle-external")
+}
+
+/// (input, oracle folder) pairs for the external corpus: each
+/// `tests/oracle-external/<path>/memory_viewer/` holds XProf's answer for
+/// `<external>/<path>` (a run directory or a folder of `.hlo_proto.pb`).
+fn external_workloads(external: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut pairs = Vec::new();
+    let mut pending = vec![external_oracles()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for path in entries.map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+            if path.file_name().is_some_and(|n| n == "memory_viewer") {
+                let relative = dir.strip_prefix(external_oracles()).unwrap();
+                pairs.push((external.join(relative), path));
+            } else {
+                pending.push(path);
+            }
+        }
+    }
+    pairs.sort();
+    pairs
+}
+
+fn run_parity(pairs: &[(PathBuf, PathBuf)]) -> usize {
     let mut checked = 0;
     let mut failures = Vec::new();
-    for (input, oracle) in workloads(root) {
-        let (n, errors) = check_workload(&input, &oracle);
+    for (input, oracle) in pairs {
+        let (n, errors) = check_workload(input, oracle);
         checked += n;
         failures.extend(errors);
     }
     assert!(failures.is_empty(), "{} of {checked} oracle files differ:\n{}", failures.len(), failures.join("\n"));
+    println!("{checked} of {checked} oracle files match XProf");
     checked
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles")
 }
 
 #[test]
 fn fixtures_match_xprof_memory_viewer() {
-    let checked = run_parity(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles").as_path());
-    // 23 + 21 + 21 + 14 + 10 module × memory-space files, and 2 + 2 for tf_keras_xla.
-    assert_eq!(checked, 93);
+    let checked = run_parity(&workloads(&fixtures()));
+    // 23 + 21 + 21 + 14 + 10 module × memory-space files, 2 + 2 for
+    // tf_keras_xla, 1 for token_mixer, 2 + 2 for torch_xla_* and 2 for donation.
+    assert_eq!(checked, 100);
 }
 
 #[test]
 fn shared_corpus_matches_xprof_memory_viewer() {
     let Some(root) = common::shared_corpus() else { return };
-    let checked = run_parity(&root);
-    eprintln!("{checked} of {checked} oracle files matched");
-    assert!(checked > 0);
+    assert!(run_parity(&workloads(&root)) > 0);
+}
+
+#[test]
+fn external_corpus_matches_xprof_memory_viewer() {
+    let Some(external) = common::shared_external() else { return };
+    let pairs = external_workloads(&external);
+    assert!(pairs.len() >= 10, "{pairs:?}");
+    assert!(run_parity(&pairs) > 0);
+}
+
+/// Every input a parity test reads, for checks that need no oracle.
+fn every_input() -> Vec<PathBuf> {
+    let mut inputs: Vec<PathBuf> = workloads(&fixtures()).into_iter().map(|(input, _)| input).collect();
+    if let Some(root) = common::shared_corpus() {
+        inputs.extend(workloads(&root).into_iter().map(|(input, _)| input));
+    }
+    if let Some(external) = common::shared_external() {
+        inputs.extend(external_workloads(&external).into_iter().map(|(input, _)| input));
+    }
+    inputs.sort();
+    inputs.dedup();
+    inputs
+}
+
+/// In every replayed memory space the buffers listed at the peak add up to
+/// the peak, as XProf's do. Outside HBM XProf lists only temporaries (its
+/// always-live buffers there are not placed by XLA), so there the list adds
+/// up to the peak less the always-live bytes.
+#[test]
+fn buffers_at_the_peak_add_up_to_the_peak() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for input in every_input() {
+        let capture = ingest::load(&input, &ReadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let report = analysis::analyze(std::slice::from_ref(&capture));
+        for module in &report.modules {
+            for space in module.memory_spaces.iter().filter(|s| s.heap_simulation == TraceStatus::Simulated) {
+                checked += 1;
+                let listed: i64 = space.at_peak.iter().map(|b| b.size_bytes).sum();
+                if listed != space.peak_bytes {
+                    failures.push(format!(
+                        "{} {} colour {} trace {:?}: buffers at the peak sum to {listed}, peak {}",
+                        input.display(),
+                        module.display_name(),
+                        space.color,
+                        space.trace_index,
+                        space.peak_bytes
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {checked} memory spaces:\n{}", failures.len(), failures.join("\n"));
+    println!("{checked} of {checked} replayed memory spaces: buffers at the peak add up to the peak");
+    // The fixtures alone replay 38 memory spaces.
+    assert!(checked >= 38, "only {checked} replayed memory spaces");
 }

@@ -643,7 +643,10 @@ fn triton(name: &str, exception: &str, required: u64, limit: u64) -> OomEvent {
     assert_eq!(e.kind, Kind::TritonOutOfResources);
     assert_eq!(e.exception.as_deref(), Some(exception));
     assert_eq!(e.memory_space.as_deref(), Some("shared memory"));
-    assert_eq!((e.used_bytes, e.capacity_bytes), (Some(required), Some(limit)));
+    // Triton's `Required` is what the kernel requests; `Hardware limit` is the capacity.
+    assert_eq!((e.requested_bytes, e.capacity_bytes), (Some(required), Some(limit)));
+    assert_eq!(e.used_bytes, None);
+    assert_eq!(e.exceeded_by_bytes, Some(required - limit));
     assert!(e.advice.iter().any(|a| a.contains("num_stages")));
     e
 }
@@ -833,7 +836,7 @@ fn h09_tensorcore_and_sparsecore_hbm_budget() {
 }
 
 #[test]
-fn slurm_oom_killer_is_shown_as_unrecognised() {
+fn slurm_oom_kill_is_a_host_oom() {
     let report = scan("oom-logs-extra", "slurm-cgroup-oom.txt");
     let shown: Vec<(u64, &str)> = report.events.iter().map(|e| (e.line, e.message.as_str())).collect();
     assert_eq!(
@@ -843,7 +846,10 @@ fn slurm_oom_killer_is_shown_as_unrecognised() {
             (3, "slurmstepd: error: Detected 1 oom-kill event(s) in step 3955284.0 cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler."),
         ]
     );
-    assert!(report.events.iter().all(|e| e.kind == Kind::Unrecognised));
+    assert!(report.events.iter().all(|e| e.kind == Kind::HostOom && e.memory_space.as_deref() == Some("host")));
+    assert_eq!(report.events[1].op.as_deref(), Some("3955284.0"));
+    assert_eq!(report.incidents.len(), 1, "Slurm's two lines are one failure");
+    assert!(report.events[0].advice.iter().any(|a| a.contains("--mem")));
 }
 
 #[test]
@@ -942,4 +948,443 @@ fn logs_cut_mid_line_still_explain_what_is_there() {
             }
         }
     }
+}
+
+fn extra(name: &str) -> OomReport {
+    scan("oom-logs-extra", name)
+}
+
+fn text_of(dir: &str, name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(dir).join(name)).unwrap()
+}
+
+/// Every fact of `fixtures/oom-logs-2/expected.json` (22 real logs from
+/// public issue threads, with the facts each states), checked as
+/// `oom-facts-check.py` checks them: expected events match, in order, a
+/// subsequence of the events, by kind and every stated fact.
+#[test]
+fn every_fact_of_the_second_corpus_holds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oom-logs-2");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let mut logs = 0;
+    for (name, wanted) in expected.as_object().unwrap().iter().filter(|(name, _)| !name.starts_with('_')) {
+        logs += 1;
+        let report = scan("oom-logs-2", name);
+        let emitted = serde_json::to_value(&report.events).unwrap();
+        let emitted = emitted.as_array().unwrap();
+        let mut from = 0;
+        for want in wanted.as_array().unwrap() {
+            let at = (from..emitted.len()).find(|&at| holds(&emitted[at], want));
+            let at = at.unwrap_or_else(|| panic!("{name}: no event from {from} on holds {want}: {emitted:#?}"));
+            from = at + 1;
+        }
+    }
+    assert_eq!(logs, 22);
+}
+
+/// Whether one emitted event holds every fact of one expected event.
+fn holds(got: &serde_json::Value, want: &serde_json::Value) -> bool {
+    let want = want.as_object().unwrap();
+    let bytes_hold = |key: &str, got: &serde_json::Value| {
+        let Some(value) = want.get(key).and_then(|v| v.as_i64()) else { return true };
+        let Some(got) = got.as_i64() else { return false };
+        let tolerance = want.get(&format!("{key}_tolerance")).and_then(|t| t.as_f64()).unwrap_or(0.0);
+        ((got - value).abs() as f64) <= tolerance + 0.5
+    };
+    let allocations = got["allocations"].as_array().unwrap();
+    let first = allocations.first();
+    let contains = |key: &str, field: &str| {
+        want.get(key)
+            .and_then(|v| v.as_str())
+            .is_none_or(|part| first.and_then(|a| a[field].as_str()).is_some_and(|value| value.contains(part)))
+    };
+    got["kind"] == want["kind"]
+        && want.get("memory_space").is_none_or(|space| {
+            got["memory_space"].as_str().map(str::to_lowercase) == space.as_str().map(str::to_lowercase)
+        })
+        && want.get("error_code").is_none_or(|code| &got["error_code"] == code)
+        && ["used_bytes", "capacity_bytes", "exceeded_by_bytes", "requested_bytes", "free_bytes"]
+            .iter()
+            .all(|key| bytes_hold(key, &got[*key]))
+        && want.get("min_allocations").and_then(|n| n.as_u64()).is_none_or(|n| allocations.len() as u64 >= n)
+        && (!want.contains_key("largest_allocation_bytes")
+            || first.is_some_and(|a| bytes_hold("largest_allocation_bytes", &a["size_bytes"])))
+        && contains("largest_allocation_op_name", "op_name")
+        && contains("largest_allocation_shape", "shape")
+}
+
+// Logs as they travel: every prefix style, from real logs.
+
+#[test]
+fn editor_line_numbers_before_every_line() {
+    // F-02: the user pasted lines 85 to 93 of their editor.
+    let e = scan("oom-logs-2", "F-02.txt").events.remove(0);
+    assert_eq!(e.exception.as_deref(), Some("triton.runtime.autotuner.OutOfResources"));
+    assert_eq!((e.requested_bytes, e.capacity_bytes, e.exceeded_by_bytes), (Some(131_072), Some(98_304), Some(32_768)));
+    assert_eq!(e.line, 9);
+}
+
+#[test]
+fn ray_worker_prefix_with_colour_codes_that_lost_their_escape_byte() {
+    // C-06: `71[2m[36m(MeshHostWorker pid=489)[0m BufferAssignment stats:`, an excerpt from the stats on.
+    let report = scan("oom-logs-2", "C-06.txt");
+    assert_eq!(report.events.len(), 1, "{:#?}", report.events);
+    let e = &report.events[0];
+    assert_eq!(e.kind, Kind::BufferAssignmentOom);
+    assert_eq!(figure(e, "BufferAssignment stats", "parameter allocation"), b(gib(7.78)));
+    assert_eq!(figure(e, "BufferAssignment stats", "total allocation"), b(gib(11.90)));
+    assert_eq!(e.requested_bytes, None, "the excerpt has no request line");
+    let buffer = &e.allocations[0];
+    assert_eq!(buffer.size_bytes, Some(gib(3.83)));
+    assert_eq!(buffer.shape.as_deref(), Some("f32[250880,4096]"));
+    assert!(buffer
+        .source
+        .as_deref()
+        .is_some_and(|s| s.starts_with("/home/ray/anaconda3/lib/python3.8/site-packages/flax/linen/d")));
+}
+
+#[test]
+fn glog_and_torch_compile_prefixes() {
+    // F-09: `E0912 11:54:57.366000 1121181 torch/_inductor/select_algorithm.py:2100] [7/0] No valid triton configs. …`
+    let report = scan("oom-logs-2", "F-09.txt");
+    let found: Vec<(Option<u64>, bool)> = report.events.iter().map(|e| (e.requested_bytes, e.non_fatal)).collect();
+    assert_eq!(found, [(Some(131_072), true), (Some(147_456), true)]);
+    for e in &report.events {
+        assert_eq!(e.advice.len(), 1, "a choice the autotuner drops gets no remedies: {:?}", e.advice);
+        assert!(e.advice[0].contains("not a failure"));
+    }
+}
+
+#[test]
+fn vllm_and_python_logging_prefixes() {
+    // G-03: `ERROR 03-13 09:00:43 [core.py:330] torch.OutOfMemoryError: CUDA out of memory. …`
+    let e = scan("oom-logs-2", "G-03.txt").events.remove(0);
+    assert_eq!(e.exception.as_deref(), Some("torch.OutOfMemoryError"));
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(gib(1.16)), Some(gib(7.75)), Some(gib(1.17)))
+    );
+    assert_eq!(e.used_bytes, Some(gib(5.02)), "this process has 5.02 GiB in use");
+    assert_eq!(e.framework, Some(xmem::oom::Framework::PyTorch));
+    assert!(e.advice.iter().all(|a| !a.contains("XLA_PYTHON_CLIENT")), "{:?}", e.advice);
+}
+
+#[test]
+fn elixir_logger_prefixes() {
+    // C-04: `[error] …` and `[warning] …` before every line of an EXLA run.
+    let report = scan("oom-logs-2", "C-04.txt");
+    let e = report.events.iter().find(|e| e.kind == Kind::BufferAssignmentOom).unwrap();
+    assert_eq!(e.requested_bytes, Some(117_964_800));
+    assert_eq!(e.allocations[0].shape.as_deref(), Some("f32[29491200]"));
+    assert_eq!(report.incidents.len(), 1, "the BFC warning and XLA's report are one failure");
+}
+
+#[test]
+fn timestamps_of_docker_kubernetes_and_github_actions() {
+    let message = text_of("oom-logs", "G-01.txt");
+    let message = message.trim_end();
+    for prefix in [
+        "2024-03-14T09:21:07.123456789Z ",
+        "2026-04-29T01:46:33.4647732Z ",
+        "[pod/trainer-0/main] ",
+        "2024-03-14 09:21:07,123 - trainer.py - train - ERROR - ",
+        "> ",
+    ] {
+        let e = xmem::oom::scan("log", format!("{prefix}{message}\n").as_bytes()).unwrap().events.remove(0);
+        assert_eq!((e.requested_bytes, e.capacity_bytes), (Some(mib(22.0)), Some(gib(23.65))), "{prefix}");
+    }
+}
+
+#[test]
+fn code_fences_and_shell_transcripts_around_a_message() {
+    let e = extra("hip-rocm.txt").events.remove(0);
+    assert_eq!(e.kind, Kind::PytorchCudaOom);
+    assert!(e.summary.starts_with("PyTorch HIP OOM"), "{}", e.summary);
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(gib(16.0)), Some(gib(15.24)), Some(gib(15.09)))
+    );
+    assert!(e.advice[0].starts_with("Capacity, not fragmentation"), "{:?}", e.advice);
+}
+
+// Hard wraps.
+
+#[test]
+fn a_header_a_person_wrapped_at_a_word() {
+    // B-07: `… Ran out of memory in` / `memory space vmem. Used 65.05M of 64.00M vmem. …`
+    let e = scan("oom-logs-2", "B-07.txt").events.remove(0);
+    header(&e, "vmem", mib(65.05), mib(64.0), mib(1.05));
+    assert_eq!(e.line, 1);
+}
+
+#[test]
+fn a_message_a_terminal_wrapped_after_a_space() {
+    // D-10: `… Resource exhausted: Out ` / `of memory while trying to allocate 5520758552 bytes.`
+    let report = scan("oom-logs-2", "D-10.txt");
+    assert_eq!(report.events.len(), 1, "{:#?}", report.events);
+    let e = &report.events[0];
+    assert_eq!((e.kind, e.requested_bytes, e.line), (Kind::RuntimeAllocationFailure, Some(5_520_758_552), 1));
+}
+
+#[test]
+fn a_pytorch_message_split_after_allocated() {
+    let message = text_of("oom-logs", "G-02.txt");
+    let message = message.trim_end();
+    let at = message.find("allocated;").unwrap() + "allocated;".len();
+    let split = format!("{}\n{}\n", &message[..at], message[at..].trim_start());
+    let e = xmem::oom::scan("split", split.as_bytes()).unwrap().events.remove(0);
+    let whole = only("G-02.txt");
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (whole.requested_bytes, whole.capacity_bytes, whole.free_bytes)
+    );
+    assert!(e.free_bytes.is_some());
+}
+
+// Fragments.
+
+#[test]
+fn a_report_cut_inside_an_operator_keeps_what_is_there() {
+    // the excerpt ends inside allocation 1's op_name.
+    let e = scan("oom-logs-2", "A-12.txt").events.remove(0);
+    let op = e.allocations[0].op_name.as_deref().unwrap();
+    assert!(op.starts_with("jit(conv_general_dilated)/conv_general_dilated["), "{op}");
+    assert!(e.truncated);
+    assert_eq!(e.allocations[0].size_bytes, Some(gib(8.77)));
+}
+
+#[test]
+fn talk_about_memory_is_not_an_event() {
+    let talk = "I ran out of memory quickly with batch 64.\nThis issue occurs literally due to insufficient memory. Please use a smaller model.\nthe oom killer is not involved here\n";
+    let report = xmem::oom::scan("talk", talk.as_bytes()).unwrap();
+    assert!(report.events.is_empty(), "{:#?}", report.events);
+    assert!(!report.found_errors());
+}
+
+// Wordings.
+
+#[test]
+fn mps_in_gib_and_in_gb() {
+    let e = extra("mps-gib.txt").events.remove(0);
+    assert_eq!(e.kind, Kind::PytorchCudaOom);
+    assert_eq!(e.memory_space.as_deref(), Some("mps"));
+    assert_eq!(
+        (e.used_bytes, e.capacity_bytes, e.requested_bytes),
+        (Some(gib(9.57)), Some(gib(27.20)), Some(mib(292.50)))
+    );
+    assert_eq!(figure(&e, "PyTorch", "other allocations"), b(gib(17.35)));
+    let e = extra("mps-gb.txt").events.remove(0);
+    assert_eq!(e.exception.as_deref(), Some("RuntimeError"));
+    assert_eq!(
+        (e.used_bytes, e.capacity_bytes, e.requested_bytes),
+        (Some(gib(8.89)), Some(gib(9.07)), Some(mib(6.25)))
+    );
+    assert!(e.summary.starts_with("PyTorch MPS OOM"), "{}", e.summary);
+}
+
+#[test]
+fn xpu_in_both_eras() {
+    let e = extra("xpu-parenthesised.txt").events.remove(0);
+    assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (Some(gib(1.71)), Some(gib(15.56)), None));
+    assert_eq!(figure(&e, "PyTorch", "reserved in total by PyTorch"), b(mib(176.0)));
+    // The same issue thread: IPEX refusing a block over 4 GB, with the same figures.
+    let line = "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate 6.85 GiB (GPU  0; 15.56 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!(
+        (e.kind, e.requested_bytes, e.capacity_bytes),
+        (Kind::PytorchCudaOom, Some(gib(6.85)), Some(gib(15.56)))
+    );
+    let e = extra("xpu-sentences.txt").events.remove(0);
+    assert_eq!(
+        (e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(gib(4.66)), Some(gib(5.65)), Some(gib(5.65)))
+    );
+    assert!(e.summary.starts_with("PyTorch XPU OOM"), "{}", e.summary);
+}
+
+#[test]
+fn thcudacheck_of_pytorch_before_1_0() {
+    let e = extra("thcudacheck.txt").events.remove(0);
+    assert_eq!(e.kind, Kind::PytorchCudaOom);
+    assert_eq!(
+        item(&e, "PyTorch", "raised at").note.as_deref(),
+        Some("/opt/conda/conda-bld/pytorch_1513368888240/work/torch/lib/THC/generic/THCStorage.c:82")
+    );
+}
+
+#[test]
+fn cuda_driver_refusing_host_and_unified_memory() {
+    let e = extra("cuda-host-alloc.txt").events.remove(0);
+    assert_eq!((e.kind, e.requested_bytes), (Kind::RuntimeAllocationFailure, Some(34_359_738_368)));
+    assert_eq!(e.memory_space.as_deref(), Some("host"));
+    assert_eq!(item(&e, "Driver", "error").note.as_deref(), Some("CUDA_ERROR_OUT_OF_MEMORY: out of memory"));
+    let report = extra("cuda-unified-alloc.txt");
+    let requested: Vec<Option<u64>> = report.events.iter().map(|e| e.requested_bytes).collect();
+    assert_eq!(requested, [Some(2_740_606_464), Some(2_466_545_664)]);
+    assert_eq!(report.events[0].memory_space.as_deref(), Some("unified memory"));
+}
+
+#[test]
+fn xla_runtime_and_compiler_wordings() {
+    let log = concat!(
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 4194304 bytes.\n",
+        "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n",
+        "Aborting compilation early because it's unlikely to have enough memory. Requires 26.20G, has 15.48G available.\n",
+        "Shared memory size limit exceeded: requested 262144, available: 232448\n",
+    );
+    let report = xmem::oom::scan("log", log.as_bytes()).unwrap();
+    type Figures = (Kind, Option<u64>, Option<u64>, Option<u64>);
+    let found: Vec<Figures> =
+        report.events.iter().map(|e| (e.kind, e.used_bytes, e.requested_bytes, e.capacity_bytes)).collect();
+    assert_eq!(
+        found,
+        [
+            (Kind::RuntimeAllocationFailure, None, Some(4_194_304), None),
+            (Kind::CompileTimeOom, Some(gib(26.20)), None, Some(gib(15.48))),
+            (Kind::TritonOutOfResources, None, Some(262_144), Some(232_448)),
+        ]
+    );
+    assert_eq!(report.events[0].exception.as_deref(), Some("jaxlib.xla_extension.XlaRuntimeError"));
+    assert_eq!(report.incidents.len(), 2, "the first failure is over 50 lines before the next");
+}
+
+#[test]
+fn bfc_exact_byte_count_wins_over_the_rounded_size() {
+    let line = "Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.46GiB (1567621120 bytes) (rounded to 1567621120)requested by op Conv2D\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!(e.requested_bytes, Some(1_567_621_120));
+    // D-07 prints only the rounded size: the shown figure, not the rounded-up request.
+    let e = scan("oom-logs-2", "D-07.txt").events.remove(0);
+    assert_eq!(e.requested_bytes, Some(mib(34.10)));
+    assert_eq!(e.framework, Some(xmem::oom::Framework::TensorFlow));
+    assert!(e.advice.iter().all(|a| !a.contains("XLA_PYTHON_CLIENT")), "{:?}", e.advice);
+    assert!(e.advice.iter().any(|a| a.contains("set_memory_growth")), "{:?}", e.advice);
+}
+
+#[test]
+fn kernel_oom_killer_report_is_one_host_oom() {
+    let report = extra("kernel-oom-killer.txt");
+    assert_eq!(report.events.len(), 1, "{:#?}", report.events);
+    let e = &report.events[0];
+    assert_eq!((e.kind, e.op.as_deref()), (Kind::HostOom, Some("perl")));
+    assert_eq!(e.used_bytes, Some(60_356_340 * 1024));
+    assert_eq!(figure(e, "Killed process", "total-vm"), b(87_033_376 * 1024));
+    assert_eq!(e.summary, "host out of memory: the kernel's OOM killer killed perl (57.56 GiB resident)");
+    assert!(!e.truncated);
+}
+
+#[test]
+fn kernel_kill_process_before_linux_4_19() {
+    let report = extra("kernel-oom-kill-process.txt");
+    let killed: Vec<Option<&str>> = report.events.iter().map(|e| e.op.as_deref()).collect();
+    assert_eq!(killed, [Some("python"), Some("python")]);
+    assert_eq!(report.incidents.len(), 1);
+    assert_eq!(report.events[1].used_bytes, Some(0));
+}
+
+#[test]
+fn kubernetes_oomkilled() {
+    let report = extra("kubernetes-oomkilled.txt");
+    assert_eq!(report.events.len(), 2);
+    assert!(report.events.iter().all(|e| e.kind == Kind::HostOom));
+    assert_eq!(report.incidents.len(), 1);
+}
+
+#[test]
+fn python_memory_error_with_numpy_request() {
+    let e = extra("numpy-array-memory-error.txt").events.remove(0);
+    assert_eq!(e.kind, Kind::HostOom);
+    assert_eq!(e.exception.as_deref(), Some("numpy.core._exceptions._ArrayMemoryError"));
+    assert_eq!((e.requested_bytes, e.shape.as_deref()), (Some(gib(58.0)), Some("(176351, 176460)")));
+    let e = extra("numpy-memory-error-trailing-dot.txt").events.remove(0);
+    assert_eq!((e.requested_bytes, e.shape.as_deref()), (Some(gib(201.0)), Some("(2999, 2999, 2999)")));
+}
+
+// What the user sees.
+
+#[test]
+fn one_incident_per_failure() {
+    // D-13: two driver failures, then the BFC allocator's non-fatal warning.
+    let report = scan("oom-logs-2", "D-13.txt");
+    let kinds: Vec<Kind> = report.events.iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&Kind::BfcAllocatorOom), "{kinds:?}");
+    for incident in &report.incidents {
+        let mut seen = Vec::new();
+        for &at in &incident.events {
+            let kind = report.events[at].kind;
+            assert!(kind == Kind::Unrecognised || !seen.contains(&kind), "{incident:?}");
+            seen.push(kind);
+        }
+        assert_eq!(incident.title, report.events[incident.primary].summary);
+    }
+    let grouped: usize = report.incidents.iter().map(|i| i.events.len()).sum();
+    assert_eq!(grouped, report.events.len(), "every event is in one incident");
+}
+
+#[test]
+fn many_sections_and_a_long_line_stay_bounded() {
+    let mut log = String::from(
+        "Ran out of memory in memory space hbm. Used 20.00G of 16.00G hbm. Exceeded hbm capacity by 4.00G.\n",
+    );
+    for i in 0..20_000 {
+        log.push_str(&format!("Total hbm{i} usage >= 1.00G:\n    reserved        1.00M\n"));
+    }
+    let e = xmem::oom::scan("log", log.as_bytes()).unwrap().events.remove(0);
+    assert_eq!(e.breakdown.len(), 10_000, "sections past the cap are not kept");
+    let line =
+        format!("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1024 bytes. {}\n", "x".repeat(1 << 20));
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!(e.requested_bytes, Some(1024));
+    assert!(e.message.chars().count() <= 601);
+}
+
+#[test]
+fn one_line_wordings_of_pytorch_tensorflow_and_nccl() {
+    let log = concat!(
+        "RuntimeError: CUDA error: out of memory\n",
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n",
+    );
+    let report = xmem::oom::scan("log", log.as_bytes()).unwrap();
+    assert_eq!(report.events.len(), 1);
+    assert_eq!(
+        (report.events[0].kind, report.events[0].exception.as_deref()),
+        (Kind::PytorchCudaOom, Some("RuntimeError"))
+    );
+    let line = "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!((e.kind, e.requested_bytes), (Kind::HostOom, Some(1 << 30)));
+    let line = "ResourceExhaustedError: failed to allocate memory [Op:AddV2]\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!((e.kind, e.op.as_deref()), (Kind::RuntimeAllocationFailure, Some("AddV2")));
+    let line = "node-3:1234:1290 [0] NCCL WARN Cuda failure 'out of memory'\n";
+    let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
+    assert_eq!(e.kind, Kind::Unrecognised);
+}
+
+#[test]
+fn largest_contiguous_free_region_says_fragmentation() {
+    // H-04: 58.64M free, but the largest contiguous region is 30.56M, below the 31.06M requested.
+    let e = scan("oom-logs-2", "H-04.txt").events.remove(0);
+    assert_eq!((e.requested_bytes, e.free_bytes), (Some(mib(31.06)), Some(mib(58.64))));
+    assert_eq!(figure(&e, "Device buffer", "largest contiguous free"), b(mib(30.56)));
+    assert_eq!(e.memory_space.as_deref(), Some("hbm"));
+    assert!(e.advice[0].contains("only 30.56 MiB of it is usable in one piece"), "{:?}", e.advice);
+}
+
+#[test]
+fn pytorch_allocation_beyond_the_allowed_memory() {
+    // One figure per line, aligned, as PyTorch prints it…
+    let report = extra("pytorch-allocation-on-device.txt");
+    assert_eq!(report.events.len(), 1, "{:#?}", report.events);
+    let e = &report.events[0];
+    assert_eq!((e.kind, e.memory_space.as_deref()), (Kind::PytorchCudaOom, Some("GPU 0")));
+    assert_eq!(e.exception.as_deref(), Some("torch.cuda.OutOfMemoryError"));
+    assert_eq!(
+        (e.used_bytes, e.requested_bytes, e.capacity_bytes, e.free_bytes),
+        (Some(gib(6.89)), Some(mib(320.0)), Some(gib(23.69)), Some(mib(2.94)))
+    );
+    // … and run together on one line by a web UI.
+    let e = extra("pytorch-allocation-on-device-one-line.txt").events.remove(0);
+    assert_eq!((e.requested_bytes, e.capacity_bytes, e.free_bytes), (Some(gib(1.88)), Some(gib(16.0)), Some(0)));
 }

@@ -93,6 +93,12 @@ fn check_timeline(chart: &Chart, oracle: &Oracle) {
     assert!(chart.tooltips.iter().any(|t| t.ends_with(&exact)), "{}: peak tooltip with {exact}", chart.file);
 }
 
+/// The icicle's root frame holds XProf's peak, as inferno's tooltip says it.
+fn check_flame(chart: &Chart, oracle: &Oracle) {
+    let root = format!("all ({} bytes, 100%)", common::thousands(oracle.peak_bytes()));
+    assert!(chart.tooltips.contains(&root), "{}: no {root:?}", chart.file);
+}
+
 fn check_peak(chart: &Chart, oracle: &Oracle, top: usize) {
     assert!(chart.texts.iter().any(|t| t.starts_with("bytes at the peak (")), "{}: x axis", chart.file);
     let buffers = oracle.buffers_at_peak();
@@ -126,7 +132,16 @@ fn check_peak(chart: &Chart, oracle: &Oracle, top: usize) {
 fn check_lifetimes(chart: &Chart, oracle: &Oracle) {
     assert!(chart.has_text("program order (heap-simulator event)"), "{}: x axis", chart.file);
     assert!(chart.texts.iter().any(|t| t.starts_with("offset in allocation (")), "{}: y axis", chart.file);
-    assert_eq!(chart.class("peak-label"), vec![expected_peak_label(oracle).as_str()], "{}", chart.file);
+    // The line at the peak reaches the temporaries live there, and says what is not drawn.
+    let always_live = common::mib_to_bytes(&oracle.json["indefiniteBufferAllocationMib"]);
+    let label = format!(
+        "temporaries at the peak {} (event {}) · always-live {} not drawn",
+        human_bytes((oracle.peak_bytes() - always_live) as u64),
+        oracle.peak_position(),
+        human_bytes(always_live as u64)
+    );
+    assert_eq!(chart.class("peak-label"), vec![label.as_str()], "{}", chart.file);
+    assert_eq!(chart.class("always-live-note").len(), 1, "{}", chart.file);
     let boxes: Vec<&String> = chart.tooltips.iter().filter(|t| t.contains("(buffer ")).collect();
     assert!(!boxes.is_empty(), "{}: no buffer boxes", chart.file);
     for tooltip in boxes {
@@ -152,6 +167,7 @@ fn check_workload(workload: &str) {
             "timeline" => check_timeline(&chart, oracle),
             "peak" => check_peak(&chart, oracle, 20),
             "lifetimes" => check_lifetimes(&chart, oracle),
+            "flame" => check_flame(&chart, oracle),
             other => panic!("unexpected chart kind {other}"),
         }
         drawn.insert((oracle.module.clone(), oracle.color, chart.kind().to_string()));

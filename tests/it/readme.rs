@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::common;
+
 struct Example {
     args: Vec<String>,
     expected: Vec<String>,
@@ -36,7 +38,8 @@ fn examples(readme: &str) -> Vec<Example> {
         };
         while let Some(&next) = lines.peek() {
             let next = next.get(indent..).unwrap_or(next.trim_start());
-            if next.starts_with("```") || next.starts_with("$ xmem ") {
+            // Another command (`$ go tool pprof …`) ends the example; `$ echo $?` checks it.
+            if next.starts_with("```") || (next.starts_with("$ ") && next != "$ echo $?") {
                 break;
             }
             lines.next();
@@ -70,8 +73,13 @@ fn readme_examples_are_real_output() {
     let scratch = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(root.join("fixtures"), scratch.path().join("fixtures")).unwrap();
     for example in examples {
-        let output =
-            Command::new(env!("CARGO_BIN_EXE_xmem")).args(&example.args).current_dir(scratch.path()).output().unwrap();
+        // Third-party profiles are read from the shared corpus, never copied into the repo: skipped without it.
+        let args = example.args.iter().map(|arg| match arg.strip_prefix("../shared/corpus/external/") {
+            Some(rest) => common::shared_external().map(|external| external.join(rest).display().to_string()),
+            None => Some(arg.clone()),
+        });
+        let Some(args) = args.collect::<Option<Vec<String>>>() else { continue };
+        let output = Command::new(env!("CARGO_BIN_EXE_xmem")).args(&args).current_dir(scratch.path()).output().unwrap();
         let stdout = String::from_utf8(output.stdout).unwrap();
         let actual: Vec<&str> = stdout.lines().collect();
         assert!(

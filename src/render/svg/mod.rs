@@ -5,6 +5,7 @@
 //! element. Text uses the viewer's `sans-serif`, so no font is embedded or
 //! needed at build time.
 
+pub mod flame;
 pub mod lifetimes;
 pub mod peak;
 pub mod sites;
@@ -52,6 +53,8 @@ pub enum ChartKind {
     Sites,
     /// A memory space's heap in two runs, in a diff.
     Overlay,
+    /// An icicle graph of the live set at the peak, by stack.
+    Flame,
 }
 
 impl ChartKind {
@@ -63,6 +66,7 @@ impl ChartKind {
             ChartKind::Lifetimes => "lifetimes",
             ChartKind::Sites => "sites",
             ChartKind::Overlay => "overlay",
+            ChartKind::Flame => "flame",
         }
     }
 }
@@ -79,6 +83,7 @@ pub fn space_charts(
         (ChartKind::Timeline, timeline::program(&format!("{heading}: heap over program order"), space)?),
         (ChartKind::Peak, peak::draw(&format!("{heading}: buffers live at the peak"), space, top)?),
         (ChartKind::Lifetimes, lifetimes::draw(&format!("{heading}: buffer lifetimes"), space)?),
+        (ChartKind::Flame, flame::buffers(&format!("{heading}: who owns the peak, by stack"), &space.at_peak)?),
     ];
     Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
 }
@@ -278,14 +283,32 @@ impl Marks {
 
     /// A dashed line, for a marker across the plot.
     pub fn dashed_line(&mut self, from: (i32, i32), to: (i32, i32), stroke: RGBColor, tooltip: &str) {
+        self.line(from, to, (stroke, 1.5, "6 4"), "", tooltip);
+    }
+
+    /// A thin vertical line across the plot where something begins (a training step).
+    pub fn boundary(&mut self, bottom: (i32, i32), top: (i32, i32), tooltip: &str) {
+        self.line(bottom, top, (palette::GREY, 1.0, "2 3"), " class=\"step-boundary\"", tooltip);
+    }
+
+    /// A line with its stroke (colour, width, dashes) and extra attributes.
+    fn line(
+        &mut self,
+        from: (i32, i32),
+        to: (i32, i32),
+        stroke: (RGBColor, f64, &str),
+        attributes: &str,
+        tooltip: &str,
+    ) {
+        let (color, width, dashes) = stroke;
         let _ = writeln!(
             self.elements,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.5" stroke-dasharray="6 4"><title>{}</title></line>"#,
+            r#"<line{attributes} x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{width}" stroke-dasharray="{dashes}"><title>{}</title></line>"#,
             from.0,
             from.1,
             to.0,
             to.1,
-            palette::css(stroke),
+            palette::css(color),
             encode_text(tooltip)
         );
     }
@@ -332,10 +355,16 @@ pub fn peak_label(peak: &PeakMark) -> String {
 fn mark_peak(marks: &mut Marks, peak: &PeakMark, floor: (i32, i32), top: (i32, i32), x: &Range<f64>) {
     let label = peak_label(peak);
     let tooltip = format!("{label}: {} bytes", peak.bytes);
-    marks.dashed_line(floor, top, palette::PEAK, &tooltip);
-    marks.circle(top, 5, palette::PEAK, &tooltip);
-    let (shift, anchor) = if peak_on_left(peak, x) { (8, "start") } else { (-8, "end") };
-    marks.text((top.0 + shift, top.1 - 8), &label, 13, anchor, "peak-label");
+    mark_level(marks, &label, &tooltip, floor, top, peak_on_left(peak, x));
+}
+
+/// A dashed line from `floor` up to `top`, a dot there and `label` beside
+/// it, reading to the right when `on_left`.
+fn mark_level(marks: &mut Marks, label: &str, tooltip: &str, floor: (i32, i32), top: (i32, i32), on_left: bool) {
+    marks.dashed_line(floor, top, palette::PEAK, tooltip);
+    marks.circle(top, 5, palette::PEAK, tooltip);
+    let (shift, anchor) = if on_left { (8, "start") } else { (-8, "end") };
+    marks.text((top.0 + shift, top.1 - 8), label, 13, anchor, "peak-label");
 }
 
 fn peak_on_left(peak: &PeakMark, x: &Range<f64>) -> bool {

@@ -9,7 +9,7 @@ use plotters::style::RGBColor;
 
 use super::{number_label, palette, render, shorten, ByteScale, Frame, Marks};
 use crate::analysis::{BufferAtPeak, Category, MemorySpaceReport};
-use crate::render::table::bytes;
+use crate::render::table::{bytes, file_name_and_line};
 use crate::render::text::{rest_label, small_label};
 
 /// Pixels per bar and its label.
@@ -26,6 +26,17 @@ pub fn category_color(category: Category) -> RGBColor {
         Category::ThreadLocal => palette::PURPLE,
         Category::Constant => palette::YELLOW,
         Category::Temporary => palette::ORANGE,
+    }
+}
+
+/// How a legend names [`category_color`].
+pub fn category_color_name(category: Category) -> &'static str {
+    match category {
+        Category::Parameter => "blue",
+        Category::Output => "green",
+        Category::ThreadLocal => "purple",
+        Category::Constant => "yellow",
+        Category::Temporary => "orange",
     }
 }
 
@@ -59,16 +70,11 @@ fn buffer_bar(buffer: &BufferAtPeak) -> Bar {
             format!("padding {} of {}", bytes(buffer.padding_bytes()), buffer.instruction),
         ));
     }
-    Bar {
-        label: format!(
-            "{} · {size} · {} · {} · {}",
-            buffer.instruction,
-            buffer.category.label(),
-            buffer.shape,
-            buffer.op_name
-        ),
-        segments,
-    }
+    // Fields a buffer lacks (no op name, no source) leave no empty `· ·`.
+    let source = buffer.source.as_deref().map(file_name_and_line).unwrap_or_default();
+    // The source line before the long fields, so shortening a label keeps it.
+    let fields = [buffer.instruction.as_str(), &size, buffer.category.label(), &source, &buffer.shape, &buffer.op_name];
+    Bar { label: fields.iter().filter(|f| !f.is_empty()).copied().collect::<Vec<_>>().join(" · "), segments }
 }
 
 /// A grey bar for what the chart does not show one by one.

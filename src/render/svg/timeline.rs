@@ -11,6 +11,7 @@ use super::{
 };
 use crate::analysis::drawing::{self, Timeline, XAxis};
 use crate::analysis::{AllocatorReport, MemorySpaceReport};
+use crate::units::milliseconds;
 
 const HEIGHT: u32 = 440;
 /// Two points per pixel column: a window's minimum and its maximum.
@@ -109,6 +110,40 @@ fn decimal_label(span: f64) -> impl Fn(&f64) -> String {
     move |value: &f64| format!("{value:.decimals$}")
 }
 
+/// Pixels of the plot area: the chart less its caption, x axis and margins.
+const PLOT_HEIGHT: f64 = HEIGHT as f64 - 110.0;
+/// Pixels a legend takes per entry, and for its frame.
+const LEGEND_ROW: f64 = 19.0;
+const LEGEND_FRAME: f64 = 16.0;
+/// Room for the peak label above the highest value.
+const PEAK_LABEL: f64 = 24.0;
+/// Room for a row of step names under the legend.
+const STEP_LABELS: f64 = 16.0;
+/// Step names closer than this many pixels to the previous one are left out.
+const STEP_LABEL_SPACING: i32 = 56;
+
+fn legend_height(entries: usize) -> f64 {
+    entries as f64 * LEGEND_ROW + LEGEND_FRAME
+}
+
+/// How far above the highest value the y axis reaches, so that the legend
+/// (in a top corner), the step names under it and the peak label sit above
+/// every value, never on one.
+fn headroom(legend_entries: usize, step_labels: bool) -> f64 {
+    let steps = if step_labels { STEP_LABELS } else { 0.0 };
+    let reserved = legend_height(legend_entries) + steps + PEAK_LABEL;
+    PLOT_HEIGHT / (PLOT_HEIGHT - reserved).max(PLOT_HEIGHT / 4.0)
+}
+
+/// Percent ticks up to 100%; the axis runs higher only to make room for the legend.
+fn percent_label(value: &f64) -> String {
+    if *value > 100.0 + 1e-9 {
+        String::new()
+    } else {
+        number_label(value)
+    }
+}
+
 pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
     let scale = ByteScale::for_max(timeline.y_max);
     let (x_description, x_per_unit) = x_unit(timeline.x_axis);
@@ -124,13 +159,14 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
     let y_description = format!("bytes ({})", scale.unit());
     let fraction_names: Vec<&str> = timeline.fractions.iter().map(|f| f.name.as_str()).collect();
     let fraction_description = format!("{} (%)", fraction_names.join(", "));
+    let entries = timeline.bands.len() + timeline.lines.len() + timeline.fractions.len();
+    let headroom = headroom(entries, !timeline.boundaries.is_empty());
     let frame = Frame {
         caption,
         x_description,
         y_description: &y_description,
         x: to_axis(first)..to_axis(last),
-        // Headroom above the peak for its label.
-        y: 0.0..scale.of(timeline.y_max).max(1.0) * 1.15,
+        y: 0.0..scale.of(timeline.y_max).max(1.0) * headroom,
         y_ticks: true,
         x_label,
         y_label: &number_label,
@@ -141,17 +177,31 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
         }),
         secondary: (!timeline.fractions.is_empty()).then_some(SecondaryAxis {
             description: &fraction_description,
-            y: 0.0..100.0,
-            label: &number_label,
+            y: 0.0..100.0 * headroom,
+            label: &percent_label,
         }),
     };
     let xs: Vec<f64> = timeline.x.iter().map(|&x| to_axis(x)).collect();
+    // A value that holds until the next point is a step, drawn as a
+    // horizontal run and a vertical rise at the next point.
+    let points = |values: &[f64]| -> Vec<(f64, f64)> {
+        if !timeline.holds_until_next {
+            return xs.iter().copied().zip(values.iter().copied()).collect();
+        }
+        let mut steps = Vec::with_capacity(2 * xs.len());
+        for (i, (&x, &y)) in xs.iter().zip(values).enumerate() {
+            steps.push((x, y));
+            if let Some(&next) = xs.get(i + 1) {
+                steps.push((next, y));
+            }
+        }
+        steps
+    };
     render(frame, HEIGHT, |chart, marks| {
         let mut lower = vec![0.0; xs.len()];
         for (band, color) in timeline.bands.iter().zip(BAND_COLORS.iter().cycle()) {
             let upper: Vec<f64> = band.values.iter().map(|&v| scale.of(v)).collect();
-            let outline: Vec<(f64, f64)> =
-                xs.iter().copied().zip(upper.iter().copied()).chain(xs.iter().copied().zip(lower).rev()).collect();
+            let outline: Vec<(f64, f64)> = points(&upper).into_iter().chain(points(&lower).into_iter().rev()).collect();
             let fill = color.mix(0.6).filled();
             chart
                 .draw_series(std::iter::once(Polygon::new(outline, fill)))?
@@ -161,18 +211,31 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
         }
         for (line, color) in timeline.lines.iter().zip(LINE_COLORS.iter().cycle()) {
             let style = color.stroke_width(1);
+            let values: Vec<f64> = line.values.iter().map(|&v| scale.of(v)).collect();
             chart
-                .draw_series(LineSeries::new(xs.iter().copied().zip(line.values.iter().map(|&v| scale.of(v))), style))?
+                .draw_series(LineSeries::new(points(&values), style))?
                 .label(line.name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
         }
         for (fraction, color) in timeline.fractions.iter().zip(FRACTION_COLORS.iter().cycle()) {
             let style = color.stroke_width(1);
-            let percent = fraction.values.iter().map(|&v| v * 100.0);
+            let percent: Vec<f64> = fraction.values.iter().map(|&v| v * 100.0).collect();
             chart
-                .draw_secondary_series(LineSeries::new(xs.iter().copied().zip(percent), style))?
+                .draw_secondary_series(LineSeries::new(points(&percent), style))?
                 .label(format!("{} (right axis)", fraction.name))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
+        }
+        let y_top = scale.of(timeline.y_max).max(1.0) * headroom;
+        // Step names in their row under the legend, where there is room for them.
+        let mut last_named: Option<i32> = None;
+        for (x, name) in &timeline.boundaries {
+            let (bottom, top) = (chart.backend_coord(&(to_axis(*x), 0.0)), chart.backend_coord(&(to_axis(*x), y_top)));
+            marks.boundary(bottom, top, &format!("{name} starts at {}", milliseconds(*x)));
+            if last_named.is_none_or(|last| top.0 - last >= STEP_LABEL_SPACING) {
+                let row = top.1 + (legend_height(entries) + STEP_LABELS) as i32 - 2;
+                marks.text((top.0 + 3, row), name, 11, "start", "step-label");
+                last_named = Some(top.0);
+            }
         }
         let peak = &timeline.peak;
         let top = chart.backend_coord(&(to_axis(peak.x), scale.of(peak.bytes)));
@@ -196,6 +259,8 @@ mod tests {
             fractions: vec![Series { name: "fragmentation".to_string(), values: vec![f64::NAN, 2.0] }],
             peak: PeakMark { x: time_ps, bytes, what: None, position: "event 1".to_string() },
             y_max: bytes,
+            holds_until_next: true,
+            boundaries: vec![(time_ps, "step 2".to_string())],
         }
     }
 

@@ -23,6 +23,21 @@ pub fn shared_corpus() -> Option<PathBuf> {
     None
 }
 
+/// The shared corpus's third-party profiles (`../shared/corpus/external`, or
+/// `external` beside `XMEM_CORPUS`), when present; the tests that use them
+/// are skipped otherwise. They are never copied into the repository.
+pub fn shared_external() -> Option<PathBuf> {
+    let root = match std::env::var_os("XMEM_CORPUS") {
+        Some(profiles) => PathBuf::from(profiles).with_file_name("external"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/external"),
+    };
+    if root.is_dir() {
+        return Some(root);
+    }
+    eprintln!("skipped: no external corpus at {}", root.display());
+    None
+}
+
 /// The profile (a log directory) of a fixture workload.
 pub fn profile(workload: &str) -> PathBuf {
     fixture(workload).join("profile")
@@ -78,6 +93,19 @@ pub fn mib_to_bytes(mib: &Value) -> i64 {
     (mib.as_f64().unwrap_or(0.0) * 1_048_576.0).round() as i64
 }
 
+/// `193,604,044`, as inferno prints counts.
+pub fn thousands(n: i64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Every oracle file of a workload: `<module>(<id>).memory_space_<color>.json`.
 pub fn oracles(workload: &str) -> Vec<Oracle> {
     let dir = fixture(workload).join("oracle/memory_viewer");
@@ -111,17 +139,22 @@ pub fn oracle_for_title<'a>(oracles: &'a [Oracle], title: &str) -> &'a Oracle {
 
 /// The charts xmem should draw for a memory space, judged from XProf's output:
 /// a timeline when there are heap-simulator events, the buffers at the peak
-/// when anything is live there, the lifetimes when buffers have spans.
+/// when anything is live there, the lifetimes when buffers have spans, the
+/// flame graph of the peak when anything is live there.
 pub fn expected_charts(oracle: &Oracle) -> Vec<&'static str> {
     let mut charts = Vec::new();
     if oracle.heap_points() >= 2 {
         charts.push("timeline");
     }
-    if oracle.json["maxHeap"].as_array().is_some_and(|b| !b.is_empty()) {
+    let live_at_peak = oracle.json["maxHeap"].as_array().is_some_and(|b| !b.is_empty());
+    if live_at_peak {
         charts.push("peak");
     }
     if oracle.has_spans() {
         charts.push("lifetimes");
+    }
+    if live_at_peak {
+        charts.push("flame");
     }
     charts
 }

@@ -1,0 +1,158 @@
+//! `xmem._native`, the compiled half of the Python package `xmem`: the
+//! command line, and the `report`, `diff`, `oom` and `plot` commands as calls
+//! that return what the command computed instead of printing it. Arguments
+//! arrive as the command line's own flags (built by `xmem/__init__.py`), so
+//! the defaults, the checks and the error messages are the command line's.
+//! The GIL is released while xmem reads, analyses and renders.
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::{Args, FromArgMatches, ValueEnum};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+
+use xmem::analysis::Report;
+use xmem::cli::args::{DiffArgs, Format, OomArgs, PlotArgs, ReportArgs};
+use xmem::cli::diff::Comparison;
+use xmem::oom::OomReport;
+use xmem::render::text::Detail;
+
+create_exception!(
+    xmem,
+    XmemError,
+    PyException,
+    "An xmem command failed; the message is the line the command line prints after `xmem: `."
+);
+
+fn xmem_error(error: anyhow::Error) -> PyErr {
+    XmemError::new_err(xmem::cli::one_line(&error))
+}
+
+/// Parses one command's flags as the command line does. A clap error keeps
+/// its first line, without clap's `error: ` and usage hints.
+fn parse<A: Args + FromArgMatches>(command: &'static str, args: Vec<OsString>) -> PyResult<A> {
+    A::augment_args(clap::Command::new(command).no_binary_name(true))
+        .try_get_matches_from(args)
+        .and_then(|matches| A::from_arg_matches(&matches))
+        .map_err(|e| {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            XmemError::new_err(first.strip_prefix("error: ").unwrap_or(first).to_string())
+        })
+}
+
+/// What a command computed, kept so that it can be rendered as the command
+/// line would print it.
+enum Computed {
+    Report(Report, Detail),
+    Diff(Box<Comparison>, Detail),
+    Oom(OomReport),
+}
+
+#[pyclass(frozen, module = "xmem._native")]
+struct Output(Computed);
+
+#[pymethods]
+impl Output {
+    /// The JSON the command prints with `--format json`, as Python objects
+    /// built from the same structs by the same serde derive, keys in the same order.
+    fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match &self.0 {
+            Computed::Report(report, _) => pythonize::pythonize(py, report),
+            Computed::Diff(comparison, _) => pythonize::pythonize(py, &comparison.diff),
+            Computed::Oom(report) => pythonize::pythonize(py, report),
+        }?)
+    }
+
+    /// What the command prints with `--format FORMAT` (text, markdown, json or html).
+    fn render(&self, py: Python<'_>, format: &str) -> PyResult<String> {
+        let format = Format::from_str(format, true).map_err(PyValueError::new_err)?;
+        let bytes = py
+            .detach(|| -> anyhow::Result<Vec<u8>> {
+                let mut bytes = Vec::new();
+                let mut out = xmem::cli::piped(&mut bytes, format);
+                match &self.0 {
+                    Computed::Report(report, detail) => xmem::cli::report::write(&mut out, format, report, *detail)?,
+                    Computed::Diff(comparison, detail) => {
+                        xmem::cli::diff::write(&mut out, format, comparison, *detail)?
+                    }
+                    Computed::Oom(report) => xmem::cli::oom::write(&mut out, xmem::cli::oom::flavor(format)?, report)?,
+                }
+                out.flush()?;
+                drop(out);
+                Ok(bytes)
+            })
+            .map_err(xmem_error)?;
+        String::from_utf8(bytes).map_err(|e| XmemError::new_err(e.to_string()))
+    }
+}
+
+/// Runs the `xmem` command line on `argv` (the first item is the program's name) and returns its exit code.
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> u8 {
+    let code = py.detach(|| xmem::cli::run_from(argv));
+    // Rust's stdout is flushed at exit only when Rust owns the process.
+    let _ = std::io::stdout().flush();
+    code
+}
+
+/// `xmem report ARGS`.
+#[pyfunction]
+fn report(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
+    let args: ReportArgs = parse("report", args)?;
+    let report = py.detach(|| xmem::cli::report::build(&args)).map_err(xmem_error)?;
+    Ok(Output(Computed::Report(report, args.selection.detail())))
+}
+
+/// `xmem diff ARGS`.
+#[pyfunction]
+fn diff(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
+    let args: DiffArgs = parse("diff", args)?;
+    let comparison = py.detach(|| xmem::cli::diff::build(&args)).map_err(xmem_error)?;
+    Ok(Output(Computed::Diff(Box::new(comparison), args.selection.detail())))
+}
+
+/// `xmem oom ARGS`.
+#[pyfunction]
+fn oom(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
+    let args: OomArgs = parse("oom", args)?;
+    let report = py.detach(|| xmem::cli::oom::build(&args)).map_err(xmem_error)?;
+    Ok(Output(Computed::Oom(report)))
+}
+
+/// The errors in a log given as its text; `name` stands for the file name in the result.
+#[pyfunction]
+fn oom_text(py: Python<'_>, name: &str, text: &[u8]) -> PyResult<Output> {
+    let report = py.detach(|| xmem::oom::scan(name, text)).map_err(|e| xmem_error(e.into()))?;
+    Ok(Output(Computed::Oom(report)))
+}
+
+/// `xmem plot ARGS`: the paths of the charts written.
+#[pyfunction]
+fn plot(py: Python<'_>, args: Vec<OsString>) -> PyResult<Vec<String>> {
+    let args: PlotArgs = parse("plot", args)?;
+    py.detach(|| {
+        let mut written = Vec::new();
+        xmem::cli::plot::write_charts(&args, |path| {
+            written.push(path.display().to_string());
+            Ok(())
+        })?;
+        Ok(written)
+    })
+    .map_err(xmem_error)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("XmemError", m.py().get_type::<XmemError>())?;
+    m.add_class::<Output>()?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(oom, m)?)?;
+    m.add_function(wrap_pyfunction!(oom_text, m)?)?;
+    m.add_function(wrap_pyfunction!(plot, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,32 @@
+"""Type hints of the extension module; use the functions of ``xmem`` instead."""
+
+from typing import Any
+
+class XmemError(Exception):
+    """An xmem command failed; the message is the line the command line prints after ``xmem: ``."""
+
+class Output:
+    """What a command computed."""
+
+    def value(self) -> dict[str, Any]:
+        """The JSON the command prints with ``--format json``, as Python objects."""
+    def render(self, format: str) -> str:
+        """What the command prints with ``--format FORMAT`` (text, markdown, json or html)."""
+
+def run_cli(argv: list[str]) -> int:
+    """Runs the ``xmem`` command line on ``argv`` (the first item is the program's name); returns its exit code."""
+
+def report(args: list[str]) -> Output:
+    """``xmem report ARGS``."""
+
+def diff(args: list[str]) -> Output:
+    """``xmem diff ARGS``."""
+
+def oom(args: list[str]) -> Output:
+    """``xmem oom ARGS``."""
+
+def oom_text(name: str, text: bytes) -> Output:
+    """The errors in a log given as its text; ``name`` stands for the file name in the result."""
+
+def plot(args: list[str]) -> list[str]:
+    """``xmem plot ARGS``: the paths of the charts written."""

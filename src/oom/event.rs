@@ -1,0 +1,304 @@
+//! What `xmem oom` finds, as the library hands it out and as JSON
+//! (`xmem.oom/1`): the shared types every other file of `oom` builds on.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::line::Line;
+
+pub const OOM_SCHEMA: &str = "xmem.oom/1";
+
+/// Everything found in one log, serialised as `xmem.oom/1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct OomReport {
+    pub schema: &'static str,
+    /// The log as the user named it (`<stdin>` for `-`).
+    pub input: String,
+    /// Lines read.
+    pub lines: u64,
+    /// In the order they first appear in the log.
+    pub events: Vec<OomEvent>,
+    /// The events of one failure together (an allocator's warning, the
+    /// framework's error and the driver's line), in log order.
+    pub incidents: Vec<Incident>,
+}
+
+impl OomReport {
+    /// At least one memory error was found (`xmem oom` exits 1).
+    pub fn found_errors(&self) -> bool {
+        !self.events.is_empty()
+    }
+}
+
+/// One failure: the messages every layer printed about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Incident {
+    /// Indices into `events`, in log order.
+    pub events: Vec<usize>,
+    /// The verdict of the event that says most about the failure.
+    pub title: String,
+    /// The index (into `events`) of that event.
+    pub primary: usize,
+}
+
+/// What kind of memory error a message reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// XLA:TPU ran out of a memory space (hbm, vmem, smem, …) while compiling.
+    CompileTimeOom,
+    /// The SparseCore compiler could not place a buffer (E3000, E3001).
+    SparsecoreAllocation,
+    /// XLA GPU could not allocate and printed its BufferAssignment report.
+    BufferAssignmentOom,
+    /// The TensorFlow/TSL best-fit-with-coalescing allocator ran out.
+    BfcAllocatorOom,
+    /// A runtime allocation failed: a device buffer, a program reservation, a driver call.
+    RuntimeAllocationFailure,
+    /// A Triton kernel needs more shared (or tensor) memory than the device has.
+    TritonOutOfResources,
+    /// PyTorch's caching allocator ran out: CUDA, HIP (ROCm), XPU or MPS.
+    PytorchCudaOom,
+    /// The host ran out: the kernel's OOM killer, a cgroup or Slurm limit,
+    /// Kubernetes `OOMKilled`, Python's `MemoryError`.
+    HostOom,
+    /// A memory error xmem has no parser for; the line is shown as it is.
+    Unrecognised,
+}
+
+/// The framework whose log it is, as its file paths and exceptions show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Framework {
+    Jax,
+    TensorFlow,
+    PyTorch,
+}
+
+/// One memory error, with every figure the log gives for it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OomEvent {
+    pub kind: Kind,
+    /// The XLA error code (`E1000`, …) the log states, or the one its kind implies.
+    pub error_code: Option<String>,
+    /// The memory that ran out, lower-case as the log names it (`hbm`, `vmem`, `shared memory`, `GPU 0`).
+    pub memory_space: Option<String>,
+    /// What the program needed or had in use.
+    pub used_bytes: Option<u64>,
+    pub capacity_bytes: Option<u64>,
+    /// As the log states it, or `used − capacity` when the log gives both and says one exceeds the other.
+    pub exceeded_by_bytes: Option<u64>,
+    /// The allocation that failed.
+    pub requested_bytes: Option<u64>,
+    pub free_bytes: Option<u64>,
+    /// The allocations the log lists, in its order (largest first; BFC chunk sizes sorted so).
+    pub allocations: Vec<Allocation>,
+    /// The log ends inside this error's report, or cuts its last line: what
+    /// would have followed (more allocations, the rest of a dump) is missing.
+    pub truncated: bool,
+    /// What to try, most specific first, with the exact flags and parameters.
+    pub advice: Vec<String>,
+    /// One sentence: what ran out, how much was needed and how much there was.
+    pub summary: String,
+    /// Line where the error first appears (1-based).
+    pub line: u64,
+    /// How many times the message appears; identical repeats are folded into one event.
+    pub occurrences: u64,
+    /// The line that reports the error, as printed (without log prefixes).
+    pub message: String,
+    /// The exception that carried the message (`torch.OutOfMemoryError`, `jaxlib.xla_extension.XlaRuntimeError`).
+    pub exception: Option<String>,
+    /// The allocator that failed, for allocator errors (`GPU_0_bfc`).
+    pub allocator: Option<String>,
+    /// The op, instruction or program the failing request came from.
+    pub op: Option<String>,
+    /// The shape of the failing request, when the log gives it.
+    pub shape: Option<String>,
+    /// The log says this failure is not fatal (the caller can carry on, more slowly).
+    pub non_fatal: bool,
+    /// The framework the log shows up to this message, when it shows one.
+    pub framework: Option<Framework>,
+    /// The figures the log groups under headings (usage totals, requirements, allocator stats).
+    pub breakdown: Vec<Section>,
+    /// The BFC allocator's bins, when the log dumps them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bins: Vec<BfcBin>,
+    /// Where each section of `breakdown` is, by name, so a log with many
+    /// sections is read in linear time.
+    #[serde(skip)]
+    sections: HashMap<String, usize>,
+}
+
+impl OomEvent {
+    pub(super) fn new(kind: Kind, line: &Line) -> OomEvent {
+        OomEvent {
+            kind,
+            error_code: None,
+            memory_space: None,
+            used_bytes: None,
+            capacity_bytes: None,
+            exceeded_by_bytes: None,
+            requested_bytes: None,
+            free_bytes: None,
+            allocations: Vec::new(),
+            truncated: false,
+            advice: Vec::new(),
+            summary: String::new(),
+            line: line.number,
+            occurrences: line.repeats,
+            message: shorten(line.text.trim(), MAX_MESSAGE_CHARS),
+            exception: None,
+            allocator: None,
+            op: None,
+            shape: None,
+            non_fatal: false,
+            framework: None,
+            breakdown: Vec::new(),
+            bins: Vec::new(),
+            sections: HashMap::new(),
+        }
+    }
+
+    /// The section named `name`, created at the end if the event has none yet.
+    /// A log can name any number of sections; past [`MAX_ITEMS`] they are not kept
+    /// (`None`), like the items of a section.
+    pub(super) fn section(&mut self, name: &str) -> Option<&mut Section> {
+        let at = match self.sections.get(name) {
+            Some(&at) => at,
+            None if self.breakdown.len() >= MAX_ITEMS => return None,
+            None => {
+                self.breakdown.push(Section { name: name.to_string(), bytes: None, note: None, items: Vec::new() });
+                self.sections.insert(name.to_string(), self.breakdown.len() - 1);
+                self.breakdown.len() - 1
+            }
+        };
+        self.breakdown.get_mut(at)
+    }
+
+    /// The section named `name`, if the event has it.
+    pub(super) fn find_section(&self, name: &str) -> Option<&Section> {
+        self.breakdown.get(*self.sections.get(name)?)
+    }
+
+    /// The bytes of one item of the breakdown.
+    pub(super) fn figure(&self, section: &str, name: &str) -> Option<i64> {
+        self.item(section, name)?.bytes
+    }
+
+    /// What the log says beside one item of the breakdown.
+    pub(super) fn note(&self, section: &str, name: &str) -> Option<&str> {
+        self.item(section, name)?.note.as_deref()
+    }
+
+    fn item(&self, section: &str, name: &str) -> Option<&Item> {
+        self.find_section(section)?.items.iter().find(|i| i.name == name)
+    }
+
+    /// The device family PyTorch names in its message (`CUDA`, `HIP`, `XPU`).
+    pub(super) fn exception_device(&self) -> Option<&'static str> {
+        ["HIP", "XPU", "CUDA"].into_iter().find(|device| self.message.contains(&format!("{device} out of memory")))
+    }
+
+    /// Forgets every section, for a message re-read whole after a wrap.
+    pub(super) fn clear_breakdown(&mut self) {
+        self.breakdown.clear();
+        self.sections.clear();
+    }
+
+    /// Adds one figure under `section`.
+    pub(super) fn fact(&mut self, section: &str, name: &str, bytes: Option<i64>, note: Option<String>) {
+        self.push_item(section, Item { name: name.to_string(), bytes, count: None, note });
+    }
+
+    /// Adds a count (not bytes) under `section`.
+    pub(super) fn count(&mut self, section: &str, name: &str, count: u64) {
+        self.push_item(section, Item { name: name.to_string(), bytes: None, count: Some(count), note: None });
+    }
+
+    pub(super) fn push_item(&mut self, section: &str, item: Item) {
+        let Some(section) = self.section(section) else { return };
+        if section.items.len() < MAX_ITEMS {
+            section.items.push(item);
+        }
+    }
+
+    pub(super) fn push_allocation(&mut self, allocation: Allocation) {
+        if self.allocations.len() < MAX_ITEMS {
+            self.allocations.push(allocation);
+        }
+    }
+}
+
+/// The message is kept up to this many characters; JSON stays readable and a
+/// pathological line cannot bloat the report.
+const MAX_MESSAGE_CHARS: usize = 600;
+
+/// Lists (allocations, breakdown items, bins) keep at most this many entries per event.
+pub(super) const MAX_ITEMS: usize = 10_000;
+
+/// An allocation the log lists.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Allocation {
+    pub size_bytes: Option<u64>,
+    pub unpadded_bytes: Option<u64>,
+    pub op_name: Option<String>,
+    pub shape: Option<String>,
+    /// The XLA label as printed: the HLO instruction (TPU) or its opcode (GPU).
+    pub xla_label: Option<String>,
+    /// `HLO temp`, `scoped`, `entry parameter`, `in use` (BFC chunks), …
+    pub allocation_type: Option<String>,
+    /// Extra bytes the TPU layout's padding adds.
+    pub padding_bytes: Option<u64>,
+    /// Padded size over unpadded size, as the log prints it (`2.0` for `2.0x expansion`).
+    pub expansion: Option<f64>,
+    pub op_type: Option<String>,
+    /// `file:line` of the op's source.
+    pub source: Option<String>,
+    /// The instruction's name when the label or the log gives it (`fusion.1265.remat3`, `fusion.664`).
+    pub instruction: Option<String>,
+    /// How many allocations of this size the row stands for (BFC chunk summaries).
+    pub count: u64,
+}
+
+/// Figures the log prints under one heading (`Total hbm usage >= 22.47G:`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    pub name: String,
+    /// The heading's own figure, if it has one.
+    pub bytes: Option<i64>,
+    pub note: Option<String>,
+    pub items: Vec<Item>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Item {
+    pub name: String,
+    /// Signed: the TPU runtime prints a negative "available after request".
+    pub bytes: Option<i64>,
+    pub count: Option<u64>,
+    /// What the log says next to the figure (`24.2% utilization`, `unknown size`).
+    pub note: Option<String>,
+}
+
+/// One line of a BFC allocator's bin dump.
+#[derive(Debug, Clone, Serialize)]
+pub struct BfcBin {
+    /// The bin's lower size bound.
+    pub bin_bytes: u64,
+    pub total_chunks: u64,
+    pub chunks_in_use: u64,
+    pub allocated_bytes: Option<u64>,
+    pub in_use_bytes: Option<u64>,
+    pub requested_in_use_bytes: Option<u64>,
+    /// Old TensorFlow builds also print what was requested for all chunks.
+    pub requested_bytes: Option<u64>,
+}
+
+/// `text` cut to `max` characters, marked with an ellipsis when cut.
+pub(super) fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}

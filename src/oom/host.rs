@@ -1,0 +1,123 @@
+//! The host ran out, not a device: the Linux kernel's OOM killer (its
+//! `invoked oom-killer` report through `Killed process N (python)`), a cgroup
+//! or Slurm limit, Kubernetes' `OOMKilled`, and Python's `MemoryError`
+//! (NumPy's `Unable to allocate … for an array with shape …`) and PyTorch's
+//! CPU allocator (`DefaultCPUAllocator: not enough memory: you tried to allocate N bytes`).
+
+use super::block::{Block, Detected, Feed};
+use super::event::{Kind, OomEvent};
+use super::line::Line;
+use super::size;
+
+const KILLED: &str = "Killed process";
+
+/// The kernel's report (call trace, memory state, task table) is read up to this many lines.
+const MAX_KERNEL_REPORT_LINES: u32 = 100_000;
+
+pub(super) fn detect(line: &Line) -> Option<Detected> {
+    let text = line.text.as_ref();
+    if let Some(found) = regex!(r"(\S+) invoked oom-killer:").captures(text) {
+        let mut event = host_event(line);
+        event.fact("Kernel", "invoked by", None, Some(found[1].to_string()));
+        return Some(Detected::at(event, text, &found).with_block(KernelReport::default()));
+    }
+    if let Some(found) = killed(text) {
+        let mut event = host_event(line);
+        fill_killed(&mut event, text, &found);
+        return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) = regex!(r"Detected (\d+) oom[-_]kill events?(?:\(s\))?(?: in (?:step )?(\S+))?").captures(text)
+    {
+        let mut event = host_event(line);
+        event.count("cgroup", "oom-kill events", found[1].parse().unwrap_or(0));
+        event.op = found.get(2).map(|step| step.as_str().trim_end_matches('.').to_string());
+        return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) =
+        regex!(r"task \d+: Out Of Memory|\boom[-_]kill event|killed by the OOM killer|\bOOMKilled\b").find(text)
+    {
+        let key = text.get(found.start()..).unwrap_or(text).trim_end();
+        return Some(Detected::new(host_event(line), key));
+    }
+    if let Some(found) =
+        regex!(r"DefaultCPUAllocator: (?:not enough memory|can't allocate memory): you tried to allocate (\d+) bytes")
+            .captures(text)
+    {
+        // PyTorch's CPU allocator.
+        let mut event = host_event(line);
+        event.requested_bytes = found[1].parse().ok();
+        return Some(Detected::at(event, text, &found));
+    }
+    let found = regex!(
+        r"^\s*((?:[\w.]+\.)?_?(?:Array)?MemoryError)(?::\s*(?:Unable to allocate (\d+(?:\.\d*)? ?(?:[KMGTPE]i?B|bytes)) for an (?:array|object) with shape (\([^)]*\)))?.*)?$"
+    )
+    .captures(text)?;
+    let mut event = host_event(line);
+    event.exception = Some(found[1].to_string());
+    event.requested_bytes = found.get(2).and_then(|s| size::unsigned(size::parse(s.as_str())));
+    event.shape = found.get(3).map(|shape| shape.as_str().to_string());
+    Some(Detected::new(event, text.trim()))
+}
+
+fn host_event(line: &Line) -> OomEvent {
+    let mut event = OomEvent::new(Kind::HostOom, line);
+    event.memory_space = Some("host".to_string());
+    event
+}
+
+/// `Out of memory: Killed process 1234 (python) total-vm:…kB, anon-rss:…kB, …`
+/// (`Kill process … score … or sacrifice child` and a bare `Killed process …` before Linux 4.19).
+fn killed(text: &str) -> Option<regex::Captures<'_>> {
+    regex!(r"(?:(?:Memory cgroup out of memory|Out of memory)(?: \(oom_kill_allocating_task\))?: )?\bKill(?:ed)? process (\d+) \(([^)]*)\)")
+        .captures(text)
+}
+
+fn fill_killed(event: &mut OomEvent, text: &str, found: &regex::Captures) {
+    event.op = Some(found[2].to_string());
+    if let Ok(pid) = found[1].parse() {
+        event.count(KILLED, "pid", pid);
+    }
+    for rss in regex!(r"([a-z-]+(?:-vm|-rss)):([\d,]+)kB").captures_iter(text) {
+        let kib = size::parse_exact(&rss[2]);
+        let bytes = kib.and_then(|kib| kib.checked_mul(1024));
+        event.fact(KILLED, &rss[1], bytes, None);
+        if &rss[1] == "anon-rss" {
+            event.used_bytes = size::unsigned(bytes);
+        }
+    }
+}
+
+/// What the kernel prints between `invoked oom-killer` and the kill: the
+/// call trace, the memory state and the task table, then the process it
+/// killed (`Killed process`) and the reaper's line.
+#[derive(Default)]
+struct KernelReport {
+    lines: u32,
+    killed: bool,
+}
+
+impl Block for KernelReport {
+    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+        let text = line.text.as_ref();
+        self.lines += 1;
+        if self.lines > MAX_KERNEL_REPORT_LINES {
+            return Feed::Ended;
+        }
+        if self.killed {
+            return if text.contains("oom_reaper:") { Feed::Consumed } else { Feed::Ended };
+        }
+        if let Some(found) = killed(text) {
+            fill_killed(event, text, &found);
+            self.killed = true;
+        } else if let Some(task) = regex!(r"oom-kill:constraint=(\w+).*?,task=([^,]+),pid=(\d+)").captures(text) {
+            event.fact("Kernel", "constraint", None, Some(task[1].to_string()));
+        } else if regex!(r"(?i)invoked oom-killer").is_match(text) {
+            return Feed::Ended;
+        }
+        Feed::Consumed
+    }
+
+    fn is_finished(&self) -> bool {
+        self.killed
+    }
+}

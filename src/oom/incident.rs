@@ -1,0 +1,65 @@
+//! Which events are one failure. A failure is printed by several layers at
+//! once (the allocator's warning and dump, the framework's error, the
+//! driver's line) and then the log moves on: events that follow each other
+//! closely, each of a kind the incident does not have yet, are one incident.
+
+use super::event::{Incident, Kind, OomEvent};
+
+/// An incident is over when this many lines pass without a line of it.
+const INCIDENT_GAP_LINES: u64 = 50;
+
+/// The incident being read.
+#[derive(Default)]
+pub(super) struct Gathering {
+    pub events: Vec<usize>,
+    /// The last line that belonged to one of its events.
+    pub last_line: u64,
+}
+
+impl Gathering {
+    /// Whether `event` is part of this failure: close after it, and of a kind
+    /// it does not have yet (a second failure of the same kind is a failure of its own).
+    pub fn admits(&self, event: &OomEvent, events: &[OomEvent]) -> bool {
+        let near = event.line <= self.last_line.saturating_add(INCIDENT_GAP_LINES);
+        // The kernel kills several processes for one shortage; a line no parser knows goes with its neighbours.
+        let new_kind = matches!(event.kind, Kind::Unrecognised | Kind::HostOom)
+            || !self.events.iter().filter_map(|&at| events.get(at)).any(|e| e.kind == event.kind);
+        near && new_kind
+    }
+
+    pub fn is_over(&self, line: u64) -> bool {
+        line > self.last_line.saturating_add(INCIDENT_GAP_LINES)
+    }
+
+    /// The incident, titled by the event that says most about the failure.
+    pub fn into_incident(self, events: &[OomEvent]) -> Incident {
+        let primary = self
+            .events
+            .iter()
+            .copied()
+            .filter_map(|at| Some((at, events.get(at)?)))
+            .max_by_key(|(at, event)| (weight(event), std::cmp::Reverse(*at)))
+            .map_or(0, |(at, _)| at);
+        let title = events.get(primary).map(|event| event.summary.clone()).unwrap_or_default();
+        Incident { events: self.events, title, primary }
+    }
+}
+
+/// How much an event tells about a failure: a report with the program's
+/// buffers over an allocator's request over a line no parser knows; then how many figures it gives.
+fn weight(event: &OomEvent) -> (u8, usize) {
+    let kind = match event.kind {
+        Kind::CompileTimeOom | Kind::SparsecoreAllocation | Kind::BufferAssignmentOom => 6,
+        Kind::PytorchCudaOom | Kind::TritonOutOfResources => 5,
+        Kind::BfcAllocatorOom if !event.non_fatal => 4,
+        Kind::RuntimeAllocationFailure => 3,
+        Kind::HostOom => 2,
+        Kind::BfcAllocatorOom => 1,
+        Kind::Unrecognised => 0,
+    };
+    let figures = [event.used_bytes, event.capacity_bytes, event.requested_bytes, event.free_bytes]
+        .iter()
+        .filter(|figure| figure.is_some())
+        .count();
+    (kind, figures + event.allocations.len().min(1) + event.breakdown.len().min(1))
+}
