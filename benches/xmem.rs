@@ -13,6 +13,7 @@ use prost::Message;
 use synthetic::ModuleSize;
 use xmem::analysis;
 use xmem::ingest::{self, hlo, ReadOptions};
+use xmem::render::table::{self, Flavor};
 
 fn main() {
     divan::main();
@@ -33,6 +34,21 @@ const OOM_LINE_BYTES: &[usize] = &[64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 
 
 /// Inlined lines in one pprof location, and samples allocated from it: 2× per row.
 const INLINED_LINES: &[usize] = &[2_000, 4_000, 8_000, 16_000, 32_000, 64_000];
+
+/// Bytes of one text-table cell: 2× per row, up to 1 MiB.
+const CELL_BYTES: &[usize] = &[128 << 10, 256 << 10, 512 << 10, 1 << 20];
+
+/// A text table with one huge cell, laid out for a 100-column terminal
+/// (wrapped) and for a pipe (unwrapped).
+#[divan::bench(args = CELL_BYTES, consts = [0, 100], sample_count = 5)]
+fn table_with_a_long_cell<const WIDTH: usize>(bencher: Bencher, cell_bytes: usize) {
+    let cell = synthetic::long_cell(cell_bytes);
+    bencher.bench(|| {
+        let mut t = table::table(Flavor::Text, &["Size", "Op name"]).with_width(Some(WIDTH).filter(|&w| w > 0));
+        t.add_row(["1.0 MiB", cell.as_str()]);
+        t.to_string()
+    });
+}
 
 #[divan::bench(args = LIVE_AT_PEAK, sample_count = 5)]
 fn heap_simulation(bencher: Bencher, live_at_peak: usize) {

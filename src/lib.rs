@@ -14,6 +14,7 @@ pub mod ingest;
 pub mod model;
 pub mod oom;
 pub mod render;
+pub mod suggest;
 pub mod units;
 
 pub use error::{Error, Result};

@@ -93,6 +93,11 @@ impl FromStr for Growth {
                 .filter(|p| p.is_finite() && *p >= 0.0)
                 .map(|p| Growth::Ratio(p / 100.0))
                 .ok_or_else(|| format!("'{text}' is not a percentage (example: 5%)")),
+            // `5` would silently mean 5 bytes where 5% was meant.
+            None if text.trim().chars().all(|c| c.is_ascii_digit() || c == '.') => Err(format!(
+                "'{text}' needs a unit: '{0}%' for a percentage, or a size such as '{0}MiB' ('{0}B' for bytes)",
+                text.trim()
+            )),
             None => parse_size(text).map(Growth::Bytes),
         }
     }
@@ -132,6 +137,9 @@ mod tests {
         assert_eq!("5%".parse::<Growth>(), Ok(Growth::Ratio(0.05)));
         assert_eq!("64MiB".parse::<Growth>(), Ok(Growth::Bytes(64 << 20)));
         assert!("-3%".parse::<Growth>().is_err());
+        // A bare number is refused rather than read as bytes.
+        assert!("5".parse::<Growth>().unwrap_err().contains("'5%'"));
+        assert_eq!("5B".parse::<Growth>(), Ok(Growth::Bytes(5)));
     }
 
     #[test]

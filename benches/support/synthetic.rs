@@ -390,6 +390,19 @@ pub fn nested_step_roots_xspace(n: usize) -> Vec<u8> {
     space.encode_to_vec()
 }
 
+/// Text for one table cell of `bytes` bytes: op-name-like words of 60
+/// characters between single spaces, as a runaway op name or stack would be.
+pub fn long_cell(bytes: usize) -> String {
+    let word = "jit(train_step)/transpose(jvp(while))/body/dot_general.1234";
+    let mut cell = String::with_capacity(bytes + word.len());
+    while cell.len() < bytes {
+        cell.push_str(word);
+        cell.push(' ');
+    }
+    cell.truncate(bytes);
+    cell
+}
+
 /// A TPU compile-time OOM whose report names `sections` distinct sections
 /// (`Total hbm0 usage >= 1.00G:` …), each with one figure: the shape that
 /// made section lookup by name quadratic.

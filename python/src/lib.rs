@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 
 use xmem::analysis::Report;
 use xmem::cli::args::{DiffArgs, Format, OomArgs, PlotArgs, ReportArgs};
-use xmem::diff::Diff;
+use xmem::cli::diff::Comparison;
 use xmem::oom::OomReport;
 use xmem::render::text::Detail;
 
@@ -47,7 +47,7 @@ fn parse<A: Args + FromArgMatches>(command: &'static str, args: Vec<OsString>) -
 /// line would print it.
 enum Computed {
     Report(Report, Detail),
-    Diff(Diff, Detail),
+    Diff(Box<Comparison>, Detail),
     Oom(OomReport),
 }
 
@@ -61,7 +61,7 @@ impl Output {
     fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(match &self.0 {
             Computed::Report(report, _) => pythonize::pythonize(py, report),
-            Computed::Diff(diff, _) => pythonize::pythonize(py, diff),
+            Computed::Diff(comparison, _) => pythonize::pythonize(py, &comparison.diff),
             Computed::Oom(report) => pythonize::pythonize(py, report),
         }?)
     }
@@ -71,13 +71,18 @@ impl Output {
         let format = Format::from_str(format, true).map_err(PyValueError::new_err)?;
         let bytes = py
             .detach(|| -> anyhow::Result<Vec<u8>> {
-                let mut out = Vec::new();
+                let mut bytes = Vec::new();
+                let mut out = xmem::cli::piped(&mut bytes, format);
                 match &self.0 {
                     Computed::Report(report, detail) => xmem::cli::report::write(&mut out, format, report, *detail)?,
-                    Computed::Diff(diff, detail) => xmem::cli::diff::write(&mut out, format, diff, *detail)?,
+                    Computed::Diff(comparison, detail) => {
+                        xmem::cli::diff::write(&mut out, format, comparison, *detail)?
+                    }
                     Computed::Oom(report) => xmem::cli::oom::write(&mut out, xmem::cli::oom::flavor(format)?, report)?,
                 }
-                Ok(out)
+                out.flush()?;
+                drop(out);
+                Ok(bytes)
             })
             .map_err(xmem_error)?;
         String::from_utf8(bytes).map_err(|e| XmemError::new_err(e.to_string()))
@@ -105,8 +110,8 @@ fn report(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
 #[pyfunction]
 fn diff(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
     let args: DiffArgs = parse("diff", args)?;
-    let diff = py.detach(|| xmem::cli::diff::build(&args)).map_err(xmem_error)?;
-    Ok(Output(Computed::Diff(diff, args.selection.detail())))
+    let comparison = py.detach(|| xmem::cli::diff::build(&args)).map_err(xmem_error)?;
+    Ok(Output(Computed::Diff(Box::new(comparison), args.selection.detail())))
 }
 
 /// `xmem oom ARGS`.
@@ -130,7 +135,10 @@ fn plot(py: Python<'_>, args: Vec<OsString>) -> PyResult<Vec<String>> {
     let args: PlotArgs = parse("plot", args)?;
     py.detach(|| {
         let mut written = Vec::new();
-        xmem::cli::plot::write_charts(&args, |path| written.push(path.display().to_string()))?;
+        xmem::cli::plot::write_charts(&args, |path| {
+            written.push(path.display().to_string());
+            Ok(())
+        })?;
         Ok(written)
     })
     .map_err(xmem_error)

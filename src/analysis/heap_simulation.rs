@@ -732,7 +732,11 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
 /// [`BufferAtPeak`]s; places the assignment does not hold are left out.
 pub fn describe(assignment: &BufferAssignment, slots: &[usize]) -> Vec<BufferAtPeak> {
     let index = Index::new(assignment);
-    slots.iter().filter(|&&slot| slot < assignment.logical_buffers.len()).map(|&slot| buffer_at_peak(&index, slot)).collect()
+    slots
+        .iter()
+        .filter(|&&slot| slot < assignment.logical_buffers.len())
+        .map(|&slot| buffer_at_peak(&index, slot))
+        .collect()
 }
 
 #[cfg(test)]

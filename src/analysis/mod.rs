@@ -74,6 +74,8 @@ pub struct ModuleReport {
     /// Why the module could not be analysed (no buffer assignment), if so.
     pub problem: Option<String>,
     pub memory_spaces: Vec<MemorySpaceReport>,
+    /// The input the module was read from, as given.
+    pub input: String,
     /// Entry parameters that could be donated to an output of the same shape.
     pub donation_candidates: Vec<hints::DonationCandidate>,
     /// What the user asked for that this module cannot show (`--at` past its trace).
@@ -302,14 +304,15 @@ pub fn analyze_module(module: &Module, options: &attribution::Options) -> Module
         entry_signature: module.entry_signature.clone(),
         problem,
         memory_spaces,
+        input: String::new(),
         donation_candidates: donation,
         notes,
     }
 }
 
 /// Why a profile has no allocator events: XProf's Memory Profile is empty for it too.
-pub const NO_ALLOCATOR_EVENTS: &str = "no allocator events (MemoryAllocation / MemoryDeallocation) in this profile: \
-JAX on CPU records none, and TensorFlow records them only with host_tracer_level >= 2";
+pub const NO_ALLOCATOR_EVENTS: &str = "no allocator events (MemoryAllocation / MemoryDeallocation): \
+JAX and PyTorch/XLA on CPU record none, and TensorFlow records them only with host_tracer_level >= 2";
 
 /// Analyses every module and allocator of every capture; modules largest
 /// peak first, allocators by host and name.
@@ -321,7 +324,10 @@ pub fn analyze(captures: &[Capture]) -> Report {
 pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Report {
     let mut modules: Vec<ModuleReport> = captures
         .iter()
-        .flat_map(|c| c.modules.par_iter().map(|m| analyze_module(m, options)).collect::<Vec<_>>())
+        .flat_map(|c| {
+            let analyzed = c.modules.par_iter().map(|m| analyze_module(m, options)).collect::<Vec<_>>();
+            analyzed.into_iter().map(|module| ModuleReport { input: c.input.clone(), ..module })
+        })
         .collect();
     modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
     let mut allocators: Vec<AllocatorReport> = captures
@@ -330,8 +336,10 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
     let mut notes = Vec::new();
-    for capture in captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()) {
-        notes.push(format!("{}: {NO_ALLOCATOR_EVENTS}", capture.input));
+    let without_events: Vec<&str> =
+        captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()).map(|c| c.input.as_str()).collect();
+    if !without_events.is_empty() {
+        notes.push(format!("{}: {NO_ALLOCATOR_EVENTS}", without_events.join(", ")));
     }
     Report {
         schema: REPORT_SCHEMA,
@@ -355,6 +363,8 @@ pub struct Contents {
     pub modules: Vec<ModuleListing>,
     pub device_memory: Vec<DeviceMemoryListing>,
     pub allocators: Vec<AllocatorListing>,
+    /// What could not be read (a bad host file), as `report` carries them.
+    pub warnings: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -405,6 +415,7 @@ pub fn contents(report: &Report) -> Contents {
     Contents {
         schema: CONTENTS_SCHEMA,
         inputs: report.inputs.clone(),
+        warnings: report.warnings.clone(),
         modules: report
             .modules
             .iter()

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::render::text::Detail;
@@ -17,6 +18,21 @@ use crate::units::{parse_percentage, parse_size, Growth};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    #[command(flatten)]
+    pub terminal: TerminalOptions,
+}
+
+/// How text output is laid out, for every command.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct TerminalOptions {
+    /// Lay text out in N columns. Default: the terminal's width; no wrapping when piped or written to a file.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(20..))]
+    pub width: Option<u16>,
+
+    /// Colour text output: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t = clap::ColorChoice::Auto)]
+    pub color: clap::ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -117,9 +133,33 @@ pub struct OutputOptions {
     pub output: Option<PathBuf>,
 }
 
+/// Where a comparison goes, and in which format (a pprof profile has no diff form).
+#[derive(Debug, Clone, Args)]
+pub struct DiffOutputOptions {
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = formats(&["text", "json", "markdown", "html"]))]
+    pub format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Where a document without charts goes, and in which format.
+#[derive(Debug, Clone, Args)]
+pub struct PlainOutputOptions {
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = formats(&PLAIN_FORMATS))]
+    pub format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Profile (log dir, run dir, *.xplane.pb[.gz]), HLO proto, XLA dump dir, or pprof file.
+    /// Profile (log dir, run dir, *.xplane.pb[.gz]), HLO proto, XLA dump dir, or pprof file; - reads standard input.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
 
@@ -159,7 +199,7 @@ pub struct AttributionOptions {
 
 #[derive(Debug, Args)]
 pub struct PlotArgs {
-    /// Profile, HLO proto, XLA dump dir, or pprof file.
+    /// Profile, HLO proto, XLA dump dir, or pprof file; - reads standard input.
     #[arg(value_name = "INPUT")]
     pub input: PathBuf,
 
@@ -176,11 +216,11 @@ pub struct PlotArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The baseline input.
+    /// The baseline input (- reads standard input).
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
 
-    /// The input to compare against the baseline.
+    /// The input to compare against the baseline (- reads standard input).
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
 
@@ -195,6 +235,10 @@ pub struct DiffArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub fail_if_over: Option<u64>,
 
+    /// Leave out memory spaces whose peak is under this size in both inputs (small helper modules).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "0")]
+    pub min_peak: u64,
+
     #[command(flatten)]
     pub selection: Selection,
 
@@ -202,7 +246,7 @@ pub struct DiffArgs {
     pub input: InputOptions,
 
     #[command(flatten)]
-    pub output: OutputOptions,
+    pub output: DiffOutputOptions,
 }
 
 #[derive(Debug, Args)]
@@ -219,19 +263,27 @@ pub struct OomArgs {
     pub max_input_size: u64,
 
     #[command(flatten)]
-    pub output: OutputOptions,
+    pub output: PlainOutputOptions,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Profile, HLO proto, XLA dump dir, or pprof file.
+    /// Profile, HLO proto, XLA dump dir, or pprof file; - reads standard input.
     #[arg(value_name = "INPUT")]
     pub input: PathBuf,
 
     #[command(flatten)]
     pub input_options: InputOptions,
 
-    /// Output format (text, json or markdown).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = formats(&PLAIN_FORMATS))]
     pub format: Format,
+}
+
+/// The formats of a command that draws no chart.
+const PLAIN_FORMATS: [&str; 3] = ["text", "json", "markdown"];
+
+/// A `--format` that takes only the formats a command can write.
+fn formats(names: &'static [&'static str]) -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(names.iter().copied()).try_map(|name: String| Format::from_str(&name, false))
 }

@@ -15,11 +15,13 @@ mod progress;
 pub mod report;
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
 use args::{Cli, Command};
+pub use output::piped;
 
 /// What a command decided the exit code should be when it did not fail.
 pub enum Outcome {
@@ -50,6 +52,7 @@ where
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    output::set_terminal(cli.terminal);
     match run(cli) {
         Ok(Outcome::Success) => 0,
         Ok(Outcome::LimitCrossed | Outcome::MemoryErrorsFound) => 1,
@@ -79,7 +82,10 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::List(args) => list::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "xmem", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "xmem", &mut script);
+            let mut out = std::io::stdout().lock();
+            output::finish(out.write_all(&script), &mut out)?;
             Ok(Outcome::Success)
         }
         Command::Oom(args) => oom::run(args),

@@ -7,24 +7,20 @@ use super::args::{Format, OomArgs};
 use super::{output, progress, Outcome};
 use crate::ingest::source;
 use crate::oom::{self, OomReport, OOM_SCHEMA};
-use crate::render::{json, oom as render_oom, text::Flavor};
+use crate::render::{json, oom as render_oom, table::Flavor};
 
 /// Every log is read as a stream; text and Markdown print each incident as
 /// soon as the log has moved past it, JSON prints once every log is read.
 pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
     let flavor = flavor(args.output.format)?;
     let logs = expand(&args.logs)?;
-    let mut out = output::open(args.output.output.as_deref())?;
+    let mut out = output::open(args.output.output.as_deref(), args.output.format)?;
     let mut reports = Vec::new();
     let mut unreadable = 0;
     for (i, log) in logs.iter().enumerate() {
         let report = match flavor {
-            Some(flavor) => open(log, args.max_input_size).and_then(|(name, reader)| {
-                if i > 0 {
-                    writeln!(out)?;
-                }
-                stream_text(&mut *out, flavor, &name, reader)
-            }),
+            Some(flavor) => open(log, args.max_input_size)
+                .and_then(|(name, reader)| stream_text(&mut *out, flavor, &name, reader, i > 0)),
             None => open(log, args.max_input_size).and_then(|(name, reader)| Ok(oom::scan(&name, reader)?)),
         };
         match report {
@@ -90,18 +86,25 @@ fn open(log: &Path, limit: u64) -> anyhow::Result<(String, Box<dyn BufRead>)> {
 }
 
 /// Scans one log, writing each incident when it is over and flushing it, so
-/// a pipe from a running job shows it at once.
-fn stream_text(out: &mut dyn Write, flavor: Flavor, name: &str, reader: Box<dyn BufRead>) -> anyhow::Result<OomReport> {
-    let mut written = Ok(());
+/// a pipe from a running job shows it at once; `separate` puts a blank line
+/// before it. A reader that goes away (`| head`) stops the output, never the
+/// scan: the exit code still says whether the log holds a memory error.
+fn stream_text(
+    out: &mut dyn Write,
+    flavor: Flavor,
+    name: &str,
+    reader: Box<dyn BufRead>,
+    separate: bool,
+) -> anyhow::Result<OomReport> {
+    let mut written = if separate { writeln!(out) } else { Ok(()) };
     let mut count = 0;
     let report = oom::scan_each(name, reader, |incident, events| {
+        count += 1;
         if written.is_ok() {
-            count += 1;
             written = render_oom::write_incident(out, flavor, name, count, incident, events).and_then(|()| out.flush());
         }
     })?;
-    written?;
-    render_oom::write_end(out, flavor, &report)?;
+    output::finish(written.and_then(|()| render_oom::write_end(out, flavor, &report)), out)?;
     Ok(report)
 }
 

@@ -2,24 +2,64 @@
 //! the command handlers.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
+use anstream::{AutoStream, ColorChoice};
 use anyhow::Context;
 
-use super::args::{InputOptions, Selection};
+use super::args::{Format, InputOptions, Selection, TerminalOptions};
 use super::progress;
 use crate::analysis::{self, attribution, select, Report};
 use crate::ingest::{self, ReadOptions};
 use crate::model::Capture;
+use crate::render::table::{self, FitLines};
 
-pub fn open(path: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
-    Ok(match path {
-        Some(path) => {
-            Box::new(BufWriter::new(File::create(path).with_context(|| format!("cannot write {}", path.display()))?))
-        }
-        None => Box::new(BufWriter::new(io::stdout().lock())),
-    })
+/// `--width` and `--color`, given once for the whole command line.
+static TERMINAL: OnceLock<TerminalOptions> = OnceLock::new();
+
+pub fn set_terminal(options: TerminalOptions) {
+    let _ = TERMINAL.set(options);
+}
+
+/// Where the output goes. Text is laid out for it: to the terminal's width
+/// (or `--width`), in colour on a terminal (or `--color always`), and
+/// unwrapped and plain into a pipe or a file. Other formats go out as written.
+pub fn open(path: Option<&Path>, format: Format) -> anyhow::Result<Box<dyn Write>> {
+    let terminal = TERMINAL.get().copied();
+    let explicit_width = terminal.and_then(|t| t.width).map(usize::from);
+    let (raw, on_terminal): (Box<dyn Write>, bool) = match path {
+        Some(path) => (
+            Box::new(BufWriter::new(File::create(path).with_context(|| format!("cannot write {}", path.display()))?)),
+            false,
+        ),
+        None => (Box::new(BufWriter::new(io::stdout().lock())), io::stdout().is_terminal()),
+    };
+    if format != Format::Text {
+        return Ok(raw);
+    }
+    let width = explicit_width
+        .or_else(|| on_terminal.then(terminal_size::terminal_size).flatten().map(|(width, _)| usize::from(width.0)));
+    table::set_width(width);
+    let color = match terminal.map(|t| t.color) {
+        Some(clap::ColorChoice::Always) => ColorChoice::Always,
+        Some(clap::ColorChoice::Never) => ColorChoice::Never,
+        _ if on_terminal => AutoStream::choice(&io::stdout()),
+        _ => ColorChoice::Never,
+    };
+    Ok(Box::new(FitLines::new(AutoStream::new(raw, color), width)))
+}
+
+/// Output into `out` as a pipe gets it: text unwrapped, without colour and
+/// with no line ending in a space; other formats as written. For the Python
+/// module, which renders into a string.
+pub fn piped(out: &mut Vec<u8>, format: Format) -> Box<dyn Write + '_> {
+    if format != Format::Text {
+        return Box::new(out);
+    }
+    table::set_width(None);
+    Box::new(FitLines::new(anstream::StripStream::new(out), None))
 }
 
 pub fn read_options(input: &InputOptions) -> ReadOptions {
@@ -42,6 +82,22 @@ pub fn load(path: &Path, input: &InputOptions) -> anyhow::Result<Capture> {
         eprintln!("xmem: warning: {warning}");
     }
     Ok(capture)
+}
+
+/// What `--module` asked for, to rank the names that exist against it.
+fn selection_text(filter: &select::Filter) -> String {
+    match &filter.module {
+        Some(select::ModuleFilter::Name(name)) => name.clone(),
+        _ => String::new(),
+    }
+}
+
+/// `path` relative to the working directory when it lies under it.
+pub fn relative_to_working_directory(path: &str) -> String {
+    let relative = std::env::current_dir().ok().and_then(|dir| {
+        Path::new(path).strip_prefix(&dir).ok().map(|p| p.display().to_string()).filter(|p| !p.is_empty())
+    });
+    relative.unwrap_or_else(|| path.to_string())
 }
 
 /// Finishes a write, treating a closed pipe (`xmem report … | head`) as success.
@@ -92,11 +148,14 @@ pub fn usable_report(
 /// has what was selected. Selecting modules or an allocator shows what was
 /// selected and nothing else.
 pub fn select(reports: &mut [Report], filter: &select::Filter, allocator: Option<&str>) -> anyhow::Result<()> {
+    let names: Vec<String> = reports.iter().flat_map(|r| &r.modules).map(|m| m.name.clone()).collect();
     for report in reports.iter_mut() {
         filter.apply(report);
     }
     if filter.is_set() && reports.iter().all(|r| r.modules.is_empty()) {
-        anyhow::bail!("no module matches the given --module / --memory-space");
+        let wanted = selection_text(filter);
+        let known = crate::suggest::closest_first(&wanted, names.iter().map(String::as_str));
+        anyhow::bail!("no module matches the given --module / --memory-space; modules here: {known}");
     }
     match allocator {
         Some(name) => {

@@ -1,22 +1,26 @@
 use std::collections::HashSet;
 use std::fs;
+use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::Context;
 
-use super::args::PlotArgs;
+use super::args::{Format, PlotArgs};
 use super::{output, Outcome};
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
 use crate::render::svg::{self, allocator_chart_caption, ChartKind};
 
 pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
-    // Each path is printed as its chart is written, so a script can pick the files up.
-    write_charts(&args, |path| println!("{}", path.display()))?;
+    // Paths are for scripts as much as for people: written whole, as JSON is, never cut to the terminal.
+    let mut listing = Listing(Some(output::open(None, Format::Json)?));
+    write_charts(&args, |path| listing.print(path))?;
+    listing.finish()?;
     Ok(Outcome::Success)
 }
 
-/// Writes the charts the arguments ask for, calling `saved` with each file written.
-pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path)) -> anyhow::Result<()> {
+/// Writes the charts the arguments ask for, calling `saved` with each file
+/// written; an error from `saved` stops the writing.
+pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let report = output::selected_report(
         std::slice::from_ref(&args.input),
         &args.selection,
@@ -69,10 +73,33 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path)) -> anyhow::Re
     Ok(())
 }
 
-fn save(path: &Path, chart: &str, saved: &mut impl FnMut(&Path)) -> anyhow::Result<()> {
+fn save(path: &Path, chart: &str, saved: &mut impl FnMut(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
     fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;
-    saved(path);
-    Ok(())
+    saved(path)
+}
+
+/// The paths of the charts written, one a line on standard output, so a
+/// script can pick the files up. A reader that goes away (`| head -1`)
+/// stops the listing, never the charts.
+struct Listing(Option<Box<dyn Write>>);
+
+impl Listing {
+    fn print(&mut self, path: &Path) -> anyhow::Result<()> {
+        if let Some(out) = &mut self.0 {
+            if let Err(e) = writeln!(out, "{}", path.display()).and_then(|()| out.flush()) {
+                self.0 = None;
+                output::finish(Err(e), &mut io::sink())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<()> {
+        match self.0 {
+            Some(mut out) => output::finish(Ok(()), &mut out),
+            None => Ok(()),
+        }
+    }
 }
 
 /// File names for charts, `<module>.<space>.<chart>.svg` (`<profile>.sites.svg`

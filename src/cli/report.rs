@@ -4,6 +4,7 @@ use super::args::{AttributionOptions, Format, ReportArgs};
 use super::{output, Outcome};
 use crate::analysis::attribution::{Options, PeakSearch, ProgramPoint};
 use crate::analysis::Report;
+use crate::render::table::Flavor;
 use crate::render::{html, json, pprof_export, text};
 
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
@@ -11,7 +12,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
         anyhow::bail!("--format pprof writes a binary profile: name the file with -o (e.g. -o peak.pb.gz)");
     }
     let report = build(&args)?;
-    let mut out = output::open(args.output.output.as_deref())?;
+    let mut out = output::open(args.output.output.as_deref(), args.output.format)?;
     output::finish(write(&mut out, args.output.format, &report, args.selection.detail()), &mut out)?;
     Ok(Outcome::Success)
 }
@@ -23,8 +24,8 @@ pub fn build(args: &ReportArgs) -> anyhow::Result<Report> {
 
 pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text::Detail) -> io::Result<()> {
     match format {
-        Format::Text => text::write_report(out, text::Flavor::Text, report, detail),
-        Format::Markdown => text::write_report(out, text::Flavor::Markdown, report, detail),
+        Format::Text => text::write_report(out, Flavor::Text, report, detail),
+        Format::Markdown => text::write_report(out, Flavor::Markdown, report, detail),
         Format::Json => json::write(out, report),
         Format::Html => html::write(out, report, detail.top),
         Format::Pprof => pprof_export::write(out, report),

@@ -119,8 +119,16 @@ impl Change {
 }
 
 /// Compares `new` against `base` and judges the result against `limits`.
-pub fn compare(base: &Report, new: &Report, limits: &[Limit]) -> Diff {
-    let (modules, module_pairs) = programs::compare(&base.modules, &new.modules);
+///
+/// Memory spaces whose peak is under `min_peak_bytes` in both runs are left
+/// out, and cross no limit: small helper modules change by large ratios.
+pub fn compare(base: &Report, new: &Report, limits: &[Limit], min_peak_bytes: u64) -> Diff {
+    let (mut modules, module_pairs) = programs::compare(&base.modules, &new.modules);
+    let min_peak = i64::try_from(min_peak_bytes).unwrap_or(i64::MAX);
+    modules.retain(|space| {
+        let delta = &space.peak.delta;
+        delta.base_peak_bytes.max(delta.new_peak_bytes).is_some_and(|peak| peak >= min_peak)
+    });
     let allocators = allocators::compare(&base.allocators, &new.allocators);
     // One input gives at most one device memory profile, so the two sides pair in order.
     let device_memory: Vec<DeviceMemoryDiff> =

@@ -97,10 +97,18 @@ pub fn guess_dir(path: &Path, options: &ReadOptions) -> Result<DirKind> {
     if profiles.is_dir() {
         let runs = sorted_entries(&profiles, |_| true)?.into_iter().filter(|p| p.is_dir()).collect::<Vec<_>>();
         let run = match &options.run {
-            Some(name) => runs
-                .into_iter()
-                .find(|r| r.file_name().is_some_and(|n| n == name.as_str()))
-                .ok_or_else(|| Error::unrecognised(path, format!("no run named '{name}' under {PROFILE_SUBDIR}")))?,
+            Some(name) => match runs.iter().find(|r| r.file_name().is_some_and(|n| n == name.as_str())) {
+                Some(run) => run.clone(),
+                None => {
+                    let names: Vec<String> =
+                        runs.iter().filter_map(|r| r.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+                    let known = crate::suggest::closest_first(name, names.iter().map(String::as_str));
+                    return Err(Error::unrecognised(
+                        path,
+                        format!("no run named '{name}' under {PROFILE_SUBDIR}; runs there: {known}"),
+                    ));
+                }
+            },
             // Run directories are named by timestamp, so the newest sorts last.
             None => runs
                 .into_iter()
@@ -184,7 +192,13 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
 }
 
 /// Reads everything xmem can use from `path`.
+///
+/// `-` is standard input (`gsutil cat gs://…/host.xplane.pb.gz | xmem report -`),
+/// recognised by its content like any file.
 pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
+    if path == Path::new("-") {
+        return load_contents(Path::new("<stdin>"), source::read_stdin(options.max_input_size)?, &options.progress);
+    }
     let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !metadata.is_dir() {
         return load_contents(path, source::read(path, options.max_input_size, &options.progress)?, &options.progress);

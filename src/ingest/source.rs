@@ -149,6 +149,23 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
+/// Reads all of standard input (an input given as `-`), with the same
+/// ceiling and, like a file, keeping what a gzip stream cut short gave.
+pub fn read_stdin(limit: u64) -> Result<Contents> {
+    let path = Path::new("<stdin>");
+    let mut buf = Vec::new();
+    std::io::stdin().lock().take(limit.saturating_add(1)).read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    if buf.len() as u64 > limit {
+        return Err(Error::TooLarge { path: path.to_path_buf(), limit });
+    }
+    let bytes = Bytes::from(buf);
+    if !is_gzip(&bytes) {
+        return Ok(Contents { bytes, was_gzip: false, cut_short: None });
+    }
+    let (bytes, cut_short) = gunzip(path, &bytes[..], &bytes, limit)?;
+    Ok(Contents { bytes, was_gzip: true, cut_short })
+}
+
 /// Decompresses `input` (the `compressed` bytes, possibly behind a reader
 /// that reports progress). A stream that ends early or turns corrupt after
 /// some output returns that output and the error.

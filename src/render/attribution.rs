@@ -5,7 +5,8 @@
 
 use std::io::{self, Write};
 
-use super::text::{align_right, bytes, file_name_and_line, percent, plural, table, write_buffer_table, Flavor};
+use super::table::{align_right, bytes, file_name_and_line, percent, plural, table, Flavor};
+use super::text::write_buffer_table;
 use crate::analysis::attribution::{allocator_groups, device_memory_groups, Group, Groups, LiveSet};
 use crate::analysis::device_memory::DeviceMemoryReport;
 use crate::analysis::hints::{DonationCandidate, PaddingHint};

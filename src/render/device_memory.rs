@@ -4,8 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::diff::ratio_text;
-use super::text::{align_right, bytes, fact, file_name_and_line, heading, table, Flavor};
+use super::table::{align_right, bytes, fact, file_name_and_line, heading, ratio_text, table, Flavor};
 use crate::analysis::device_memory::{DeviceMemoryReport, DeviceUsage, Largest, StackFrame, StackUsage};
 use crate::diff::device_memory::{Delta, DeviceMemoryDiff};
 use crate::units::human_delta;
@@ -112,7 +111,14 @@ pub fn stack_total(stack: &StackUsage) -> String {
 
 /// `12 more stacks hold 0 B.`, when some are not shown.
 pub fn rest_of_stacks(stacks: &Largest<StackUsage>) -> Option<String> {
-    (stacks.rest_count > 0).then(|| format!("{} more stacks hold {}.", stacks.rest_count, bytes(stacks.rest_bytes)))
+    (stacks.rest_count > 0).then(|| {
+        format!(
+            "{} more {} {}.",
+            stacks.rest_count,
+            if stacks.rest_count == 1 { "stack holds" } else { "stacks hold" },
+            bytes(stacks.rest_bytes)
+        )
+    })
 }
 
 /// The device memory part of `xmem diff`: live bytes of both snapshots, per

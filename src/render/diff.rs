@@ -4,10 +4,12 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{ColumnConstraint, Width};
-
 use super::device_memory;
-use super::text::{align_right, bytes, heading, percent, plural, table, unwrapped, Detail, Flavor, ID_COLUMN};
+use super::table::{
+    align_right, bytes, change_style, heading, percent, plural, ratio_text, styled, table, unwrapped, Cell, Flavor,
+    GROWTH, ID_COLUMN, SHRINK,
+};
+use super::text::Detail;
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
     AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict, Violation,
@@ -16,6 +18,10 @@ use crate::units::{human_bytes, human_delta, Growth};
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -> io::Result<()> {
     heading(out, flavor, 1, &format!("xmem diff: {} → {}", diff.base_inputs.join(", "), diff.new_inputs.join(", ")))?;
+    // A pull request reads the verdict first; a terminal shows its last lines.
+    if flavor == Flavor::Markdown {
+        write_verdict(out, flavor, diff)?;
+    }
     for warning in &diff.warnings {
         writeln!(out, "warning: {warning}")?;
     }
@@ -37,31 +43,102 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
     if !diff.allocators.is_empty() {
         write_allocators(out, flavor, &diff.allocators)?;
     }
-    write_verdict(out, flavor, diff)
+    match flavor {
+        Flavor::Text => write_verdict(out, flavor, diff),
+        Flavor::Markdown => Ok(()),
+    }
 }
 
-fn write_peaks(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
+/// Characters GitHub takes in a pull-request comment.
+pub const COMMENT_LIMIT: usize = 65_536;
+
+/// Markdown cut at a line to stay under `limit` characters, with a last
+/// line saying how many table rows were left out.
+pub fn fit_comment(markdown: &str, limit: usize) -> String {
+    if markdown.chars().count() <= limit {
+        return markdown.to_string();
+    }
+    // Room for the note, whose row count has at most 20 digits.
+    let budget = limit - cut_note(u64::MAX).chars().count();
+    let (mut kept, mut used) = (String::new(), 0);
+    let mut lines = markdown.split_inclusive('\n');
+    for line in lines.by_ref() {
+        let length = line.chars().count();
+        if used + length > budget {
+            let is_row = |l: &str| l.starts_with('|') && !l.starts_with("|-");
+            let left_out = std::iter::once(line).chain(lines).filter(|l| is_row(l)).count();
+            kept.push_str(&cut_note(left_out as u64));
+            return kept;
+        }
+        kept.push_str(line);
+        used += length;
+    }
+    kept
+}
+
+fn cut_note(rows: u64) -> String {
+    format!("\n_Cut to fit a GitHub comment ({COMMENT_LIMIT} characters): {rows} more table rows; --format json has all._\n")
+}
+
+pub const PEAK_HEADER: [&str; 7] = ["Module", "Id", "Space", "Base peak", "New peak", "Delta", "Change"];
+/// The columns of [`PEAK_HEADER`] that hold numbers.
+pub const PEAK_NUMBERS: [usize; 5] = [1, 3, 4, 5, 6];
+
+/// One row per peak that changed, and the count of those that did not.
+pub fn peak_rows(diff: &Diff) -> (Vec<Vec<Cell>>, usize) {
     let changed: Vec<&PeakDiff> =
         diff.modules.iter().map(|s| &s.peak).filter(|p| p.delta.change != Change::Unchanged).collect();
     let unchanged = diff.modules.len() - changed.len();
-    if changed.is_empty() {
-        return writeln!(out, "No peak changed: {unchanged} memory spaces have the same peak in both runs.\n");
+    let rows = changed
+        .iter()
+        .map(|peak| {
+            let mut row: Vec<Cell> = vec![
+                both_sides(peak.base_name.as_deref(), peak.new_name.as_deref(), " → ").into(),
+                both_sides(peak.base_program_id, peak.new_program_id, " → ").into(),
+                space_name(peak).into(),
+            ];
+            row.extend(peak_cells(&peak.delta));
+            row
+        })
+        .collect();
+    (rows, unchanged)
+}
+
+/// Said under the table of changed peaks.
+pub fn unchanged_text(changed: usize, unchanged: usize) -> String {
+    if changed == 0 {
+        format!("No peak changed: {} the same peak in both runs.", have(unchanged))
+    } else {
+        format!(
+            "{} more memory space{} the same peak in both runs.",
+            unchanged,
+            if unchanged == 1 { " has" } else { "s have" }
+        )
     }
-    let mut t = table(flavor, &["Module", "Id", "Space", "Base peak", "New peak", "Delta", "Change"]);
-    for peak in &changed {
-        let mut row = vec![
-            both_sides(peak.base_name.as_deref(), peak.new_name.as_deref(), " → "),
-            both_sides(peak.base_program_id, peak.new_program_id, " → "),
-            space_name(peak),
-        ];
-        row.extend(peak_cells(&peak.delta));
-        t.add_row(row);
+}
+
+/// `1 memory space has`, `3 memory spaces have`.
+fn have(spaces: usize) -> String {
+    if spaces == 1 {
+        "1 memory space has".to_string()
+    } else {
+        format!("{spaces} memory spaces have")
     }
-    align_right(&mut t, &[1, 3, 4, 5, 6]);
+}
+
+fn write_peaks(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
+    let (rows, unchanged) = peak_rows(diff);
+    if rows.is_empty() {
+        return writeln!(out, "{}\n", unchanged_text(0, unchanged));
+    }
+    let mut t = table(flavor, &PEAK_HEADER);
+    let changed = rows.len();
+    t.add_rows(rows);
+    align_right(&mut t, &PEAK_NUMBERS);
     unwrapped(&mut t, ID_COLUMN);
     writeln!(out, "{t}\n")?;
     if unchanged > 0 {
-        writeln!(out, "{unchanged} more memory spaces have the same peak in both runs.\n")?;
+        writeln!(out, "{}\n", unchanged_text(changed, unchanged))?;
     }
     Ok(())
 }
@@ -86,56 +163,72 @@ fn write_pairs_by_role(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::
     writeln!(out)
 }
 
-fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, top: usize) -> io::Result<()> {
+/// `jit_step(40) · hbm: 41.8 MiB → 86.4 MiB (+44.6 MiB, +106.8%)`.
+pub fn space_change_heading(space: &MemorySpaceDiff) -> String {
     let (peak, delta) = (&space.peak, &space.peak.delta);
-    heading(
-        out,
-        flavor,
-        2,
-        &format!(
-            "{} · {}: {} → {} ({}, {})",
-            module_name(peak),
-            space_name(peak),
-            delta.base_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
-            delta.new_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
-            human_delta(delta.delta_bytes),
-            relative_change(delta)
-        ),
-    )?;
-    super::attribution::write_group_changes(out, flavor, &space.groups, top)?;
+    format!(
+        "{} · {}: {} → {} ({}, {})",
+        module_name(peak),
+        space_name(peak),
+        delta.base_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
+        delta.new_peak_bytes.map(bytes).unwrap_or_else(|| "none".into()),
+        human_delta(delta.delta_bytes),
+        relative_change(delta)
+    )
+}
+
+/// `Buffers at the peak that changed: 29, largest change first (top 5); 10 unchanged.`
+pub fn buffers_title(space: &MemorySpaceDiff, top: usize) -> String {
     let shown = if space.buffers.len() > top { format!(" (top {top})") } else { String::new() };
-    writeln!(
-        out,
+    format!(
         "Buffers at the peak that changed: {}, largest change first{shown}; {} unchanged.",
         space.buffers.len(),
         space.unchanged_buffers
-    )?;
+    )
+}
+
+pub const BUFFER_HEADER: [&str; 7] = ["Change", "Delta", "Base", "New", "Instruction", "Shape", "Op name"];
+/// The columns of [`BUFFER_HEADER`] that hold numbers.
+pub const BUFFER_NUMBERS: [usize; 3] = [1, 2, 3];
+
+/// The first `top` buffers that changed; `arrow` joins a value that differs.
+pub fn buffer_rows(space: &MemorySpaceDiff, top: usize, arrow: &str) -> Vec<Vec<Cell>> {
+    space
+        .buffers
+        .iter()
+        .take(top)
+        .map(|buffer| {
+            let (base, new) = (buffer.base.as_ref(), buffer.new.as_ref());
+            let style = change_style(buffer.delta_bytes);
+            vec![
+                Cell::styled(buffer.change.label(), style),
+                Cell::styled(human_delta(buffer.delta_bytes), style),
+                buffer.base_bytes.map(bytes).unwrap_or_default().into(),
+                buffer.new_bytes.map(bytes).unwrap_or_default().into(),
+                both_sides(base.map(|b| &b.instruction), new.map(|n| &n.instruction), arrow).into(),
+                both_sides(base.map(|b| &b.shape), new.map(|n| &n.shape), arrow).into(),
+                both_sides(base.map(|b| &b.op_name), new.map(|n| &n.op_name), arrow).into(),
+            ]
+        })
+        .collect()
+}
+
+fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, top: usize) -> io::Result<()> {
+    heading(out, flavor, 2, &space_change_heading(space))?;
+    super::attribution::write_group_changes(out, flavor, &space.groups, top)?;
+    writeln!(out, "{}", buffers_title(space, top))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
     // A terminal cell has room for one shape per line; a Markdown cell has one line.
     let arrow = if flavor == Flavor::Text { " →\n" } else { " → " };
-    let mut t = table(flavor, &["Change", "Delta", "Base", "New", "Instruction", "Shape", "Op name"]);
-    for buffer in space.buffers.iter().take(top) {
-        let (base, new) = (buffer.base.as_ref(), buffer.new.as_ref());
-        t.add_row(vec![
-            buffer.change.label().to_string(),
-            human_delta(buffer.delta_bytes),
-            buffer.base_bytes.map(bytes).unwrap_or_default(),
-            buffer.new_bytes.map(bytes).unwrap_or_default(),
-            both_sides(base.map(|b| &b.instruction), new.map(|n| &n.instruction), arrow),
-            both_sides(base.map(|b| &b.shape), new.map(|n| &n.shape), arrow),
-            both_sides(base.map(|b| &b.op_name), new.map(|n| &n.op_name), arrow),
-        ]);
-    }
-    align_right(&mut t, &[1, 2, 3]);
-    if let Some(shape) = t.column_mut(5) {
-        // Room for `f32[1024,1024]{1,0} →` and its padding on one line.
-        shape.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(23)));
-    }
+    let mut t = table(flavor, &BUFFER_HEADER);
+    t.add_rows(buffer_rows(space, top, arrow));
+    align_right(&mut t, &BUFFER_NUMBERS);
     writeln!(out, "{t}\n")?;
     if space.buffers.len() > top {
-        writeln!(out, "{} more changed buffers: --top N shows more, --format json all.\n", space.buffers.len() - top)?;
+        let more = plural(space.buffers.len() - top, "more changed buffer");
+        writeln!(out, "{more}: --top N shows more, --format json all.\n")?;
     }
     Ok(())
 }
@@ -144,49 +237,64 @@ fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, t
 /// fragmentation may change while the peak does not.
 fn write_allocators(out: &mut dyn Write, flavor: Flavor, allocators: &[AllocatorDiff]) -> io::Result<()> {
     heading(out, flavor, 2, "Allocators")?;
-    // A terminal has 100 columns, and `Fragmentation` would not fit in the last one unbroken.
-    let fragmentation = if flavor == Flavor::Text { "Frag. at peak" } else { "Fragmentation at peak" };
-    let mut t =
-        table(flavor, &["Allocator", "Host", "Base peak", "New peak", "Delta", "Change", "Capacity", fragmentation]);
-    for allocator in allocators {
-        let mut row =
-            vec![allocator.name.clone(), both_sides(allocator.base_host.as_deref(), Some(&allocator.host), " → ")];
-        row.extend(peak_cells(&allocator.delta));
-        row.push(both_sides(allocator.base_capacity_bytes.map(bytes), allocator.new_capacity_bytes.map(bytes), " → "));
-        row.push(both_sides(
-            allocator.base_fragmentation_at_peak.map(percent),
-            allocator.new_fragmentation_at_peak.map(percent),
-            " → ",
-        ));
-        t.add_row(row);
-    }
-    align_right(&mut t, &[2, 3, 4, 5, 6, 7]);
-    // Names like `bfc_cpu_allocator_for_gpu` read badly broken; the headers wrap instead.
-    let longest = allocators.iter().map(|a| a.name.chars().count()).max().unwrap_or(0);
-    if let Some(name) = t.column_mut(0) {
-        name.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed((longest.min(40) + 2) as u16)));
-    }
+    let mut t = table(flavor, &ALLOCATOR_HEADER);
+    t.add_rows(allocator_rows(allocators));
+    align_right(&mut t, &ALLOCATOR_NUMBERS);
     writeln!(out, "{t}\n")
 }
 
+pub const ALLOCATOR_HEADER: [&str; 8] =
+    ["Allocator", "Host", "Base peak", "New peak", "Delta", "Change", "Capacity", "Fragmentation at peak"];
+/// The columns of [`ALLOCATOR_HEADER`] that hold numbers.
+pub const ALLOCATOR_NUMBERS: [usize; 6] = [2, 3, 4, 5, 6, 7];
+
+pub fn allocator_rows(allocators: &[AllocatorDiff]) -> Vec<Vec<Cell>> {
+    allocators
+        .iter()
+        .map(|allocator| {
+            let mut row: Vec<Cell> = vec![
+                allocator.name.clone().into(),
+                both_sides(allocator.base_host.as_deref(), Some(&allocator.host), " → ").into(),
+            ];
+            row.extend(peak_cells(&allocator.delta));
+            let capacity =
+                both_sides(allocator.base_capacity_bytes.map(bytes), allocator.new_capacity_bytes.map(bytes), " → ");
+            let fragmentation = both_sides(
+                allocator.base_fragmentation_at_peak.map(percent),
+                allocator.new_fragmentation_at_peak.map(percent),
+                " → ",
+            );
+            row.extend([capacity.into(), fragmentation.into()]);
+            row
+        })
+        .collect()
+}
+
 /// Base peak, new peak, delta and relative change, as the tables show them.
-fn peak_cells(delta: &PeakDelta) -> [String; 4] {
+fn peak_cells(delta: &PeakDelta) -> [Cell; 4] {
+    let style = change_style(delta.delta_bytes);
     [
-        delta.base_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()),
-        delta.new_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()),
-        human_delta(delta.delta_bytes),
-        relative_change(delta),
+        delta.base_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()).into(),
+        delta.new_peak_bytes.map(bytes).unwrap_or_else(|| "-".into()).into(),
+        Cell::styled(human_delta(delta.delta_bytes), style),
+        Cell::styled(relative_change(delta), style),
     ]
 }
 
 fn write_verdict(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result<()> {
     match flavor {
-        Flavor::Text => writeln!(out, "Verdict: {}", verdict(diff))?,
+        Flavor::Text => {
+            let style = if diff.verdict == Verdict::Pass { SHRINK } else { GROWTH };
+            writeln!(out, "Verdict: {}", styled(flavor, &verdict(diff), style.bold()))?
+        }
         Flavor::Markdown => writeln!(out, "**Verdict: {}**\n", verdict(diff))?,
     }
     let bullet = if flavor == Flavor::Text { "  - " } else { "- " };
     for violation in &diff.violations {
         writeln!(out, "{bullet}{}", violation_text(violation))?;
+    }
+    if flavor == Flavor::Markdown && !diff.violations.is_empty() {
+        writeln!(out)?;
     }
     Ok(())
 }
@@ -278,18 +386,27 @@ fn relative_change(delta: &PeakDelta) -> String {
     }
 }
 
-/// `+106.8%`, or `from 0 B` when the baseline was empty.
-pub fn ratio_text(delta_ratio: Option<f64>) -> String {
-    match delta_ratio {
-        Some(ratio) => format!("{:+.1}%", ratio * 100.0),
-        None => "from 0 B".to_string(),
-    }
-}
-
 /// A value the two runs share once, `base → new` when they differ.
 fn both_sides<T: ToString + PartialEq>(base: Option<T>, new: Option<T>, arrow: &str) -> String {
     match (base, new) {
         (Some(base), Some(new)) if base != new => format!("{}{arrow}{}", base.to_string(), new.to_string()),
         (base, new) => new.or(base).map(|v| v.to_string()).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fit_comment, COMMENT_LIMIT};
+
+    #[test]
+    fn a_long_comment_is_cut_at_a_line_with_the_rows_left_out() {
+        let rows: String = (0..5000).map(|i| format!("| row {i:>5} | {} |\n", "x".repeat(20))).collect();
+        let markdown = format!("**Verdict: PASS**\n\n| A | B |\n|---|---|\n{rows}");
+        let cut = fit_comment(&markdown, COMMENT_LIMIT);
+        assert!(cut.chars().count() <= COMMENT_LIMIT);
+        let kept = cut.lines().filter(|l| l.starts_with("| row")).count();
+        assert!(cut.ends_with(&format!(": {} more table rows; --format json has all._\n", 5000 - kept)), "{cut}");
+        assert!(cut.starts_with("**Verdict: PASS**"));
+        assert_eq!(fit_comment("short", 10), "short");
     }
 }

@@ -8,10 +8,11 @@ use std::io::{self, Write};
 use html_escape::encode_text;
 
 use super::svg::{self, ChartKind};
+use super::table::{bytes, Flavor};
 use super::text::{
     allocation_header, allocation_rows, allocation_table_title, allocator_facts, allocator_heading, buffer_header,
-    buffer_rows, buffer_table_title, bytes, space_facts, space_heading, step_rows, summary_rows, Flavor,
-    ALLOCATION_NUMBERS, BUFFER_NUMBERS, MISSING_TRACE_FOOTNOTE, STEP_HEADER, STEP_NUMBERS, SUMMARY_HEADER,
+    buffer_rows, buffer_table_title, is_unused, space_facts, space_heading, step_rows, summary_header, summary_rows,
+    unused_footnote, ALLOCATION_NUMBERS, BUFFER_NUMBERS, MISSING_TRACE_FOOTNOTE, STEP_HEADER, STEP_NUMBERS,
     SUMMARY_NUMBERS,
 };
 use super::{attribution, device_memory};
@@ -33,19 +34,29 @@ dt { font-weight: bold; }
 dd { margin: 0; }
 figure { margin: 1em 0; }
 figure > svg { display: block; max-width: 100%; height: auto; border: 1px solid #eee; }
-.warning { color: #a00; }
+.warning, .fail { color: #a00; }
+.pass { color: #070; }
 footer { margin-top: 3em; font-size: 0.8em; color: #666; }
 ";
 
-pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()> {
-    let title = format!("xmem report: {}", report.inputs.join(", "));
+/// The page up to its heading, and the warnings.
+pub(super) fn head(out: &mut dyn Write, title: &str, warnings: &[String]) -> io::Result<()> {
     writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">")?;
     writeln!(out, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")?;
-    writeln!(out, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", encode_text(&title))?;
-    writeln!(out, "<h1>{}</h1>", encode_text(&title))?;
-    for warning in &report.warnings {
+    writeln!(out, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", encode_text(title))?;
+    writeln!(out, "<h1>{}</h1>", encode_text(title))?;
+    for warning in warnings {
         writeln!(out, "<p class=\"warning\">warning: {}</p>", encode_text(warning))?;
     }
+    Ok(())
+}
+
+pub(super) fn foot(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "<footer>Written by xmem {}.</footer>\n</body>\n</html>", env!("CARGO_PKG_VERSION"))
+}
+
+pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()> {
+    head(out, &format!("xmem report: {}", report.inputs.join(", ")), &report.warnings)?;
     for note in &report.notes {
         writeln!(out, "<p>{}</p>", encode_text(note))?;
     }
@@ -53,18 +64,21 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
         writeln!(out, "<p>No compiled XLA modules in this input.</p>")?;
     } else if !report.modules.is_empty() {
         writeln!(out, "<h2>Summary</h2>")?;
-        let (rows, missing_trace) = summary_rows(report);
+        let (rows, missing_trace, unused) = summary_rows(report);
         let anchors: Vec<String> = report
             .modules
             .iter()
             .flat_map(|m| match m.problem {
                 Some(_) => vec![section_id(m, None)],
-                None => m.memory_spaces.iter().map(|s| section_id(m, Some(s))).collect(),
+                None => m.memory_spaces.iter().filter(|s| !is_unused(s)).map(|s| section_id(m, Some(s))).collect(),
             })
             .collect();
-        linked_table(out, &SUMMARY_HEADER, &rows, &anchors, &SUMMARY_NUMBERS)?;
+        linked_table(out, &summary_header(report), &rows, &anchors, &SUMMARY_NUMBERS)?;
         if missing_trace {
             writeln!(out, "<p>{}</p>", encode_text(MISSING_TRACE_FOOTNOTE))?;
+        }
+        if unused > 0 {
+            writeln!(out, "<p>{}</p>", encode_text(&unused_footnote(unused)))?;
         }
     }
     for module in &report.modules {
@@ -76,7 +90,7 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     for allocator in &report.allocators {
         write_allocator(out, allocator, top)?;
     }
-    writeln!(out, "<footer>Written by xmem {}.</footer>\n</body>\n</html>", env!("CARGO_PKG_VERSION"))
+    foot(out)
 }
 
 fn write_module(out: &mut dyn Write, module: &ModuleReport, top: usize) -> io::Result<()> {
@@ -266,12 +280,12 @@ fn write_allocator(out: &mut dyn Write, allocator: &AllocatorReport, top: usize)
 }
 
 /// An inline chart, classed by its kind.
-fn figure(out: &mut dyn Write, kind: ChartKind, chart: &str) -> io::Result<()> {
+pub(super) fn figure(out: &mut dyn Write, kind: ChartKind, chart: &str) -> io::Result<()> {
     writeln!(out, "<figure class=\"chart {}\">\n{chart}</figure>", kind.name())
 }
 
 /// A table with the given columns right-aligned, as numbers read best.
-fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> io::Result<()> {
+pub(super) fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> io::Result<()> {
     let escaped: Vec<Vec<String>> = rows.iter().map(|row| row.iter().map(|cell| breakable(cell)).collect()).collect();
     raw_table(out, header, &escaped, numeric)
 }

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::text::{align_right, bytes, heading, plural, table, unwrapped, Flavor, ID_COLUMN};
+use super::table::{align_right, bytes, heading, plural, table, unwrapped, Flavor, ID_COLUMN};
 use crate::analysis::{AllocatorListing, Contents, ModuleListing};
 
 pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Result<()> {
@@ -17,6 +17,9 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
             plural(contents.allocators.len(), "allocator")
         ),
     )?;
+    for warning in &contents.warnings {
+        writeln!(out, "warning: {warning}")?;
+    }
     for note in &contents.notes {
         writeln!(out, "{note}")?;
     }

@@ -4,14 +4,12 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{ColumnConstraint, Width};
-
-use super::text::{align_right, fact, heading, table, Flavor};
+use super::table::{align_right, fact, heading, table, Flavor};
 use crate::oom::{Allocation, Incident, OomEvent, OomReport};
 use crate::units::human_bytes_precise as size;
 
 /// Columns of the allocation table's op name in a terminal.
-const OP_NAME_WIDTH: u16 = 28;
+const OP_NAME_WIDTH: usize = 28;
 
 /// One incident, as soon as it is over; the log's title comes before the first.
 pub fn write_incident(
@@ -185,17 +183,10 @@ fn write_allocations(out: &mut dyn Write, flavor: Flavor, allocations: &[Allocat
     let position = |column: usize| shown.iter().position(|&c| c == column);
     let sizes: Vec<usize> = [0, 1, 2].into_iter().filter_map(position).collect();
     align_right(&mut t, &sizes);
-    if flavor == Flavor::Text {
-        // Sizes never wrap; JAX op names run to hundreds of characters, so
-        // their column is kept wide enough to wrap them over few lines.
-        for &c in &sizes {
-            if let Some(column) = t.column_mut(c) {
-                column.set_constraint(ColumnConstraint::ContentWidth);
-            }
-        }
-        if let Some(column) = position(3).and_then(|c| t.column_mut(c)) {
-            column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(OP_NAME_WIDTH)));
-        }
+    // JAX op names run to hundreds of characters: their column is kept wide
+    // enough to wrap them over few lines.
+    if let Some(c) = position(3) {
+        t.set_min_width(c, OP_NAME_WIDTH);
     }
     writeln!(out, "{t}")
 }

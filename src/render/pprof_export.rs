@@ -11,7 +11,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
 
-use super::text::file_name_and_line;
+use super::table::file_name_and_line;
 use crate::analysis::attribution::op_name_components;
 use crate::analysis::{BufferAtPeak, Report};
 use crate::ingest::proto::pprof::{Function, Label, Line, Location, Profile, Sample, ValueType};

@@ -1,21 +1,16 @@
 //! The terminal report and its Markdown twin: the same content, laid out as
-//! aligned tables for a 100-column terminal or as GitHub tables.
+//! aligned tables for a terminal or as GitHub tables.
 
 use std::io::{self, Write};
 
-use comfy_table::{presets, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
-
+use super::table::{
+    align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, unwrapped, Flavor, ID_COLUMN,
+};
 use super::{attribution, device_memory};
 use crate::analysis::allocator_timeline::RowTable;
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
-use crate::units::{human_bytes, milliseconds};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
-    Text,
-    Markdown,
-}
+use crate::units::milliseconds;
 
 /// What to show in detail.
 #[derive(Debug, Clone, Copy)]
@@ -24,81 +19,6 @@ pub struct Detail {
     pub top: usize,
     /// Every module in detail, not only the first (largest) one.
     pub all: bool,
-}
-
-pub const WIDTH: u16 = 100;
-
-pub fn table(flavor: Flavor, header: &[&str]) -> Table {
-    let mut table = Table::new();
-    match flavor {
-        Flavor::Text => {
-            table.load_style(presets::NOTHING);
-            table.set_content_arrangement(ContentArrangement::Dynamic).set_width(WIDTH);
-        }
-        Flavor::Markdown => {
-            table.load_style(presets::ASCII_MARKDOWN);
-        }
-    }
-    table.force_no_tty().set_header(header.iter().map(Cell::new));
-    table
-}
-
-/// Right-aligns the given columns (numbers read better that way).
-/// The module id column is never wrapped: a TPU program fingerprint has 20 digits.
-pub const ID_COLUMN: usize = 1;
-
-/// Keeps a column at the width of its content, so a narrow terminal wraps the others.
-pub fn unwrapped(table: &mut Table, column: usize) {
-    if let Some(column) = table.column_mut(column) {
-        column.set_constraint(ColumnConstraint::ContentWidth);
-    }
-}
-
-pub fn align_right(table: &mut Table, columns: &[usize]) {
-    for &c in columns {
-        if let Some(column) = table.column_mut(c) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-}
-
-/// `1 module`, `2 modules`.
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-pub fn bytes(n: i64) -> String {
-    if n < 0 {
-        format!("-{}", human_bytes(n.unsigned_abs()))
-    } else {
-        human_bytes(n as u64)
-    }
-}
-
-/// A fraction as a percentage with one decimal: `0.0162` is `1.6%`.
-pub fn percent(fraction: f64) -> String {
-    format!("{:.1}%", fraction * 100.0)
-}
-
-pub fn heading(out: &mut dyn Write, flavor: Flavor, level: usize, text: &str) -> io::Result<()> {
-    match flavor {
-        Flavor::Text => {
-            writeln!(out, "{text}")?;
-            writeln!(out, "{}", if level == 1 { "=" } else { "-" }.repeat(text.chars().count().min(WIDTH as usize)))
-        }
-        Flavor::Markdown => writeln!(out, "{} {text}\n", "#".repeat(level + 1)),
-    }
-}
-
-pub fn fact(out: &mut dyn Write, flavor: Flavor, label: &str, value: &str) -> io::Result<()> {
-    match flavor {
-        Flavor::Text => writeln!(out, "  {label:<22}{value}"),
-        Flavor::Markdown => writeln!(out, "- **{label}**: {value}"),
-    }
 }
 
 pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail: Detail) -> io::Result<()> {
@@ -229,7 +149,7 @@ pub fn allocation_rows(flavor: Flavor, allocator: &AllocatorReport, rows: &RowTa
         lines.push(cells);
     };
     if rows.rest_count > 0 {
-        total_line(rows.rest_bytes, format!("{} more rows", rows.rest_count));
+        total_line(rows.rest_bytes, plural(rows.rest_count, "more row"));
     }
     if allocator.unattributed_at_peak_bytes != 0 {
         total_line(allocator.unattributed_at_peak_bytes, "allocated before the capture started".to_string());
@@ -257,7 +177,7 @@ pub fn step_rows(allocator: &AllocatorReport, top: usize) -> (Vec<Vec<String>>, 
         })
         .collect();
     let rest = allocator.steps.len().checked_sub(top).filter(|&n| n > 0);
-    (rows, rest.map(|n| format!("{n} more steps (see --format json)")))
+    (rows, rest.map(|n| format!("{} (see --format json)", plural(n, "more step"))))
 }
 
 fn write_allocator(out: &mut dyn Write, flavor: Flavor, allocator: &AllocatorReport, detail: Detail) -> io::Result<()> {
@@ -308,20 +228,59 @@ pub const MISSING_TRACE_FOOTNOTE: &str =
 
 /// One row per module and memory space, as the summary table shows them,
 /// and whether any peak needs [`MISSING_TRACE_FOOTNOTE`].
-pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool) {
+/// With several inputs, the summary's last column says which one each row comes from.
+pub fn summary_header(report: &Report) -> Vec<&'static str> {
+    let mut header = SUMMARY_HEADER.to_vec();
+    if report.inputs.len() > 1 {
+        header.push("Input");
+    }
+    header
+}
+
+/// A memory space nothing is allocated in: named only in the layouts of
+/// shapes (`S(5)` for host memory), it has nothing to show. A VMEM that
+/// instructions reserve scoped memory in has that to show.
+pub fn is_unused(space: &MemorySpaceReport) -> bool {
+    space.peak_bytes == 0
+        && space.total_allocation_bytes == 0
+        && space.at_peak.is_empty()
+        && space.max_scoped_vmem_bytes.is_none_or(|bytes| bytes == 0)
+}
+
+/// Said under the summary when memory spaces are left out of it.
+pub fn unused_footnote(spaces: usize) -> String {
+    format!("{} with nothing allocated (named only in layouts) not listed.", plural(spaces, "memory space"))
+}
+
+/// The summary's rows, whether any peak needs [`MISSING_TRACE_FOOTNOTE`],
+/// and how many unused memory spaces ([`is_unused`]) were left out.
+pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool, usize) {
     let mut rows = Vec::new();
     let mut missing_trace = false;
+    let mut unused = 0;
+    let columns = summary_header(report).len();
     for module in &report.modules {
         let id = module.program_id.to_string();
+        let mut row = |mut cells: Vec<String>| {
+            if report.inputs.len() > 1 {
+                cells.resize(columns - 1, String::new());
+                cells.push(module.input.clone());
+            }
+            rows.push(cells);
+        };
         if let Some(problem) = &module.problem {
             let short = problem.split(';').next().unwrap_or(problem);
-            rows.push(vec![module.name.clone(), id, "-".into(), short.to_string()]);
+            row(vec![module.name.clone(), id, "-".into(), short.to_string()]);
             continue;
         }
         for space in &module.memory_spaces {
+            if is_unused(space) {
+                unused += 1;
+                continue;
+            }
             let missing = space.heap_simulation == TraceStatus::Missing;
             missing_trace |= missing;
-            rows.push(vec![
+            row(vec![
                 module.name.clone(),
                 id.clone(),
                 space.name.clone(),
@@ -332,12 +291,12 @@ pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool) {
             ]);
         }
     }
-    (rows, missing_trace)
+    (rows, missing_trace, unused)
 }
 
 fn write_summary(out: &mut dyn Write, flavor: Flavor, report: &Report) -> io::Result<()> {
-    let mut t = table(flavor, &SUMMARY_HEADER);
-    let (rows, missing_trace) = summary_rows(report);
+    let mut t = table(flavor, &summary_header(report));
+    let (rows, missing_trace, unused) = summary_rows(report);
     for row in rows {
         t.add_row(row);
     }
@@ -347,6 +306,9 @@ fn write_summary(out: &mut dyn Write, flavor: Flavor, report: &Report) -> io::Re
     if missing_trace {
         writeln!(out, "{MISSING_TRACE_FOOTNOTE}")?;
     }
+    if unused > 0 {
+        writeln!(out, "{}", unused_footnote(unused))?;
+    }
     Ok(())
 }
 
@@ -355,7 +317,7 @@ fn write_module(out: &mut dyn Write, flavor: Flavor, module: &ModuleReport, deta
         heading(out, flavor, 2, &module.display_name())?;
         return writeln!(out, "{problem}");
     }
-    for (i, space) in module.memory_spaces.iter().enumerate() {
+    for (i, space) in module.memory_spaces.iter().filter(|s| !is_unused(s)).enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
@@ -410,10 +372,12 @@ pub fn space_facts(space: &MemorySpaceReport) -> Vec<(&'static str, String)> {
     if b.thread_local > 0 {
         facts.push(("Thread-local", format!("{} (not counted in the peak, as in XProf)", bytes(b.thread_local))));
     }
-    facts.push((
-        "Total allocation",
-        format!("{} with fragmentation {}", bytes(space.total_allocation_bytes), percent(space.fragmentation)),
-    ));
+    // Without a trace there are no offsets, so fragmentation would read 100%.
+    let fragmentation = match space.heap_simulation {
+        TraceStatus::Missing => "fragmentation unknown without a heap-simulator trace".to_string(),
+        _ => format!("with fragmentation {}", percent(space.fragmentation)),
+    };
+    facts.push(("Total allocation", format!("{} {fragmentation}", bytes(space.total_allocation_bytes))));
     facts.extend(space.notes.iter().map(|note| ("Note", note.clone())));
     facts
 }
@@ -439,12 +403,12 @@ pub fn buffer_table_title(space: &MemorySpaceReport, buffers: &BufferTable) -> S
 
 /// The line for the buffers past the top N.
 pub fn rest_label(buffers: &BufferTable) -> String {
-    format!("{} more buffers", buffers.rest_count)
+    plural(buffers.rest_count, "more buffer")
 }
 
 /// The line for the buffers under 16 KiB, folded as XProf folds them.
 pub fn small_label(buffers: &BufferTable) -> String {
-    format!("small (<{} each): {} buffers", bytes(SMALL_BUFFER_BYTES), buffers.small_count)
+    format!("small (<{} each): {}", bytes(SMALL_BUFFER_BYTES), plural(buffers.small_count, "buffer"))
 }
 
 /// The rows under [`buffer_header`], with the folded lines last.
@@ -506,10 +470,4 @@ pub fn write_buffer_table(out: &mut dyn Write, flavor: Flavor, title: &str, buff
     }
     align_right(&mut t, &BUFFER_NUMBERS);
     writeln!(out, "{t}")
-}
-
-/// `file.py:36` from `/long/path/to/file.py:36`: the directory rarely fits in
-/// a terminal; JSON carries the full path.
-pub fn file_name_and_line(source: &str) -> String {
-    source.rsplit('/').next().unwrap_or(source).to_string()
 }

@@ -13,7 +13,7 @@ use super::WIDTH;
 use crate::analysis::attribution::op_name_components;
 use crate::analysis::device_memory::DeviceMemoryReport;
 use crate::analysis::BufferAtPeak;
-use crate::render::text::file_name_and_line;
+use crate::render::table::file_name_and_line;
 
 /// An icicle graph of buffers (a memory space's live set), or `None` when nothing is live.
 pub fn buffers(caption: &str, buffers: &[BufferAtPeak]) -> io::Result<Option<String>> {

@@ -10,7 +10,7 @@ use super::peak::{category_color, category_color_name};
 use super::{count_label, mark_level, number_label, render, shorten, ByteScale, Frame, PROGRAM_ORDER};
 use crate::analysis::drawing::{self, LifetimeBox};
 use crate::analysis::{Category, MemorySpaceReport};
-use crate::render::text::bytes;
+use crate::render::table::bytes;
 
 const HEIGHT: u32 = 520;
 

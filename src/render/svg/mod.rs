@@ -23,7 +23,8 @@ use plotters::prelude::*;
 
 use crate::analysis::drawing::PeakMark;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
-use crate::render::text::{allocator_heading, bytes, space_heading};
+use crate::render::table::bytes;
+use crate::render::text::{allocator_heading, space_heading};
 
 pub const FONT: &str = "sans-serif";
 pub const WIDTH: u32 = 1000;
@@ -50,6 +51,8 @@ pub enum ChartKind {
     Lifetimes,
     /// A device memory profile's allocation sites.
     Sites,
+    /// A memory space's heap in two runs, in a diff.
+    Overlay,
     /// An icicle graph of the live set at the peak, by stack.
     Flame,
 }
@@ -62,6 +65,7 @@ impl ChartKind {
             ChartKind::Peak => "peak",
             ChartKind::Lifetimes => "lifetimes",
             ChartKind::Sites => "sites",
+            ChartKind::Overlay => "overlay",
             ChartKind::Flame => "flame",
         }
     }

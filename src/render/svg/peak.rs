@@ -9,7 +9,8 @@ use plotters::style::RGBColor;
 
 use super::{number_label, palette, render, shorten, ByteScale, Frame, Marks};
 use crate::analysis::{BufferAtPeak, Category, MemorySpaceReport};
-use crate::render::text::{bytes, file_name_and_line, rest_label, small_label};
+use crate::render::table::{bytes, file_name_and_line};
+use crate::render::text::{rest_label, small_label};
 
 /// Pixels per bar and its label.
 const ROW_HEIGHT: u32 = 44;

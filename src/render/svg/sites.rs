@@ -6,7 +6,7 @@ use std::io;
 use super::palette;
 use super::peak::{draw_bars, summed_bar, Bar};
 use crate::analysis::device_memory::{DeviceMemoryReport, Site};
-use crate::render::text::{bytes, file_name_and_line};
+use crate::render::table::{bytes, file_name_and_line};
 
 fn site_bar(site: &Site) -> Bar {
     let details = format!(

@@ -6,8 +6,8 @@ use std::io;
 use plotters::prelude::*;
 
 use super::{
-    count_label, mark_peak, number_label, palette, peak_on_left, render, ByteScale, Frame, SecondaryAxis, TickLabel,
-    PROGRAM_ORDER, WIDTH,
+    count_label, mark_peak, number_label, palette, peak_label, peak_on_left, render, ByteScale, Frame, SecondaryAxis,
+    TickLabel, PROGRAM_ORDER, WIDTH,
 };
 use crate::analysis::drawing::{self, Timeline, XAxis};
 use crate::analysis::{AllocatorReport, MemorySpaceReport};
@@ -31,6 +31,67 @@ pub fn program(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<St
 /// fragmentation; `None` when it has no events.
 pub fn allocator(caption: &str, allocator: &AllocatorReport) -> io::Result<Option<String>> {
     drawing::allocator_timeline(allocator, MAX_POINTS).map(|timeline| draw(caption, &timeline)).transpose()
+}
+
+/// The heaps of one memory space in two runs over program order, the new
+/// run shaded orange and the baseline a grey line over it, each with its
+/// peak marked; `None` when neither run has heap-simulator events.
+pub fn overlay(
+    caption: &str,
+    base: Option<&MemorySpaceReport>,
+    new: Option<&MemorySpaceReport>,
+) -> io::Result<Option<String>> {
+    let timeline = |space: Option<&MemorySpaceReport>| space.and_then(|s| drawing::program_timeline(s, MAX_POINTS));
+    let runs: Vec<(&str, RGBColor, Timeline)> =
+        [("base", palette::GREY, timeline(base)), ("new", palette::ORANGE, timeline(new))]
+            .into_iter()
+            .filter_map(|(name, color, timeline)| timeline.map(|t| (name, color, t)))
+            .collect();
+    let Some(y_max) = runs.iter().map(|(_, _, t)| t.y_max).max() else { return Ok(None) };
+    let scale = ByteScale::for_max(y_max);
+    let last = runs.iter().filter_map(|(_, _, t)| t.x.last().copied()).max().unwrap_or(0).max(1);
+    let y_description = format!("heap ({})", scale.unit());
+    let frame = Frame {
+        caption,
+        x_description: PROGRAM_ORDER,
+        y_description: &y_description,
+        x: 0.0..last as f64,
+        y: 0.0..scale.of(y_max).max(1.0) * 1.15,
+        y_ticks: true,
+        x_label: &count_label,
+        y_label: &number_label,
+        legend: Some(SeriesLabelPosition::UpperLeft),
+        secondary: None,
+    };
+    render(frame, HEIGHT, |chart, marks| {
+        // The new run first, so the baseline's line stays visible over it.
+        for (name, color, timeline) in runs.iter().rev() {
+            // The heap is the top band: always-live plus temporaries.
+            let Some(heap) = timeline.bands.last() else { continue };
+            let points: Vec<(f64, f64)> =
+                timeline.x.iter().zip(&heap.values).map(|(&x, &v)| (x as f64, scale.of(v))).collect();
+            let label = format!("{name}: peak {}", crate::render::table::bytes(timeline.peak.bytes));
+            if *name == "new" {
+                let fill = color.mix(0.6).filled();
+                let outline =
+                    points.iter().copied().chain(points.iter().rev().map(|&(x, _)| (x, 0.0))).collect::<Vec<_>>();
+                chart
+                    .draw_series(std::iter::once(Polygon::new(outline, fill)))?
+                    .label(label)
+                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], fill));
+            } else {
+                let style = color.stroke_width(2);
+                chart
+                    .draw_series(LineSeries::new(points, style))?
+                    .label(label)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
+            }
+            let peak = chart.backend_coord(&(timeline.peak.x as f64, scale.of(timeline.peak.bytes)));
+            marks.circle(peak, 4, *color, &format!("{name} peak {}", peak_label(&timeline.peak)));
+        }
+        Ok(())
+    })
+    .map(Some)
 }
 
 /// How an x axis reads: its description and how many x values make one unit

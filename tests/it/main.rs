@@ -1,0 +1,24 @@
+//! xmem's integration tests, in one binary: one link instead of one per
+//! file, which is most of a fresh clone's test time.
+mod common;
+
+mod attribution;
+mod bad_input;
+mod charts;
+mod cli_allocators;
+mod cli_report;
+mod damaged_inputs;
+mod device_memory;
+mod device_memory_partial;
+mod diff;
+mod hostile;
+mod html_in_browser;
+mod html_report;
+mod memory_profile_parity;
+mod memory_viewer_parity;
+mod module_identity;
+mod oom_cli;
+mod oom_logs;
+mod plot;
+mod readme;
+mod terminal;
