@@ -289,6 +289,10 @@ pub const HOSTILE_SHAPES: &[HostileShape] = &[
     HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 32_000, hostile_n: 256_000, generate: |n| stack_chain_hlo(n).encode_to_vec() },
     HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 200_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
     HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 160_000, generate: nested_step_roots_xspace },
+    HostileShape { name: "many-colors", file_name: "colors.hlo.pb", args: REPORT, bench_n: 8_000, hostile_n: 16_000, generate: |n| hlo_proto_with_colors(n).encode_to_vec() },
+    HostileShape { name: "share-chain", file_name: "share_chain.hlo.pb", args: REPORT, bench_n: 25_000, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, false).encode_to_vec() },
+    HostileShape { name: "share-cycle", file_name: "share_cycle.hlo.pb", args: REPORT, bench_n: 25_000, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, true).encode_to_vec() },
+    HostileShape { name: "pprof-inlined-lines", file_name: "inlined.prof", args: REPORT, bench_n: 16_000, hostile_n: 128_000, generate: pprof_inlined_location },
 ];
 
 /// An HloProto with a stack-frame chain `n` deep and `n / 16` instructions
