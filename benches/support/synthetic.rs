@@ -45,6 +45,11 @@ fn shape(elements: i64) -> ShapeProto {
     }
 }
 
+/// The buffer instruction `id` defines (at its top-level shape index).
+fn logical_buffer(id: i64, size: i64, color: i64) -> LogicalBufferProto {
+    LogicalBufferProto { id, size, defined_at: Some(Location { instruction_id: id, ..Default::default() }), color }
+}
+
 fn instruction(id: i64, bytes: i64) -> HloInstructionProto {
     HloInstructionProto {
         name: format!("fusion.{id}"),
@@ -72,12 +77,7 @@ pub fn hlo_proto(name: &str, size: ModuleSize) -> HloProto {
         let id = i as i64;
         let bytes = if i < size.live_at_peak { PEAK_BUFFER_BYTES } else { TRANSIENT_BUFFER_BYTES };
         instructions.push(instruction(id, bytes));
-        logical_buffers.push(LogicalBufferProto {
-            id,
-            size: bytes,
-            defined_at: Some(Location { instruction_id: id, ..Default::default() }),
-            color: 0,
-        });
+        logical_buffers.push(logical_buffer(id, bytes, 0));
         temp.assigned.push(Assigned { logical_buffer_id: id, offset: 0, size: bytes });
         let alloc = Event { kind: 0, buffer_id: id, instruction_name: format!("fusion.{id}"), ..Default::default() };
         events.push(alloc);
@@ -96,12 +96,7 @@ pub fn hlo_proto(name: &str, size: ModuleSize) -> HloProto {
     temp.size = size.live_at_peak as i64 * PEAK_BUFFER_BYTES + TRANSIENT_BUFFER_BYTES;
     let parameter_id = buffers as i64;
     instructions.push(instruction(parameter_id, PEAK_BUFFER_BYTES));
-    logical_buffers.push(LogicalBufferProto {
-        id: parameter_id,
-        size: PEAK_BUFFER_BYTES,
-        defined_at: Some(Location { instruction_id: parameter_id, ..Default::default() }),
-        color: 0,
-    });
+    logical_buffers.push(logical_buffer(parameter_id, PEAK_BUFFER_BYTES, 0));
     let parameter = BufferAllocationProto {
         index: 0,
         size: PEAK_BUFFER_BYTES,
@@ -445,12 +440,7 @@ pub fn hlo_proto_with_colors(colors: usize) -> HloProto {
     for i in 0..colors {
         let id = i as i64;
         instructions.push(instruction(id, TRANSIENT_BUFFER_BYTES));
-        logical_buffers.push(LogicalBufferProto {
-            id,
-            size: TRANSIENT_BUFFER_BYTES,
-            defined_at: Some(Location { instruction_id: id, ..Default::default() }),
-            color: id,
-        });
+        logical_buffers.push(logical_buffer(id, TRANSIENT_BUFFER_BYTES, id));
         allocations.push(BufferAllocationProto {
             index: id,
             size: TRANSIENT_BUFFER_BYTES,
@@ -488,12 +478,7 @@ pub fn hlo_proto_with_share_chain(buffers: usize, cycle: bool) -> HloProto {
     for i in 0..buffers {
         let id = i as i64;
         instructions.push(instruction(id, TRANSIENT_BUFFER_BYTES));
-        logical_buffers.push(LogicalBufferProto {
-            id,
-            size: TRANSIENT_BUFFER_BYTES,
-            defined_at: Some(Location { instruction_id: id, ..Default::default() }),
-            color: 0,
-        });
+        logical_buffers.push(logical_buffer(id, TRANSIENT_BUFFER_BYTES, 0));
         temp.assigned.push(Assigned { logical_buffer_id: id, offset: 0, size: TRANSIENT_BUFFER_BYTES });
         events.push(if i == 0 { event(0, id, 0) } else { event(2, id, id - 1) });
     }

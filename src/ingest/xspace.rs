@@ -297,7 +297,9 @@ fn read_metadata_plane(
                 {
                     hlo = Some(b)
                 }
-                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Uint64Value(id))) => (program_id, program_id_stat) = (id, true),
+                (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Uint64Value(id))) => {
+                    (program_id, program_id_stat) = (id, true)
+                }
                 (Some(PROGRAM_ID_STAT), Some(x_stat::Value::Int64Value(id))) => {
                     (program_id, program_id_stat) = (id as u64, true)
                 }
