@@ -63,6 +63,9 @@ fn matches(expected: &[String], actual: &[&str]) -> bool {
     }
 }
 
+/// The shared external corpus's folders of third-party profiles that README examples name.
+const THIRD_PARTY_FOLDERS: [&str; 3] = ["xprof/", "xprof-cli/", "TraceLens/"];
+
 #[test]
 fn readme_examples_are_real_output() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -73,10 +76,14 @@ fn readme_examples_are_real_output() {
     let scratch = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(root.join("fixtures"), scratch.path().join("fixtures")).unwrap();
     for example in examples {
-        // Third-party profiles are read from the shared corpus, never copied into the repo: skipped without it.
-        let args = example.args.iter().map(|arg| match arg.strip_prefix("../shared/corpus/external/") {
-            Some(rest) => common::shared_external().map(|external| external.join(rest).display().to_string()),
-            None => Some(arg.clone()),
+        // Third-party profiles, named by their folder in the shared external corpus, are read from
+        // there, never copied into the repo: their examples are skipped without it.
+        let args = example.args.iter().map(|arg| {
+            if THIRD_PARTY_FOLDERS.iter().any(|folder| arg.starts_with(folder)) {
+                common::shared_external().map(|external| external.join(arg).display().to_string())
+            } else {
+                Some(arg.clone())
+            }
         });
         let Some(args) = args.collect::<Option<Vec<String>>>() else { continue };
         let output = Command::new(env!("CARGO_BIN_EXE_xmem")).args(&args).current_dir(scratch.path()).output().unwrap();
