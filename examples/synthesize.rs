@@ -1,8 +1,5 @@
 //! Writes synthetic inputs for the scaling benchmarks:
 //! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
-//! `synthesize OUT.prof pprof-inlined LINES` (bench/pprof_inlined.sh): a device
-//! memory profile whose one location has LINES inlined lines, with as many
-//! samples allocated from it,
 //! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
 //! each shape's name, file name, smallest benchmark size and xmem command).
 
@@ -10,14 +7,11 @@
 mod synthetic;
 
 const USAGE: &str =
-    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize OUT.prof pprof-inlined LINES | synthesize shape [NAME N OUT]";
+    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize shape [NAME N OUT]";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
-        [out, kind, lines] if kind == "pprof-inlined" => {
-            std::fs::write(out, synthetic::pprof_inlined_location(lines.parse()?))?;
-        }
         [shape, name, n, out] if shape == "shape" => {
             let Some(shape) = synthetic::HOSTILE_SHAPES.iter().find(|s| s.name == name) else {
                 return Err(format!("no shape named {name}; try `synthesize shape`").into());

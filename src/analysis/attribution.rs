@@ -99,6 +99,7 @@ pub fn group_by<'a>(items: impl Iterator<Item = (&'a str, i64, usize)>) -> Vec<G
         group.count = group.count.saturating_add(count);
     }
     groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.key.cmp(&b.key)));
+    groups.shrink_to_fit();
     groups
 }
 

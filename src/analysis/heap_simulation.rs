@@ -194,19 +194,21 @@ pub fn analyze(
         colors.push(vmem);
         colors.sort_unstable();
     }
-    colors
-        .into_iter()
-        .flat_map(|color| {
-            let mut reports = analyze_color(&index, color);
-            if color == VMEM {
-                for report in &mut reports {
-                    report.max_scoped_vmem_bytes = max_scoped_vmem.map(|s| s.bytes);
-                    report.max_scoped_vmem_instruction = max_scoped_vmem.map(|s| s.instruction.clone());
-                }
+    // A module can hold a memory space per buffer (issue 17): the reports
+    // are stored without the spare room a growing list leaves.
+    let mut reports: Vec<MemorySpaceReport> = Vec::with_capacity(colors.len());
+    reports.extend(colors.into_iter().flat_map(|color| {
+        let mut reports = analyze_color(&index, color);
+        if color == VMEM {
+            for report in &mut reports {
+                report.max_scoped_vmem_bytes = max_scoped_vmem.map(|s| s.bytes);
+                report.max_scoped_vmem_instruction = max_scoped_vmem.map(|s| s.instruction.clone());
             }
-            reports
-        })
-        .collect()
+        }
+        reports
+    }));
+    reports.shrink_to_fit();
+    reports
 }
 
 /// The memory space XProf reports scoped VMEM for.
@@ -672,7 +674,10 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 })
                 .collect();
             let status = if sim.error.is_some() { TraceStatus::Broken } else { TraceStatus::Simulated };
-            live_history = LiveHistory { pushes: sim.pushes, revivals: sim.revivals };
+            let (mut pushes, mut revivals) = (sim.pushes, sim.revivals);
+            pushes.shrink_to_fit();
+            revivals.shrink_to_fit();
+            live_history = LiveHistory { pushes, revivals };
             status
         }
         None if temporary_allocations => {
@@ -687,6 +692,10 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         None => TraceStatus::NotNeeded,
     };
     breakdown.temporaries = peak;
+    // Nor the spare room of each report's own lists.
+    at_peak.shrink_to_fit();
+    lifetimes.shrink_to_fit();
+    notes.shrink_to_fit();
 
     let peak_bytes = peak.saturating_add(baseline);
     let fragmentation_denominator = total_allocation_bytes.saturating_sub(indefinite_bytes);

@@ -373,6 +373,7 @@ impl DefiningInstructions {
         for wanted in &mut elements {
             wanted.sort_unstable();
             wanted.dedup();
+            wanted.shrink_to_fit();
         }
         let instructions = (0..ids.len()).map(|_| None).collect();
         DefiningInstructions { slots, elements, instructions }
@@ -409,7 +410,7 @@ fn convert_assignment(
     let RawAssignment { proto: assignment, heap_traces } = assignment;
     let ids: Vec<i64> = assignment.logical_buffers.iter().map(|b| b.id).collect();
     let logical_protos = IdIndex::new(&ids);
-    let mut out = BufferAssignment::default();
+    let mut out = BufferAssignment { logical_buffers: Vec::with_capacity(ids.len()), ..Default::default() };
     // Per logical buffer, its place in `out`: the last assignment wins, as in XProf.
     let mut buffer_slot: Vec<Option<usize>> = vec![None; ids.len()];
 

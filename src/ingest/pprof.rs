@@ -6,11 +6,13 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use prost::Message;
 
-use super::proto::pprof::{self, Profile};
+use super::proto::pprof::{self, ProfileWithoutSamples};
+use super::wire::Walker;
 use crate::error::{Error, Result};
 use crate::model::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 
@@ -19,20 +21,30 @@ const HOW_TO_PRODUCE: &str = "expected a device memory profile from jax.profiler
 with sample types allocations/count and space/bytes";
 
 pub fn decode(path: &Path, bytes: Bytes) -> Result<DeviceMemorySnapshot> {
-    let profile =
-        Profile::decode(bytes).map_err(|e| Error::malformed(path, None, format!("not a valid pprof profile: {e}")))?;
-    Decoder::new(path, &profile)?.snapshot()
+    let invalid = |what: String| Error::malformed(path, None, format!("not a valid pprof profile: {what}"));
+    let profile = ProfileWithoutSamples::decode(&bytes[..]).map_err(|e| invalid(e.to_string()))?;
+    // Samples are walked on the wire and decoded one at a time, so none is
+    // held decoded beside the snapshot.
+    let walker = Walker::new(&bytes, 0);
+    let samples = walker.fields(&bytes).filter_map(|field| match field {
+        Ok(field) => match (field.number, field.as_bytes()) {
+            (2, Some(sample)) => Some(pprof::Sample::decode(sample).map_err(|e| invalid(e.to_string()))),
+            _ => None,
+        },
+        Err(e) => Some(Err(invalid(e.what))),
+    });
+    Decoder::new(path, &profile)?.snapshot(samples)
 }
 
 struct Decoder<'a> {
     path: &'a Path,
-    profile: &'a Profile,
+    profile: &'a ProfileWithoutSamples,
     locations: HashMap<u64, &'a pprof::Location>,
     functions: HashMap<u64, &'a pprof::Function>,
 }
 
 impl<'a> Decoder<'a> {
-    fn new(path: &'a Path, profile: &'a Profile) -> Result<Self> {
+    fn new(path: &'a Path, profile: &'a ProfileWithoutSamples) -> Result<Self> {
         if profile.string_table.first().is_none_or(|s| !s.is_empty()) {
             return Err(Error::malformed(path, None, "pprof string table does not start with the empty string"));
         }
@@ -83,17 +95,19 @@ impl<'a> Decoder<'a> {
         ))
     }
 
-    fn snapshot(&self) -> Result<DeviceMemorySnapshot> {
+    fn snapshot(&self, samples: impl Iterator<Item = Result<pprof::Sample>>) -> Result<DeviceMemorySnapshot> {
         let count_index = self.sample_type_index("allocations", "count")?;
         let bytes_index = self.sample_type_index("space", "bytes")?;
         let mut snapshot = DeviceMemorySnapshot::default();
         let mut frames = Frames::default();
         // Stacks by the sample's locations, then by their frames: locations
         // that differ only by address make one stack.
-        let mut stack_ids: HashMap<&[u64], usize> = HashMap::new();
+        let mut stack_ids: HashMap<Box<[u64]>, usize> = HashMap::new();
+        let mut label_strings: HashMap<i64, Arc<str>> = HashMap::new();
         let mut stacks_by_frames: HashMap<Vec<usize>, usize> = HashMap::new();
         let mut totals = (0i64, 0i64);
-        for (n, sample) in self.profile.sample.iter().enumerate() {
+        for (n, sample) in samples.enumerate() {
+            let sample = sample?;
             let value = |index: usize| {
                 sample.value.get(index).copied().ok_or_else(|| {
                     self.malformed(format!(
@@ -129,11 +143,14 @@ impl<'a> Decoder<'a> {
                             snapshot.stacks.len() - 1
                         }
                     };
-                    stack_ids.insert(&sample.location_id, index);
+                    stack_ids.insert(sample.location_id.into_boxed_slice(), index);
                     index
                 }
             };
-            let labels = sample.label.iter().map(|label| self.label(label)).collect::<Result<_>>()?;
+            let mut labels = Vec::with_capacity(sample.label.len());
+            for label in &sample.label {
+                labels.push(self.label(label, &mut label_strings)?);
+            }
             snapshot.samples.push(LiveGroup { count, bytes, size_unknown, stack, labels });
         }
         snapshot.frames = frames.distinct;
@@ -155,13 +172,23 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    fn label(&self, label: &pprof::Label) -> Result<Label> {
-        let key = self.string(label.key)?.to_string();
+    /// One shared string per string-table entry a label names.
+    fn shared_string(&self, id: i64, shared: &mut HashMap<i64, Arc<str>>) -> Result<Arc<str>> {
+        if let Some(text) = shared.get(&id) {
+            return Ok(text.clone());
+        }
+        let text: Arc<str> = Arc::from(self.string(id)?);
+        shared.insert(id, text.clone());
+        Ok(text)
+    }
+
+    fn label(&self, label: &pprof::Label, shared: &mut HashMap<i64, Arc<str>>) -> Result<Label> {
+        let key = self.shared_string(label.key, shared)?;
         // pprof sets `str` for a text label and `num` (with an optional unit) for a number.
         // String id 0 is the empty string: a label with neither a number nor a unit is
         // text whose value is empty (JAX writes `device=""` for a device without a name).
         let value = if label.str != 0 || (label.num == 0 && label.num_unit == 0) {
-            LabelValue::Text(self.string(label.str)?.to_string())
+            LabelValue::Text(self.shared_string(label.str, shared)?)
         } else {
             let unit = Some(self.string(label.num_unit)?).filter(|u| !u.is_empty()).map(str::to_string);
             LabelValue::Number { value: label.num, unit }
@@ -194,6 +221,8 @@ impl<'a> Frames<'a> {
             })?;
             // A location's lines run from the innermost inlined call outwards, as the stack does.
             let mut indexes = Vec::with_capacity(location.line.len());
+            self.ids.reserve(location.line.len());
+            self.distinct.reserve(location.line.len());
             for line in &location.line {
                 let function = self.function(decoder, location_id, line.function_id)?;
                 let index = match self.ids.get(&(function, line.line)) {
@@ -229,7 +258,7 @@ impl<'a> Frames<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::proto::pprof::{Function, Line, Location, Sample, ValueType};
+    use crate::ingest::proto::pprof::{Function, Line, Location, Profile, Sample, ValueType};
 
     const PATH: &str = "snapshot.prof";
 

@@ -2,6 +2,8 @@
 //! at one instant, grouped by the Python stack that created it, as
 //! `jax.profiler.save_device_memory_profile` records it.
 
+use std::sync::Arc;
+
 /// What was alive at the moment of the snapshot. Counts and sizes are
 /// non-negative and their sums over all samples fit in an `i64`, so any
 /// grouping of them can be summed without overflow.
@@ -34,22 +36,24 @@ pub struct LiveGroup {
 impl LiveGroup {
     /// The text value of label `key`, if the group has one.
     pub fn text_label(&self, key: &str) -> Option<&str> {
-        self.labels.iter().find(|label| label.key == key).and_then(|label| match &label.value {
-            LabelValue::Text(text) => Some(text.as_str()),
+        self.labels.iter().find(|label| &*label.key == key).and_then(|label| match &label.value {
+            LabelValue::Text(text) => Some(&**text),
             LabelValue::Number { .. } => None,
         })
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// Keys and text values are shared: a profile repeats the same few
+/// (`kind`, `device`, `cpu:0`) on every sample.
 pub struct Label {
-    pub key: String,
+    pub key: Arc<str>,
     pub value: LabelValue,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LabelValue {
-    Text(String),
+    Text(Arc<str>),
     Number { value: i64, unit: Option<String> },
 }
 
