@@ -1,4 +1,4 @@
-//! Benchmarks: `cargo bench`. The synthetic cases double one dimension at a
+//! Benchmarks: `cargo bench -p xmem-benches`. The synthetic cases double one dimension at a
 //! time, so each pair of rows shows how the cost grows (it should double,
 //! not quadruple); BENCHMARKS.md records a run.
 
