@@ -86,3 +86,18 @@ pub struct Function {
     #[prost(int64, tag = "5")]
     pub start_line: i64,
 }
+/// The same message without its samples, which xmem walks on the wire and
+/// decodes one at a time: a profile of a million samples must not be held
+/// decoded beside the snapshot made from it. Decoding with this view skips
+/// field 2.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ProfileWithoutSamples {
+    #[prost(message, repeated, tag = "1")]
+    pub sample_type: ::prost::alloc::vec::Vec<ValueType>,
+    #[prost(message, repeated, tag = "4")]
+    pub location: ::prost::alloc::vec::Vec<Location>,
+    #[prost(message, repeated, tag = "5")]
+    pub function: ::prost::alloc::vec::Vec<Function>,
+    #[prost(string, repeated, tag = "6")]
+    pub string_table: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
