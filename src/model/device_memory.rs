@@ -43,9 +43,9 @@ impl LiveGroup {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
 /// Keys and text values are shared: a profile repeats the same few
 /// (`kind`, `device`, `cpu:0`) on every sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Label {
     pub key: Arc<str>,
     pub value: LabelValue,
