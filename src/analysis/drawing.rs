@@ -123,7 +123,7 @@ fn program_peak(space: &MemorySpaceReport) -> PeakMark {
     PeakMark {
         x: space.peak_position as i64 + 1,
         bytes: space.peak_bytes,
-        what: space.peak_instruction.clone(),
+        what: space.peak_instruction.as_deref().map(str::to_string),
         position: format!("event {}", space.peak_position),
     }
 }

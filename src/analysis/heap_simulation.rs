@@ -72,13 +72,15 @@ fn colors_present(assignment: &BufferAssignment, layout_memory_spaces: &[i64]) -
 
 /// The events of one trace that belong to one colour.
 struct ColorEvents {
+    color: i64,
     trace: usize,
     /// How many events name a buffer of this colour (XProf's fallback
     /// picks the trace where this is largest).
     count: usize,
-    /// Positions in the trace; `None` when the trace holds no other colour,
-    /// so the whole trace is replayed as XProf replays it.
-    positions: Option<Vec<u32>>,
+    /// Where its positions start in [`Index::positions`]; `None` when the
+    /// trace holds no other colour, so the whole trace is replayed as XProf
+    /// replays it.
+    first_position: Option<usize>,
 }
 
 struct Index<'a> {
@@ -87,12 +89,17 @@ struct Index<'a> {
     /// Heap trace used for each allocation slot, found from the trace's first
     /// event (the trace's own allocation index is unreliable, as XProf notes).
     trace_of_allocation: FxHashMap<usize, usize>,
-    /// Allocation slots of each colour, in proto order.
-    allocations_of_color: FxHashMap<i64, Vec<usize>>,
-    /// Per colour, its events in each trace that has any, found in one pass
-    /// so that a trace of thousands of colours costs each colour only its
-    /// own events.
-    events_of_color: FxHashMap<i64, Vec<ColorEvents>>,
+    /// `(colour, allocation slot)`, by colour, slots in proto order.
+    allocations_by_color: Vec<(i64, usize)>,
+    /// Per colour, its events in each trace that has any, by colour and
+    /// trace, found in one pass so that a trace of thousands of colours costs
+    /// each colour only its own events. Flat, because a module may hold a
+    /// colour per buffer: a list or map entry per colour would cost more
+    /// than the colour's own events.
+    events_by_color: Vec<ColorEvents>,
+    /// The event positions of every trace of several colours, grouped as
+    /// `events_by_color` lists them.
+    positions: Vec<u32>,
     /// Per trace, how many colours its events name.
     colors_in_trace: Vec<usize>,
 }
@@ -103,36 +110,42 @@ impl<'a> Index<'a> {
         let slot_of_buffer = IdIndex::new(&ids);
         let buffer = |id: i64| slot_of_buffer.get(id).and_then(|slot| assignment.logical_buffers.get(slot));
         let mut trace_of_allocation = FxHashMap::default();
-        let mut events_of_color: FxHashMap<i64, Vec<ColorEvents>> = FxHashMap::default();
+        let mut events_by_color = Vec::new();
+        let mut positions = Vec::new();
         let mut colors_in_trace = Vec::with_capacity(assignment.heap_traces.len());
         for (trace, heap_trace) in assignment.heap_traces.iter().enumerate() {
             if let Some(first) = heap_trace.events.first().and_then(|e| buffer(e.buffer_id)) {
                 trace_of_allocation.insert(first.allocation, trace);
             }
-            let mut positions: FxHashMap<i64, Vec<u32>> = FxHashMap::default();
-            for (position, event) in heap_trace.events.iter().enumerate() {
-                if let Some(b) = buffer(event.buffer_id) {
-                    positions.entry(b.color).or_default().push(position as u32);
+            // Stable: each colour's positions stay in trace order.
+            let mut events: Vec<(i64, u32)> = (0u32..)
+                .zip(&heap_trace.events)
+                .filter_map(|(position, event)| buffer(event.buffer_id).map(|b| (b.color, position)))
+                .collect();
+            events.sort_by_key(|&(color, _)| color);
+            let runs = events.chunk_by(|a, b| a.0 == b.0);
+            let whole = runs.clone().count() == 1;
+            colors_in_trace.push(runs.clone().count());
+            for run in runs {
+                let first_position = (!whole).then_some(positions.len());
+                if !whole {
+                    positions.extend(run.iter().map(|&(_, position)| position));
                 }
-            }
-            let whole = positions.len() == 1;
-            colors_in_trace.push(positions.len());
-            for (color, events) in positions {
-                let count = events.len();
-                let positions = (!whole).then_some(events);
-                events_of_color.entry(color).or_default().push(ColorEvents { trace, count, positions });
+                let color = run.first().map_or(0, |&(color, _)| color);
+                events_by_color.push(ColorEvents { color, trace, count: run.len(), first_position });
             }
         }
-        let mut allocations_of_color: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
-        for (slot, allocation) in assignment.allocations.iter().enumerate() {
-            allocations_of_color.entry(allocation.color).or_default().push(slot);
-        }
+        events_by_color.sort_by_key(|c| (c.color, c.trace));
+        let mut allocations_by_color: Vec<(i64, usize)> =
+            assignment.allocations.iter().enumerate().map(|(slot, a)| (a.color, slot)).collect();
+        allocations_by_color.sort_unstable();
         Index {
             assignment,
             slot_of_buffer,
             trace_of_allocation,
-            allocations_of_color,
-            events_of_color,
+            allocations_by_color,
+            events_by_color,
+            positions,
             colors_in_trace,
         }
     }
@@ -145,24 +158,37 @@ impl<'a> Index<'a> {
         &self.assignment.allocations[buffer.allocation]
     }
 
+    /// The allocation slots of `color`, in proto order.
+    fn allocation_slots(&self, color: i64) -> impl Iterator<Item = usize> + '_ {
+        let first = self.allocations_by_color.partition_point(|&(c, _)| c < color);
+        let of_color = self.allocations_by_color.get(first..).unwrap_or_default();
+        of_color.iter().take_while(move |&&(c, _)| c == color).map(|&(_, slot)| slot)
+    }
+
     fn allocations(&self, color: i64) -> impl Iterator<Item = &'a Allocation> + '_ {
-        let slots = self.allocations_of_color.get(&color).map(Vec::as_slice).unwrap_or_default();
-        slots.iter().filter_map(|&slot| self.assignment.allocations.get(slot))
+        self.allocation_slots(color).filter_map(|slot| self.assignment.allocations.get(slot))
     }
 
     /// The traces holding events of `color`, in trace order, with those events.
     fn traces_of_color(&self, color: i64) -> &[ColorEvents] {
-        self.events_of_color.get(&color).map(Vec::as_slice).unwrap_or_default()
+        let first = self.events_by_color.partition_point(|c| c.color < color);
+        let end = self.events_by_color.partition_point(|c| c.color <= color);
+        self.events_by_color.get(first..end).unwrap_or_default()
+    }
+
+    /// The positions of `events` in their trace; `None` for the whole trace.
+    fn positions(&self, events: &ColorEvents) -> Option<&[u32]> {
+        let first = events.first_position?;
+        self.positions.get(first..first.checked_add(events.count)?)
     }
 
     /// XProf's choice: the first non-indefinite allocation of this colour that
     /// has a trace; failing that, the trace with the most events of the colour.
     fn primary_trace(&self, color: i64) -> Option<usize> {
-        let slots = self.allocations_of_color.get(&color).map(Vec::as_slice).unwrap_or_default();
-        let by_allocation = slots
-            .iter()
-            .filter(|&&slot| self.assignment.allocations.get(slot).is_some_and(|a| !is_indefinite(a)))
-            .find_map(|slot| self.trace_of_allocation.get(slot).copied());
+        let by_allocation = self
+            .allocation_slots(color)
+            .filter(|&slot| self.assignment.allocations.get(slot).is_some_and(|a| !is_indefinite(a)))
+            .find_map(|slot| self.trace_of_allocation.get(&slot).copied());
         by_allocation.or_else(|| {
             let mut best = None;
             let mut best_count = 0;
@@ -532,12 +558,12 @@ fn simulate(index: &Index, trace: &HeapTrace, positions: Option<&[u32]>) -> Simu
 }
 
 /// The defining instruction's name, with `{i,j}` for a tuple element.
-fn buffer_name(buffer: &LogicalBuffer, instruction: &str) -> String {
+fn buffer_name(buffer: &LogicalBuffer, instruction: &Arc<str>) -> Arc<str> {
     if buffer.shape_index.is_empty() {
-        instruction.to_string()
+        instruction.clone()
     } else {
         let index: Vec<String> = buffer.shape_index.iter().map(i64::to_string).collect();
-        format!("{instruction}{{{}}}", index.join(","))
+        format!("{instruction}{{{}}}", index.join(",")).into()
     }
 }
 
@@ -619,7 +645,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     let status = match trace_index.and_then(|i| assignment.heap_traces.get(i).map(|t| (i, t))) {
         Some((trace_number, trace)) => {
             let events = index.traces_of_color(color).iter().find(|c| c.trace == trace_number);
-            let positions = events.and_then(|c| c.positions.as_deref());
+            let positions = events.and_then(|c| index.positions(c));
             if positions.is_some() {
                 let colors = index.colors_in_trace.get(trace_number).copied().unwrap_or(0);
                 notes.push(format!(
@@ -643,7 +669,8 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             for (slot, span) in sim.spans() {
                 let buffer = &assignment.logical_buffers[slot];
                 let memory = &assignment.logical_buffers[span.memory];
-                let instruction = assignment.instructions.get(buffer.instruction).map_or("", |i| i.name.as_str());
+                let unnamed = Arc::default();
+                let instruction = assignment.instructions.get(buffer.instruction).map_or(&unnamed, |i| &i.name);
                 lifetimes.push(Lifetime {
                     logical_buffer_id: buffer.id,
                     instruction: buffer_name(buffer, instruction),
@@ -661,17 +688,13 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 sim.instruction_at.get(peak_position).and_then(|&i| trace.instruction_names.get(i as usize)).cloned();
             heap_bytes = sim.heap.iter().map(|h| h.saturating_add(baseline)).collect();
             unpadded_heap_bytes = sim.unpadded_heap.iter().map(|h| h.saturating_add(baseline)).collect();
-            // One shared string per distinct name this replay names: a
-            // million events must not mean a million string copies, nor a
-            // colour of a few events a copy of every name in the trace.
-            let mut names: FxHashMap<u32, Arc<str>> = FxHashMap::default();
+            // The trace's own shared names: a million events must not mean a
+            // million string copies.
+            let unnamed: Arc<str> = Arc::default();
             instructions = sim
                 .instruction_at
                 .iter()
-                .map(|&i| {
-                    let name = || Arc::from(trace.instruction_names.get(i as usize).map_or("", String::as_str));
-                    names.entry(i).or_insert_with(name).clone()
-                })
+                .map(|&i| trace.instruction_names.get(i as usize).unwrap_or(&unnamed).clone())
                 .collect();
             let status = if sim.error.is_some() { TraceStatus::Broken } else { TraceStatus::Simulated };
             let (mut pushes, mut revivals) = (sim.pushes, sim.revivals);

@@ -80,8 +80,8 @@ fn parameter_buffers(assignment: &BufferAssignment) -> HashMap<i64, (String, i64
             let allocation = assignment.allocations.get(slot)?;
             let instruction = largest.get(&slot).and_then(|b| assignment.instructions.get(b.instruction));
             let name = match instruction {
-                Some(i) if !i.op_name.is_empty() => i.op_name.clone(),
-                Some(i) if !i.name.is_empty() => i.name.clone(),
+                Some(i) if !i.op_name.is_empty() => i.op_name.to_string(),
+                Some(i) if !i.name.is_empty() => i.name.to_string(),
                 _ => format!("parameter {number}"),
             };
             Some((number, (name, allocation.size)))
@@ -128,8 +128,8 @@ pub fn padding(space: &MemorySpaceReport) -> Option<PaddingHint> {
             .into_iter()
             .take(PADDING_HINT_BUFFERS)
             .map(|b| PaddedBuffer {
-                instruction: b.instruction.clone(),
-                shape: b.shape.clone(),
+                instruction: b.instruction.to_string(),
+                shape: b.shape.to_string(),
                 size_bytes: b.size_bytes,
                 unpadded_bytes: b.unpadded_bytes,
             })

@@ -157,7 +157,7 @@ pub struct MemorySpaceReport {
     pub peak_unpadded_bytes: i64,
     /// Index of the heap-simulator event that reached the peak.
     pub peak_position: usize,
-    pub peak_instruction: Option<String>,
+    pub peak_instruction: Option<Arc<str>>,
     pub indefinite_bytes: i64,
     pub total_allocation_bytes: i64,
     pub entry_parameters_bytes: i64,
@@ -241,15 +241,17 @@ pub struct BufferTable<'a> {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct BufferAtPeak {
-    /// The defining instruction, with `{i,j}` for a tuple element.
-    pub instruction: String,
+    /// The defining instruction, with `{i,j}` for a tuple element. This and
+    /// the other strings are the model's own, shared rather than copied: a
+    /// module can have a buffer at the peak per memory space, or a million.
+    pub instruction: Arc<str>,
     pub logical_buffer_id: i64,
     pub size_bytes: i64,
     pub unpadded_bytes: i64,
-    pub shape: String,
+    pub shape: Arc<str>,
     pub category: Category,
-    pub opcode: String,
-    pub op_name: String,
+    pub opcode: Arc<str>,
+    pub op_name: Arc<str>,
     /// `file:line` of the innermost Python frame.
     pub source: Option<String>,
     pub stack: Option<Arc<str>>,
@@ -270,7 +272,7 @@ impl BufferAtPeak {
 pub struct Lifetime {
     pub logical_buffer_id: i64,
     /// The defining instruction, named as in [`BufferAtPeak::instruction`].
-    pub instruction: String,
+    pub instruction: Arc<str>,
     /// First and last event index of the span.
     pub start: usize,
     pub end: usize,

@@ -51,7 +51,7 @@ fn largest_op_changes(base: Option<&MemorySpaceReport>, new: Option<&MemorySpace
     let mut by_pair: BTreeMap<(&str, &str), i64> = BTreeMap::new();
     for (space, sign) in [(base, -1i64), (new, 1)] {
         for buffer in space.map(|s| &s.at_peak[..]).unwrap_or_default() {
-            let key = (buffer.source.as_deref().unwrap_or(NO_SOURCE), buffer.op_name.as_str());
+            let key = (buffer.source.as_deref().unwrap_or(NO_SOURCE), &*buffer.op_name);
             let delta = by_pair.entry(key).or_default();
             *delta = delta.saturating_add(sign.saturating_mul(buffer.size_bytes));
         }

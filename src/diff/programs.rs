@@ -267,9 +267,8 @@ fn memory_spaces(module: Option<&ModuleReport>) -> Vec<&MemorySpaceReport> {
 /// `fusion.4`) is not reported as gone and new. A buffer without an op name
 /// cannot be told apart that way.
 fn compare_buffers(base: &[BufferAtPeak], new: &[BufferAtPeak]) -> (Vec<BufferDiff>, usize) {
-    let paired =
-        Paired::by(base.iter().collect(), new.iter().collect(), |b: &&BufferAtPeak| Some(b.instruction.as_str()))
-            .then(|b| (!b.op_name.is_empty()).then_some((b.op_name.as_str(), b.shape.as_str())));
+    let paired = Paired::by(base.iter().collect(), new.iter().collect(), |b: &&BufferAtPeak| Some(&*b.instruction))
+        .then(|b| (!b.op_name.is_empty()).then_some((&*b.op_name, &*b.shape)));
     let mut unchanged = 0;
     let mut changed = Vec::new();
     for (b, n) in paired.sides() {
@@ -280,7 +279,7 @@ fn compare_buffers(base: &[BufferAtPeak], new: &[BufferAtPeak]) -> (Vec<BufferDi
         }
         let Some(latest) = n.or(b) else { continue };
         changed.push(BufferDiff {
-            instruction: latest.instruction.clone(),
+            instruction: latest.instruction.to_string(),
             change,
             base_bytes: b.map(|b| b.size_bytes),
             new_bytes: n.map(|n| n.size_bytes),
@@ -301,9 +300,9 @@ fn compare_buffers(base: &[BufferAtPeak], new: &[BufferAtPeak]) -> (Vec<BufferDi
 
 fn side(buffer: &BufferAtPeak) -> BufferSide {
     BufferSide {
-        instruction: buffer.instruction.clone(),
-        shape: buffer.shape.clone(),
-        op_name: buffer.op_name.clone(),
+        instruction: buffer.instruction.to_string(),
+        shape: buffer.shape.to_string(),
+        op_name: buffer.op_name.to_string(),
         category: buffer.category,
     }
 }
@@ -407,17 +406,17 @@ mod tests {
     fn a_renamed_instruction_pairs_by_op_name_and_shape() {
         let base = report("pair_base/xla_dump").modules.remove(0).memory_spaces.remove(0).at_peak;
         let mut new = base.clone();
-        let renamed = new.iter_mut().find(|b| b.instruction == "dot.1").expect("dot.1 is live at the peak");
+        let renamed = new.iter_mut().find(|b| &*b.instruction == "dot.1").expect("dot.1 is live at the peak");
         renamed.instruction = "dot.7".into();
         let without_op_name = new.iter_mut().find(|b| b.op_name.is_empty()).expect("a buffer without op name");
         let gone = without_op_name.instruction.clone();
-        without_op_name.instruction.push_str(".renamed");
+        without_op_name.instruction = format!("{gone}.renamed").into();
 
         let (changed, unchanged) = compare_buffers(&base, &new);
         assert_eq!(unchanged, base.len() - 1, "dot.1 → dot.7 pairs with itself; the unnamed one does not");
         let kinds: Vec<_> = changed.iter().map(|b| (b.change, b.instruction.as_str())).collect();
         assert_eq!(kinds.len(), 2);
-        assert!(kinds.contains(&(Change::Gone, gone.as_str())), "{kinds:?}");
+        assert!(kinds.contains(&(Change::Gone, &*gone)), "{kinds:?}");
         assert!(kinds.contains(&(Change::New, format!("{gone}.renamed").as_str())), "{kinds:?}");
     }
 }

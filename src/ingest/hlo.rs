@@ -10,6 +10,7 @@ use std::sync::Arc;
 use prost::Message;
 use rustc_hash::FxHashMap;
 
+use super::interner::Interner;
 use super::proto::xla::{
     BufferAssignmentWithoutTraces, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto,
     ProgramShapeProto, ShapeProto, StackFrameIndexProto,
@@ -45,8 +46,9 @@ pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> 
         }
     }
     let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
-    let assignment = assignment.map(|b| decode_assignment(path, walker, b)).transpose()?;
-    decode_module_parts(path, walker, module, assignment, program_id)
+    let mut strings = Interner::default();
+    let assignment = assignment.map(|b| decode_assignment(path, walker, b, &mut strings)).transpose()?;
+    decode_module_parts(path, walker, module, assignment, program_id, &mut strings)
 }
 
 /// The module's name (`HloProto.hlo_module.name`), read off the wire without
@@ -63,7 +65,7 @@ pub fn module_name(bytes: &[u8]) -> Option<String> {
 /// A bare HloModuleProto: the program without its buffer assignment, which
 /// xmem can name but not analyse.
 pub fn decode_module(path: &Path, bytes: &[u8]) -> Result<Module> {
-    decode_module_parts(path, Walker::new(bytes, 0), bytes, None, None)
+    decode_module_parts(path, Walker::new(bytes, 0), bytes, None, None, &mut Interner::default())
 }
 
 /// The buffer assignment: buffers and allocations decoded, heap traces walked.
@@ -72,14 +74,14 @@ struct RawAssignment {
     heap_traces: Vec<HeapTrace>,
 }
 
-fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8]) -> Result<RawAssignment> {
+fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut Interner) -> Result<RawAssignment> {
     let proto = BufferAssignmentWithoutTraces::decode(bytes)
         .map_err(|e| Error::malformed(path, Some(walker.offset(bytes)), format!("HloProto buffer_assignment: {e}")))?;
     let mut heap_traces = Vec::new();
     for field in walker.fields(bytes) {
         let field = field.map_err(|e| wire_error(path, e))?;
         if let (4, Some(trace)) = (field.number, field.as_bytes()) {
-            heap_traces.push(walk_heap_trace(path, walker, trace)?);
+            heap_traces.push(walk_heap_trace(path, walker, trace, strings)?);
         }
     }
     Ok(RawAssignment { proto, heap_traces })
@@ -88,7 +90,7 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8]) -> Result<RawAss
 /// `HeapSimulatorTrace.events` = 1, each `{kind = 1, buffer_id = 2,
 /// instruction_name = 4, share_with_canonical_id = 5}`; instruction names are
 /// interned as they are read.
-fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8]) -> Result<HeapTrace> {
+fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], strings: &mut Interner) -> Result<HeapTrace> {
     // Interning a name per event is the hot loop of a large trace; FxHash is
     // several times faster than SipHash here and names are not adversarial.
     let mut names: FxHashMap<&[u8], u32> = FxHashMap::default();
@@ -109,7 +111,7 @@ fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8]) -> Result<HeapTrac
         }
         let next = out.instruction_names.len() as u32;
         let instruction = *names.entry(name).or_insert_with_key(|name| {
-            out.instruction_names.push(String::from_utf8_lossy(name).into_owned());
+            out.instruction_names.push(strings.bytes(name));
             next
         });
         out.events.push(HeapEvent {
@@ -141,6 +143,7 @@ fn decode_module_parts(
     module: &[u8],
     assignment: Option<RawAssignment>,
     program_id: Option<u64>,
+    strings: &mut Interner,
 ) -> Result<Module> {
     let mut defining =
         DefiningInstructions::for_buffers(assignment.iter().flat_map(|a| a.proto.logical_buffers.iter()));
@@ -221,7 +224,7 @@ fn decode_module_parts(
                         let decoded = HloInstructionProto::decode(bytes).map_err(|e| {
                             Error::malformed(path, Some(instruction.offset), format!("HloInstructionProto: {e}"))
                         })?;
-                        defining.add(slot, decoded);
+                        defining.add(slot, decoded, strings);
                     }
                 }
             }
@@ -229,7 +232,7 @@ fn decode_module_parts(
         }
     }
     let buffer_assignment = match assignment {
-        Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref())),
+        Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref(), strings)),
         None => Err(NO_BUFFER_ASSIGNMENT.to_string()),
     };
     Ok(Module {
@@ -325,11 +328,13 @@ fn signature(shape: &ProgramShapeProto) -> String {
 /// kept instead of the decoded proto: a large module has millions of
 /// instructions, and holding their protos costs memory and cache misses.
 struct DefiningInstructions {
-    /// Instruction id → slot in `elements` and `instructions`.
+    /// Instruction id → slot in `instructions`.
     slots: IdIndex,
-    /// Per instruction, the tuple elements its buffers need shapes for,
-    /// sorted and distinct (an instruction may define thousands).
-    elements: Vec<Vec<Option<i64>>>,
+    /// `(slot, tuple element)`: per instruction, the tuple elements its
+    /// buffers need shapes for (an instruction may define thousands), sorted
+    /// and distinct; one flat list, not a list per instruction, because most
+    /// define one buffer.
+    elements: Vec<(usize, Option<i64>)>,
     /// Filled as the instructions are found; `None` for an id no
     /// instruction has (a corrupt proto).
     instructions: Vec<Option<DefiningInstruction>>,
@@ -337,20 +342,20 @@ struct DefiningInstructions {
 
 #[derive(Default)]
 struct DefiningInstruction {
-    name: String,
-    opcode: String,
-    op_name: String,
-    source_file: String,
+    name: Arc<str>,
+    opcode: Arc<str>,
+    op_name: Arc<str>,
+    source_file: Arc<str>,
     source_line: i32,
     stack_frame_id: i32,
     /// Shape with layout and unpadded size, per tuple element buffers use
     /// (`None`: the whole shape), in the order of `elements`.
-    shapes: Vec<(Option<i64>, String, i64)>,
+    shapes: Vec<(Option<i64>, Arc<str>, i64)>,
 }
 
 impl DefiningInstruction {
     /// The shape and unpadded size of one tuple element (`None`: the whole shape).
-    fn shape_of(&self, element: Option<i64>) -> Option<&(Option<i64>, String, i64)> {
+    fn shape_of(&self, element: Option<i64>) -> Option<&(Option<i64>, Arc<str>, i64)> {
         let at = self.shapes.binary_search_by_key(&element, |(e, _, _)| *e).ok()?;
         self.shapes.get(at)
     }
@@ -363,38 +368,42 @@ impl DefiningInstructions {
         ids.sort_unstable();
         ids.dedup();
         let slots = IdIndex::new(&ids);
-        let mut elements = vec![Vec::new(); ids.len()];
-        for location in buffers.filter_map(|b| b.defined_at.as_ref()) {
-            let element = location.shape_index.last().copied();
-            if let Some(wanted) = slots.get(location.instruction_id).and_then(|slot| elements.get_mut(slot)) {
-                wanted.push(element);
-            }
-        }
-        for wanted in &mut elements {
-            wanted.sort_unstable();
-            wanted.dedup();
-            wanted.shrink_to_fit();
-        }
+        let mut elements: Vec<(usize, Option<i64>)> = buffers
+            .filter_map(|b| b.defined_at.as_ref())
+            .filter_map(|location| {
+                slots.get(location.instruction_id).map(|slot| (slot, location.shape_index.last().copied()))
+            })
+            .collect();
+        elements.sort_unstable();
+        elements.dedup();
+        elements.shrink_to_fit();
         let instructions = (0..ids.len()).map(|_| None).collect();
         DefiningInstructions { slots, elements, instructions }
     }
 
-    fn add(&mut self, slot: usize, hlo: HloInstructionProto) {
-        let (Some(elements), Some(entry)) = (self.elements.get(slot), self.instructions.get_mut(slot)) else { return };
+    fn add(&mut self, slot: usize, hlo: HloInstructionProto, strings: &mut Interner) {
+        let Some(entry) = self.instructions.get_mut(slot) else { return };
+        let first = self.elements.partition_point(|&(s, _)| s < slot);
+        let end = self.elements.partition_point(|&(s, _)| s <= slot);
+        let elements = self.elements.get(first..end).unwrap_or_default();
         let shape = hlo.shape.unwrap_or_default();
         let shapes = elements
             .iter()
-            .map(|&element| {
+            .map(|&(_, element)| {
                 let resolved = xla_shape::resolve_shape_index(&shape, element.as_slice());
-                (element, xla_shape::human_string_with_layout(resolved), xla_shape::unpadded_size(resolved))
+                (
+                    element,
+                    strings.text(&xla_shape::human_string_with_layout(resolved)),
+                    xla_shape::unpadded_size(resolved),
+                )
             })
             .collect();
         let metadata = hlo.metadata.unwrap_or_default();
         *entry = Some(DefiningInstruction {
-            name: hlo.name,
-            opcode: hlo.opcode,
-            op_name: metadata.op_name,
-            source_file: metadata.source_file,
+            name: strings.text(&hlo.name),
+            opcode: strings.text(&hlo.opcode),
+            op_name: strings.text(&metadata.op_name),
+            source_file: strings.text(&metadata.source_file),
             source_line: metadata.source_line,
             stack_frame_id: metadata.stack_frame_id,
             shapes,
@@ -406,6 +415,7 @@ fn convert_assignment(
     assignment: RawAssignment,
     defining: DefiningInstructions,
     stack_frames: Option<&StackFrameIndexProto>,
+    strings: &mut Interner,
 ) -> BufferAssignment {
     let RawAssignment { proto: assignment, heap_traces } = assignment;
     let ids: Vec<i64> = assignment.logical_buffers.iter().map(|b| b.id).collect();
@@ -479,7 +489,7 @@ fn convert_assignment(
                 name: d.name,
                 opcode: d.opcode,
                 op_name: d.op_name,
-                source: source_location(d.source_file, d.source_line, stack),
+                source: source_location(d.source_file, d.source_line, stack, strings),
             }
         })
         .collect();
@@ -490,7 +500,7 @@ fn convert_assignment(
 /// XProf's rule (`GetSourceInfo`): the metadata's own source_file and
 /// source_line when it names a file; otherwise the innermost stack frame's
 /// `file:line`. The stack is kept either way.
-fn source_location(file: String, line: i32, stack: Arc<str>) -> Option<SourceLocation> {
+fn source_location(file: Arc<str>, line: i32, stack: Arc<str>, strings: &mut Interner) -> Option<SourceLocation> {
     if !file.is_empty() {
         return Some(SourceLocation { file, line, stack });
     }
@@ -498,7 +508,7 @@ fn source_location(file: String, line: i32, stack: Arc<str>) -> Option<SourceLoc
     let mut parts = first.split(':');
     let (frame_file, frame_line) = (parts.next()?, parts.next()?);
     let frame_line = frame_line.parse::<i32>().unwrap_or(0);
-    Some(SourceLocation { file: frame_file.to_string(), line: frame_line, stack })
+    Some(SourceLocation { file: strings.text(frame_file), line: frame_line, stack })
 }
 
 /// Frames from `frame_id` (1-based) outwards, `file:line:column` each.
@@ -545,11 +555,12 @@ mod tests {
     fn metadata_source_wins_over_the_stack_which_is_kept() {
         // PyTorch/XLA: the op's own line, and a stack whose innermost frame is torch's dispatcher.
         let stack: Arc<str> = Arc::from("torch/_ops.py:841:0\nrmsprop.py:167:0");
-        let source = source_location("rmsprop.py".into(), 167, stack.clone()).unwrap();
-        assert_eq!((source.file.as_str(), source.line, source.stack), ("rmsprop.py", 167, stack.clone()));
-        let from_stack = source_location(String::new(), 0, stack).unwrap();
-        assert_eq!((from_stack.file.as_str(), from_stack.line), ("torch/_ops.py", 841));
-        assert_eq!(source_location(String::new(), 0, Arc::from("")), None);
+        let strings = &mut Interner::default();
+        let source = source_location("rmsprop.py".into(), 167, stack.clone(), strings).unwrap();
+        assert_eq!((&*source.file, source.line, source.stack), ("rmsprop.py", 167, stack.clone()));
+        let from_stack = source_location(Arc::default(), 0, stack, strings).unwrap();
+        assert_eq!((&*from_stack.file, from_stack.line), ("torch/_ops.py", 841));
+        assert_eq!(source_location(Arc::default(), 0, Arc::from(""), strings), None);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod allocator_events;
 pub mod hlo;
+mod interner;
 pub mod pprof;
 pub mod progress;
 pub mod proto;

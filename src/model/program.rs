@@ -78,16 +78,19 @@ pub struct BufferAssignment {
 
 #[derive(Debug, Clone, Default)]
 pub struct Instruction {
-    pub name: String,
-    pub opcode: String,
+    /// Shared with the heap trace's names and the reports that name it; the
+    /// strings below are shared by every instruction that repeats them, so
+    /// a module of a million buffers holds each distinct string once.
+    pub name: Arc<str>,
+    pub opcode: Arc<str>,
     /// The framework op that produced it, e.g. `jit(step)/dot_general`.
-    pub op_name: String,
+    pub op_name: Arc<str>,
     pub source: Option<SourceLocation>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceLocation {
-    pub file: String,
+    pub file: Arc<str>,
     pub line: i32,
     /// The whole Python stack, innermost frame first, one `file:line:column`
     /// per line; shared by the instructions under the same frame.
@@ -106,8 +109,9 @@ pub struct LogicalBuffer {
     pub instruction: usize,
     /// Tuple index within the defining instruction's shape; empty for arrays.
     pub shape_index: Vec<i64>,
-    /// Shape with layout as XLA prints it, e.g. `bf16[8,128]{1,0:T(8,128)(2,1)}`.
-    pub shape: String,
+    /// Shape with layout as XLA prints it, e.g. `bf16[8,128]{1,0:T(8,128)(2,1)}`;
+    /// one string per distinct shape.
+    pub shape: Arc<str>,
     /// Index into [`BufferAssignment::allocations`].
     pub allocation: usize,
     /// Offset within the allocation.
@@ -136,8 +140,9 @@ pub struct Allocation {
 pub struct HeapTrace {
     pub events: Vec<HeapEvent>,
     /// Distinct instruction names, referenced by index from the events so a
-    /// million-event trace does not hold a million strings.
-    pub instruction_names: Vec<String>,
+    /// million-event trace does not hold a million strings; the same strings
+    /// as [`Instruction::name`].
+    pub instruction_names: Vec<Arc<str>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -104,7 +104,7 @@ impl Builder {
         let mut label: Vec<Label> = labels
             .iter()
             .copied()
-            .chain([("category", buffer.category.label()), ("shape", buffer.shape.as_str())])
+            .chain([("category", buffer.category.label()), ("shape", &*buffer.shape)])
             .map(|(key, value)| Label { key: self.string(key), str: self.string(value), num: 0, num_unit: 0 })
             .collect();
         label.push(Label { key: self.string("bytes"), str: 0, num: buffer.size_bytes, num_unit: self.string("bytes") });

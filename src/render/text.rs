@@ -422,7 +422,7 @@ pub fn buffer_rows(flavor: Flavor, buffers: &BufferTable) -> Vec<Vec<String>> {
                 vec![bytes(buffer.size_bytes), bytes(buffer.unpadded_bytes), buffer.category.label().to_string()];
             match flavor {
                 Flavor::Text => {
-                    let origin = [buffer.op_name.as_str(), source.as_str()]
+                    let origin = [&*buffer.op_name, source.as_str()]
                         .iter()
                         .filter(|s| !s.is_empty())
                         .copied()
@@ -431,7 +431,12 @@ pub fn buffer_rows(flavor: Flavor, buffers: &BufferTable) -> Vec<Vec<String>> {
                     row.push(format!("{}  {}\n{origin}", buffer.instruction, buffer.shape).trim_end().to_string());
                 }
                 Flavor::Markdown => {
-                    row.extend([buffer.instruction.clone(), buffer.shape.clone(), buffer.op_name.clone(), source]);
+                    row.extend([
+                        buffer.instruction.to_string(),
+                        buffer.shape.to_string(),
+                        buffer.op_name.to_string(),
+                        source,
+                    ]);
                 }
             }
             row

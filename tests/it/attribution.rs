@@ -257,7 +257,7 @@ fn the_live_set_at_the_peak_position_is_the_peak() {
                 let id = module.program_id.to_string();
                 for point in [
                     ProgramPoint::Event(space.peak_position),
-                    ProgramPoint::Instruction(space.peak_instruction.clone().unwrap()),
+                    ProgramPoint::Instruction(space.peak_instruction.as_deref().unwrap().to_string()),
                 ] {
                     let options = Options { at: Some(point), ..Options::default() };
                     let at = report(&input, &options);

@@ -119,7 +119,7 @@ fn compare(oracle: &Value, space: &MemorySpaceReport) -> Vec<String> {
         let expected_source = file.map(|f| format!("{f}:{line}"));
         let expected_stack = source.and_then(|s| s.get("stackFrame")).and_then(Value::as_str).map(str::to_string);
         let pairs = [
-            ("instruction", buffer.instruction.clone(), text("instructionName")),
+            ("instruction", buffer.instruction.to_string(), text("instructionName")),
             (
                 "size",
                 (buffer.size_bytes as f64).to_string(),
@@ -130,10 +130,10 @@ fn compare(oracle: &Value, space: &MemorySpaceReport) -> Vec<String> {
                 (buffer.unpadded_bytes as f64).to_string(),
                 mib_to_bytes(object.get("unpaddedShapeMib")).to_string(),
             ),
-            ("shape", buffer.shape.clone(), text("shapeString")),
+            ("shape", buffer.shape.to_string(), text("shapeString")),
             ("category", buffer.category.label().to_string(), category(&text("groupName")).to_string()),
-            ("opcode", buffer.opcode.clone(), text("opCode")),
-            ("op name", buffer.op_name.clone(), text("tfOpName")),
+            ("opcode", buffer.opcode.to_string(), text("opCode")),
+            ("op name", buffer.op_name.to_string(), text("tfOpName")),
             ("source", format!("{:?}", buffer.source), format!("{expected_source:?}")),
             ("stack", format!("{:?}", buffer.stack), format!("{expected_stack:?}")),
         ];

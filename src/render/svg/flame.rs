@@ -39,7 +39,7 @@ fn buffer_frames(buffer: &BufferAtPeak) -> Vec<String> {
         file_name_and_line(&format!("{file}:{line}"))
     });
     let scopes = op_name_components(&buffer.op_name).into_iter().map(str::to_string);
-    python.chain(scopes).chain([buffer.instruction.clone()]).collect()
+    python.chain(scopes).chain([buffer.instruction.to_string()]).collect()
 }
 
 /// inferno's folded format: frames joined by `;`, then the count. A frame

@@ -73,7 +73,7 @@ fn buffer_bar(buffer: &BufferAtPeak) -> Bar {
     // Fields a buffer lacks (no op name, no source) leave no empty `· ·`.
     let source = buffer.source.as_deref().map(file_name_and_line).unwrap_or_default();
     // The source line before the long fields, so shortening a label keeps it.
-    let fields = [buffer.instruction.as_str(), &size, buffer.category.label(), &source, &buffer.shape, &buffer.op_name];
+    let fields = [&*buffer.instruction, &size, buffer.category.label(), &source, &buffer.shape, &buffer.op_name];
     Bar { label: fields.iter().filter(|f| !f.is_empty()).copied().collect::<Vec<_>>().join(" · "), segments }
 }
 
