@@ -12,8 +12,8 @@ use rustc_hash::FxHashMap;
 
 use super::interner::Interner;
 use super::proto::xla::{
-    BufferAssignmentWithoutTraces, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto,
-    ProgramShapeProto, ShapeProto, StackFrameIndexProto,
+    BufferAllocationProto, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto, ProgramShapeProto,
+    ShapeProto, StackFrameIndexProto,
 };
 use super::wire::{Walker, WireError};
 use super::xla_shape;
@@ -70,21 +70,46 @@ pub fn decode_module(path: &Path, bytes: &[u8]) -> Result<Module> {
 
 /// The buffer assignment: buffers and allocations decoded, heap traces walked.
 struct RawAssignment {
-    proto: BufferAssignmentWithoutTraces,
+    logical_buffers: Vec<LogicalBufferProto>,
+    buffer_allocations: Vec<BufferAllocationProto>,
     heap_traces: Vec<HeapTrace>,
 }
 
+/// `BufferAssignmentProto`: `logical_buffers` = 1 and `buffer_allocations`
+/// = 3 decoded one by one into lists sized by a first pass over the wire
+/// (a list grown while decoding holds up to twice its room, and a module
+/// can have millions of buffers), `heap_simulator_traces` = 4 walked.
 fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut Interner) -> Result<RawAssignment> {
-    let proto = BufferAssignmentWithoutTraces::decode(bytes)
-        .map_err(|e| Error::malformed(path, Some(walker.offset(bytes)), format!("HloProto buffer_assignment: {e}")))?;
-    let mut heap_traces = Vec::new();
+    let (mut buffers, mut allocations) = (0, 0);
     for field in walker.fields(bytes) {
-        let field = field.map_err(|e| wire_error(path, e))?;
-        if let (4, Some(trace)) = (field.number, field.as_bytes()) {
-            heap_traces.push(walk_heap_trace(path, walker, trace, strings)?);
+        match field.map_err(|e| wire_error(path, e))?.number {
+            1 => buffers += 1,
+            3 => allocations += 1,
+            _ => {}
         }
     }
-    Ok(RawAssignment { proto, heap_traces })
+    let mut raw = RawAssignment {
+        logical_buffers: Vec::with_capacity(buffers),
+        buffer_allocations: Vec::with_capacity(allocations),
+        heap_traces: Vec::new(),
+    };
+    for field in walker.fields(bytes) {
+        let field = field.map_err(|e| wire_error(path, e))?;
+        let malformed = |what: &str, e: prost::DecodeError| {
+            Error::malformed(path, Some(field.offset), format!("HloProto buffer_assignment {what}: {e}"))
+        };
+        match (field.number, field.as_bytes()) {
+            (1, Some(b)) => {
+                raw.logical_buffers.push(LogicalBufferProto::decode(b).map_err(|e| malformed("logical_buffers", e))?)
+            }
+            (3, Some(b)) => raw
+                .buffer_allocations
+                .push(BufferAllocationProto::decode(b).map_err(|e| malformed("buffer_allocations", e))?),
+            (4, Some(trace)) => raw.heap_traces.push(walk_heap_trace(path, walker, trace, strings)?),
+            _ => {}
+        }
+    }
+    Ok(raw)
 }
 
 /// `HeapSimulatorTrace.events` = 1, each `{kind = 1, buffer_id = 2,
@@ -94,7 +119,10 @@ fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], strings: &mut Inte
     // Interning a name per event is the hot loop of a large trace; FxHash is
     // several times faster than SipHash here and names are not adversarial.
     let mut names: FxHashMap<&[u8], u32> = FxHashMap::default();
-    let mut out = HeapTrace::default();
+    // Sized by a first pass, as the buffers are: a grown list of millions of
+    // events holds up to twice their room.
+    let events = walker.fields(trace).map_while(|f| f.ok()).filter(|f| f.number == 1).count();
+    let mut out = HeapTrace { events: Vec::with_capacity(events), instruction_names: Vec::new() };
     for field in walker.fields(trace) {
         let field = field.map_err(|e| wire_error(path, e))?;
         let (1, Some(event)) = (field.number, field.as_bytes()) else { continue };
@@ -119,7 +147,7 @@ fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], strings: &mut Inte
                 0 => HeapEventKind::Alloc,
                 1 => HeapEventKind::Free,
                 2 => HeapEventKind::ShareWith,
-                other => HeapEventKind::Unknown(i32::try_from(other).unwrap_or(i32::MAX)),
+                other => HeapEventKind::Unknown(u16::try_from(other).unwrap_or(u16::MAX)),
             },
             buffer_id,
             share_with_canonical_id,
@@ -145,8 +173,7 @@ fn decode_module_parts(
     program_id: Option<u64>,
     strings: &mut Interner,
 ) -> Result<Module> {
-    let mut defining =
-        DefiningInstructions::for_buffers(assignment.iter().flat_map(|a| a.proto.logical_buffers.iter()));
+    let mut defining = DefiningInstructions::for_buffers(assignment.iter().flat_map(|a| a.logical_buffers.iter()));
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut name = String::new();
     let mut entry_computation = String::new();
@@ -417,14 +444,14 @@ fn convert_assignment(
     stack_frames: Option<&StackFrameIndexProto>,
     strings: &mut Interner,
 ) -> BufferAssignment {
-    let RawAssignment { proto: assignment, heap_traces } = assignment;
-    let ids: Vec<i64> = assignment.logical_buffers.iter().map(|b| b.id).collect();
+    let RawAssignment { logical_buffers, buffer_allocations, heap_traces } = assignment;
+    let ids: Vec<i64> = logical_buffers.iter().map(|b| b.id).collect();
     let logical_protos = IdIndex::new(&ids);
     let mut out = BufferAssignment { logical_buffers: Vec::with_capacity(ids.len()), ..Default::default() };
     // Per logical buffer, its place in `out`: the last assignment wins, as in XProf.
     let mut buffer_slot: Vec<Option<usize>> = vec![None; ids.len()];
 
-    for (allocation_slot, allocation) in assignment.buffer_allocations.iter().enumerate() {
+    for (allocation_slot, allocation) in buffer_allocations.iter().enumerate() {
         out.allocations.push(Allocation {
             index: allocation.index,
             size: allocation.size,
@@ -440,7 +467,7 @@ fn convert_assignment(
         });
         for assigned in &allocation.assigned {
             let Some(position) = logical_protos.get(assigned.logical_buffer_id) else { continue };
-            let Some(proto) = assignment.logical_buffers.get(position) else { continue };
+            let Some(proto) = logical_buffers.get(position) else { continue };
             let Some(defined_at) = &proto.defined_at else { continue };
             let Some(instruction) = defining.slots.get(defined_at.instruction_id) else { continue };
             let element = defined_at.shape_index.last().copied();
@@ -469,6 +496,9 @@ fn convert_assignment(
             }
         }
     }
+    // The proto is no longer needed: freed before the instructions are
+    // converted, so the two are never held at once.
+    drop((logical_protos, logical_buffers, buffer_allocations));
     // Instructions share stacks (a layer's ops all point at one frame): each
     // frame's stack is built once and shared, or a deep stack would be
     // rebuilt and stored again for every instruction under it.
