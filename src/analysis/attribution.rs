@@ -159,15 +159,17 @@ pub struct LiveSet {
 pub struct Attribution {
     /// `at_peak` grouped by source line, op name and category (design.md).
     pub at_peak_groups: Groups,
-    /// The live set at `--at`, when asked for and the point exists.
+    /// The live set at `--at`, when asked for and the point exists. Boxed,
+    /// as is the padding hint: a module can have a memory space per buffer,
+    /// and most have neither.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub at: Option<LiveSet>,
+    pub at: Option<Box<LiveSet>>,
     /// The distinct peaks `--peaks` asked for, largest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub peaks: Vec<LiveSet>,
     /// Buffers with the most layout padding, when padding is a large part of the peak.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub padding: Option<super::hints::PaddingHint>,
+    pub padding: Option<Box<super::hints::PaddingHint>>,
 }
 
 /// Fills a memory space's [`Attribution`]; the assignment describes buffers
@@ -179,7 +181,7 @@ pub fn attribute(
     options: &Options,
 ) -> Result<(), String> {
     space.attribution.at_peak_groups = Groups::of(&space.at_peak, options.op_name_depth);
-    space.attribution.padding = super::hints::padding(space);
+    space.attribution.padding = super::hints::padding(space).map(Box::new);
     if let Some(search) = options.peaks {
         space.attribution.peaks = distinct_peaks(&space.heap_bytes, search)
             .into_iter()
@@ -188,7 +190,7 @@ pub fn attribute(
     }
     if let Some(point) = &options.at {
         let position = resolve(space, point)?;
-        space.attribution.at = Some(live_set(space, assignment, position, options.op_name_depth));
+        space.attribution.at = Some(Box::new(live_set(space, assignment, position, options.op_name_depth)));
     }
     Ok(())
 }

@@ -100,8 +100,8 @@ struct Index<'a> {
     /// The event positions of every trace of several colours, grouped as
     /// `events_by_color` lists them.
     positions: Vec<u32>,
-    /// Per trace, how many colours its events name.
-    colors_in_trace: Vec<usize>,
+    /// Per trace of several colours, the note each of their reports carries.
+    note_of_trace: Vec<Option<Arc<str>>>,
 }
 
 impl<'a> Index<'a> {
@@ -112,7 +112,7 @@ impl<'a> Index<'a> {
         let mut trace_of_allocation = FxHashMap::default();
         let mut events_by_color = Vec::new();
         let mut positions = Vec::new();
-        let mut colors_in_trace = Vec::with_capacity(assignment.heap_traces.len());
+        let mut note_of_trace = Vec::with_capacity(assignment.heap_traces.len());
         for (trace, heap_trace) in assignment.heap_traces.iter().enumerate() {
             if let Some(first) = heap_trace.events.first().and_then(|e| buffer(e.buffer_id)) {
                 trace_of_allocation.insert(first.allocation, trace);
@@ -124,8 +124,15 @@ impl<'a> Index<'a> {
                 .collect();
             events.sort_by_key(|&(color, _)| color);
             let runs = events.chunk_by(|a, b| a.0 == b.0);
-            let whole = runs.clone().count() == 1;
-            colors_in_trace.push(runs.clone().count());
+            let colors = runs.clone().count();
+            let whole = colors == 1;
+            note_of_trace.push((colors > 1).then(|| {
+                format!(
+                    "heap trace {trace} holds buffers of {colors} memory spaces; XProf replays all its events \
+                     for each of them, xmem replays only this memory space's events"
+                )
+                .into()
+            }));
             for run in runs {
                 let first_position = (!whole).then_some(positions.len());
                 if !whole {
@@ -146,7 +153,7 @@ impl<'a> Index<'a> {
             allocations_by_color,
             events_by_color,
             positions,
-            colors_in_trace,
+            note_of_trace,
         }
     }
 
@@ -249,7 +256,7 @@ fn analyze_color(index: &Index, color: i64) -> Vec<MemorySpaceReport> {
             extra.shown_by_xprof = false;
             extra.notes.insert(
                 0,
-                format!("trace {i} of this memory space; XProf shows only trace {primary} and ignores this one"),
+                format!("trace {i} of this memory space; XProf shows only trace {primary} and ignores this one").into(),
             );
             reports.push(extra);
         }
@@ -591,7 +598,7 @@ fn buffer_at_peak(index: &Index, slot: usize) -> BufferAtPeak {
 fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceReport {
     let assignment = index.assignment;
     let allocations: Vec<&Allocation> = index.allocations(color).collect();
-    let mut notes = Vec::new();
+    let mut notes: Vec<Arc<str>> = Vec::new();
 
     // Always-live buffers: for each indefinite allocation, its largest
     // logical buffer stands for it (XProf's choice), and the allocation's size
@@ -626,7 +633,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         notes.push(
             "parameters, outputs and constants are listed among this memory space's buffers at the peak; \
              XProf lists them for HBM only (JSON: listed_by_xprof false)"
-                .to_string(),
+                .into(),
         );
     }
     let always_live_count = at_peak.len();
@@ -646,22 +653,18 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         Some((trace_number, trace)) => {
             let events = index.traces_of_color(color).iter().find(|c| c.trace == trace_number);
             let positions = events.and_then(|c| index.positions(c));
-            if positions.is_some() {
-                let colors = index.colors_in_trace.get(trace_number).copied().unwrap_or(0);
-                notes.push(format!(
-                    "heap trace {trace_number} holds buffers of {colors} memory spaces; XProf replays all its events \
-                     for each of them, xmem replays only this memory space's events"
-                ));
+            if let Some(note) = index.note_of_trace.get(trace_number).cloned().flatten() {
+                notes.push(note);
             }
             let sim = simulate(index, trace, positions);
             if let Some(error) = &sim.error {
-                notes.push(format!("heap simulation stopped: {error}; figures cover the events before it"));
+                notes.push(format!("heap simulation stopped: {error}; figures cover the events before it").into());
             }
             let allocations_touched = sim.allocations_touched.len();
             if allocations_touched > 1 {
                 notes.push(format!(
                     "heap trace {trace_number} spans {allocations_touched} buffer allocations; XProf refuses such a trace, xmem simulates it"
-                ));
+                ).into());
             }
             for slot in sim.live_at_peak() {
                 at_peak.push(buffer_at_peak(index, slot));
@@ -708,7 +711,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 "no heap-simulator trace for this memory space: the peak counts only always-live buffers \
                  (parameters, outputs, constants), not temporaries. TensorFlow's profiler stores such protos; \
                  dump the module with XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_proto\" and pass DIR for the full picture"
-                    .to_string(),
+                    .into(),
             );
             TraceStatus::Missing
         }

@@ -188,7 +188,8 @@ pub struct MemorySpaceReport {
     /// and where no instruction holds scoped VMEM). Not part of the peak.
     pub max_scoped_vmem_bytes: Option<i64>,
     pub max_scoped_vmem_instruction: Option<String>,
-    pub notes: Vec<String>,
+    /// Shared: a trace of thousands of memory spaces gives each the same note.
+    pub notes: Vec<Arc<str>>,
     #[serde(flatten)]
     pub attribution: attribution::Attribution,
 }

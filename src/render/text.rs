@@ -378,7 +378,7 @@ pub fn space_facts(space: &MemorySpaceReport) -> Vec<(&'static str, String)> {
         _ => format!("with fragmentation {}", percent(space.fragmentation)),
     };
     facts.push(("Total allocation", format!("{} {fragmentation}", bytes(space.total_allocation_bytes))));
-    facts.extend(space.notes.iter().map(|note| ("Note", note.clone())));
+    facts.extend(space.notes.iter().map(|note| ("Note", note.to_string())));
     facts
 }
 
