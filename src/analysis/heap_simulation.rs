@@ -281,6 +281,54 @@ struct BufferState {
     seen: bool,
 }
 
+/// Each buffer's part in one replay: a table over all the module's buffers
+/// when the replay has at least a quarter as many events as there are
+/// buffers (a map of millions of entries misses the cache at every event),
+/// a map otherwise (a colour of a few events must not cost the module's
+/// buffers).
+enum BufferStates {
+    Table(Vec<BufferState>),
+    Map(FxHashMap<usize, BufferState>),
+}
+
+impl BufferStates {
+    fn for_replay(events: usize, buffers: usize) -> Self {
+        if events.saturating_mul(4) >= buffers {
+            BufferStates::Table((0..buffers).map(|_| BufferState::default()).collect())
+        } else {
+            BufferStates::Map(FxHashMap::default())
+        }
+    }
+
+    fn get(&self, slot: usize) -> Option<&BufferState> {
+        match self {
+            BufferStates::Table(table) => table.get(slot),
+            BufferStates::Map(map) => map.get(&slot),
+        }
+    }
+
+    fn get_mut(&mut self, slot: usize) -> &mut BufferState {
+        match self {
+            BufferStates::Table(table) => {
+                // Slots come from the assignment's own buffers, so the table
+                // holds them; growing it keeps a stray one from panicking.
+                if slot >= table.len() {
+                    table.resize_with(slot + 1, BufferState::default);
+                }
+                &mut table[slot]
+            }
+            BufferStates::Map(map) => map.entry(slot).or_default(),
+        }
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = (usize, &BufferState)> + '_> {
+        match self {
+            BufferStates::Table(table) => Box::new(table.iter().enumerate()),
+            BufferStates::Map(map) => Box::new(map.iter().map(|(&slot, state)| (slot, state))),
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Span {
     start: usize,
@@ -320,7 +368,7 @@ struct Simulation {
     peak_position: usize,
     pushes: Vec<Push>,
     revivals: Vec<Revival>,
-    states: FxHashMap<usize, BufferState>,
+    states: BufferStates,
     allocations_touched: FxHashSet<usize>,
     /// Events replayed: the last index of a span that is never freed.
     events: usize,
@@ -329,11 +377,11 @@ struct Simulation {
 
 impl Simulation {
     fn state(&mut self, slot: usize) -> &mut BufferState {
-        self.states.entry(slot).or_default()
+        self.states.get_mut(slot)
     }
 
     fn parent(&self, slot: usize) -> Option<usize> {
-        self.states.get(&slot).and_then(|s| s.canonical)
+        self.states.get(slot).and_then(|s| s.canonical)
     }
 
     /// The root of a sharing chain (XProf's `get_canonical_buffer`), with
@@ -474,7 +522,7 @@ impl Simulation {
             .states
             .iter()
             .filter(|(_, s)| s.seen)
-            .filter_map(|(&slot, s)| s.span.map(|span| (slot, span)))
+            .filter_map(|(slot, s)| s.span.map(|span| (slot, span)))
             .collect();
         spans.sort_unstable_by_key(|&(slot, span)| (span.start, slot));
         spans
@@ -525,7 +573,7 @@ fn simulate(index: &Index, trace: &HeapTrace, positions: Option<&[u32]>) -> Simu
         peak_position: 0,
         pushes: Vec::new(),
         revivals: Vec::new(),
-        states: FxHashMap::default(),
+        states: BufferStates::for_replay(n, index.assignment.logical_buffers.len()),
         allocations_touched: FxHashSet::default(),
         events: n,
         error: None,
@@ -971,6 +1019,34 @@ mod tests {
             spaces.iter().map(|s| (s.color, s.peak_bytes, s.heap_bytes.len())).collect();
         assert_eq!(peaks, [(0, 100, 3), (3, 30, 3)]);
         assert!(spaces[1].notes.iter().any(|n| n.contains("holds buffers of 2 memory spaces")));
+    }
+
+    #[test]
+    fn a_colour_of_few_events_among_many_buffers_is_replayed_the_same() {
+        // Colour 0: 64 buffers, each allocated and freed (a table of states);
+        // colour 5: one buffer shared by another, 3 events among 66 buffers
+        // (a map of states). Both must replay as a trace of their own would.
+        let mut sizes = vec![10; 64];
+        sizes.extend([700, 700]);
+        let mut events: Vec<HeapEvent> = (0..64).flat_map(|id| [event(Alloc, id, 0), event(Free, id, 0)]).collect();
+        events.splice(10..10, [event(Alloc, 64, 0), event(ShareWith, 65, 64), event(Free, 64, 0)]);
+        let mut mixed = assignment(&sizes, events);
+        mixed.logical_buffers[64].color = 5;
+        mixed.logical_buffers[65].color = 5;
+        assert!(matches!(BufferStates::for_replay(3, 66), BufferStates::Map(_)));
+        assert!(matches!(BufferStates::for_replay(128, 66), BufferStates::Table(_)));
+        let spaces = analyze(&mixed, &[], None);
+        let summary: Vec<(i64, i64, usize, usize)> =
+            spaces.iter().map(|s| (s.color, s.peak_bytes, s.heap_bytes.len(), s.lifetimes.len())).collect();
+        assert_eq!(summary, [(0, 10, 129, 64), (5, 700, 4, 1)]);
+        let sharing = &spaces[1];
+        let ids: Vec<i64> = sharing.at_peak.iter().map(|b| b.logical_buffer_id).collect();
+        assert_eq!(ids, [64]);
+        let spans: Vec<(i64, usize, usize)> =
+            sharing.lifetimes.iter().map(|l| (l.logical_buffer_id, l.start, l.end)).collect();
+        // The sharer joined live memory, so only the root has a span; it is
+        // never released (the sharer still holds it).
+        assert_eq!(spans, [(64, 0, 2)]);
     }
 
     #[test]

@@ -362,6 +362,9 @@ struct DefiningInstructions {
     /// and distinct; one flat list, not a list per instruction, because most
     /// define one buffer.
     elements: Vec<(usize, Option<i64>)>,
+    /// Where each slot's elements start in `elements` (one more entry than
+    /// slots), so an instruction finds its own without a search.
+    element_starts: Vec<usize>,
     /// Filled as the instructions are found; `None` for an id no
     /// instruction has (a corrupt proto).
     instructions: Vec<Option<DefiningInstruction>>,
@@ -404,15 +407,22 @@ impl DefiningInstructions {
         elements.sort_unstable();
         elements.dedup();
         elements.shrink_to_fit();
+        let mut element_starts = Vec::with_capacity(ids.len() + 1);
+        let mut next = 0;
+        for slot in 0..=ids.len() {
+            while elements.get(next).is_some_and(|&(s, _)| s < slot) {
+                next += 1;
+            }
+            element_starts.push(next);
+        }
         let instructions = (0..ids.len()).map(|_| None).collect();
-        DefiningInstructions { slots, elements, instructions }
+        DefiningInstructions { slots, elements, element_starts, instructions }
     }
 
     fn add(&mut self, slot: usize, hlo: HloInstructionProto, strings: &mut Interner) {
         let Some(entry) = self.instructions.get_mut(slot) else { return };
-        let first = self.elements.partition_point(|&(s, _)| s < slot);
-        let end = self.elements.partition_point(|&(s, _)| s <= slot);
-        let elements = self.elements.get(first..end).unwrap_or_default();
+        let range = self.element_starts.get(slot).zip(self.element_starts.get(slot + 1));
+        let elements = range.and_then(|(&first, &end)| self.elements.get(first..end)).unwrap_or_default();
         let shape = hlo.shape.unwrap_or_default();
         let shapes = elements
             .iter()
