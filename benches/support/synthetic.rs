@@ -327,7 +327,7 @@ pub fn tuple_indices_hlo(n: usize) -> HloProto {
         .map(|i| LogicalBufferProto {
             id: i,
             size: 4,
-            defined_at: Some(Location { instruction_id: 0, shape_index: vec![i], ..Default::default() }),
+            defined_at: Some(Location { instruction_id: 0, shape_index: vec![i] }),
             color: 0,
         })
         .collect();
