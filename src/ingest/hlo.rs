@@ -365,6 +365,9 @@ struct DefiningInstructions {
     /// Where each slot's elements start in `elements` (one more entry than
     /// slots), so an instruction finds its own without a search.
     element_starts: Vec<usize>,
+    /// Shape with layout and unpadded size of each of `elements` (`None`
+    /// element: the whole shape), filled as the instructions are found.
+    shapes: Vec<Option<(Arc<str>, i64)>>,
     /// Filled as the instructions are found; `None` for an id no
     /// instruction has (a corrupt proto).
     instructions: Vec<Option<DefiningInstruction>>,
@@ -378,17 +381,6 @@ struct DefiningInstruction {
     source_file: Arc<str>,
     source_line: i32,
     stack_frame_id: i32,
-    /// Shape with layout and unpadded size, per tuple element buffers use
-    /// (`None`: the whole shape), in the order of `elements`.
-    shapes: Vec<(Option<i64>, Arc<str>, i64)>,
-}
-
-impl DefiningInstruction {
-    /// The shape and unpadded size of one tuple element (`None`: the whole shape).
-    fn shape_of(&self, element: Option<i64>) -> Option<&(Option<i64>, Arc<str>, i64)> {
-        let at = self.shapes.binary_search_by_key(&element, |(e, _, _)| *e).ok()?;
-        self.shapes.get(at)
-    }
 }
 
 impl DefiningInstructions {
@@ -416,25 +408,37 @@ impl DefiningInstructions {
             element_starts.push(next);
         }
         let instructions = (0..ids.len()).map(|_| None).collect();
-        DefiningInstructions { slots, elements, element_starts, instructions }
+        let shapes = vec![None; elements.len()];
+        DefiningInstructions { slots, elements, element_starts, shapes, instructions }
+    }
+
+    /// Where slot's elements lie in `elements` and `shapes`.
+    fn element_range(&self, slot: usize) -> Option<std::ops::Range<usize>> {
+        let (&first, &end) = self.element_starts.get(slot).zip(self.element_starts.get(slot + 1))?;
+        (first <= end && end <= self.elements.len()).then_some(first..end)
+    }
+
+    /// The shape and unpadded size of one tuple element (`None`: the whole
+    /// shape) of the instruction in `slot`, once it was found.
+    fn shape_of(&self, slot: usize, element: Option<i64>) -> Option<&(Arc<str>, i64)> {
+        let range = self.element_range(slot)?;
+        let at = self.elements.get(range.clone())?.binary_search_by_key(&element, |&(_, e)| e).ok()?;
+        self.shapes.get(range.start + at)?.as_ref()
     }
 
     fn add(&mut self, slot: usize, hlo: HloInstructionProto, strings: &mut Interner) {
+        let Some(range) = self.element_range(slot) else { return };
         let Some(entry) = self.instructions.get_mut(slot) else { return };
-        let range = self.element_starts.get(slot).zip(self.element_starts.get(slot + 1));
-        let elements = range.and_then(|(&first, &end)| self.elements.get(first..end)).unwrap_or_default();
         let shape = hlo.shape.unwrap_or_default();
-        let shapes = elements
-            .iter()
-            .map(|&(_, element)| {
-                let resolved = xla_shape::resolve_shape_index(&shape, element.as_slice());
-                (
-                    element,
-                    strings.text(&xla_shape::human_string_with_layout(resolved)),
-                    xla_shape::unpadded_size(resolved),
-                )
-            })
-            .collect();
+        let elements = self.elements.get(range.clone()).unwrap_or_default();
+        let shapes = self.shapes.get_mut(range).unwrap_or_default();
+        for (&(_, element), wanted) in elements.iter().zip(shapes) {
+            let resolved = xla_shape::resolve_shape_index(&shape, element.as_slice());
+            *wanted = Some((
+                strings.text(&xla_shape::human_string_with_layout(resolved)),
+                xla_shape::unpadded_size(resolved),
+            ));
+        }
         let metadata = hlo.metadata.unwrap_or_default();
         *entry = Some(DefiningInstruction {
             name: strings.text(&hlo.name),
@@ -443,7 +447,6 @@ impl DefiningInstructions {
             source_file: strings.text(&metadata.source_file),
             source_line: metadata.source_line,
             stack_frame_id: metadata.stack_frame_id,
-            shapes,
         });
     }
 }
@@ -481,10 +484,7 @@ fn convert_assignment(
             let Some(defined_at) = &proto.defined_at else { continue };
             let Some(instruction) = defining.slots.get(defined_at.instruction_id) else { continue };
             let element = defined_at.shape_index.last().copied();
-            let found = defining.instructions.get(instruction).and_then(Option::as_ref);
-            let Some((_, shape, unpadded_size)) = found.and_then(|d| d.shape_of(element)) else {
-                continue;
-            };
+            let Some((shape, unpadded_size)) = defining.shape_of(instruction, element) else { continue };
             let buffer = LogicalBuffer {
                 id: proto.id,
                 size: proto.size,
