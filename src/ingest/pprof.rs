@@ -19,7 +19,7 @@ use bytes::Bytes;
 use prost::Message;
 
 use super::proto::pprof;
-use super::wire::{Fields, Walker};
+use super::wire::{Field, Fields, Walker, WireError};
 use crate::error::{Error, Result};
 use crate::model::device_memory::Function;
 use crate::model::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
@@ -63,7 +63,7 @@ fn invalid(path: &Path, what: String) -> Error {
 #[derive(Default)]
 struct Tables<'a> {
     sample_types: Vec<pprof::ValueType>,
-    strings: Vec<&'a str>,
+    strings: Vec<Text<'a>>,
     /// Each location's id and message, in file order.
     locations: Vec<(u64, &'a [u8])>,
     functions: Vec<pprof::Function>,
@@ -91,11 +91,27 @@ impl<'a> Tables<'a> {
                     let text = std::str::from_utf8(message).map_err(|_| {
                         invalid(path, format!("string table entry {} is not UTF-8", tables.strings.len()))
                     })?;
-                    tables.strings.push(text);
+                    tables.strings.push(Text::Borrowed(text));
                 }
             }
         }
         Ok(tables)
+    }
+}
+
+/// A string-table entry: borrowed from the input until the snapshot keeps
+/// it, then one copy shared by everything that keeps it.
+enum Text<'a> {
+    Borrowed(&'a str),
+    Shared(Arc<str>),
+}
+
+impl Text<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Borrowed(text) => text,
+            Text::Shared(text) => text,
+        }
     }
 }
 
@@ -131,9 +147,7 @@ enum Made {
 struct Decoder<'a> {
     path: &'a Path,
     sample_types: Vec<pprof::ValueType>,
-    strings: Vec<&'a str>,
-    /// One shared string per string-table entry, made when first used.
-    shared: Vec<Option<Arc<str>>>,
+    strings: Vec<Text<'a>>,
     /// By id.
     locations: Vec<Location<'a>>,
     /// By id.
@@ -146,7 +160,7 @@ struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     fn new(path: &'a Path, tables: Tables<'a>) -> Result<Self> {
         let Tables { sample_types, strings, locations, mut functions } = tables;
-        if strings.first().is_none_or(|s| !s.is_empty()) {
+        if strings.first().is_none_or(|s| !s.as_str().is_empty()) {
             return Err(Error::malformed(path, None, "pprof string table does not start with the empty string"));
         }
         let malformed = |what: String| Error::malformed(path, None, format!("pprof: {what}"));
@@ -164,7 +178,6 @@ impl<'a> Decoder<'a> {
         Ok(Decoder {
             path,
             sample_types,
-            shared: vec![None; strings.len()],
             strings,
             locations,
             functions,
@@ -177,8 +190,8 @@ impl<'a> Decoder<'a> {
         Error::malformed(self.path, None, format!("pprof: {what}"))
     }
 
-    fn string(&self, id: i64) -> Result<&'a str> {
-        usize::try_from(id).ok().and_then(|i| self.strings.get(i)).copied().ok_or_else(|| self.outside(id))
+    fn string(&self, id: i64) -> Result<&str> {
+        usize::try_from(id).ok().and_then(|i| self.strings.get(i)).map(Text::as_str).ok_or_else(|| self.outside(id))
     }
 
     fn outside(&self, id: i64) -> Error {
@@ -187,13 +200,15 @@ impl<'a> Decoder<'a> {
 
     /// One shared string per string-table entry.
     fn shared_string(&mut self, id: i64) -> Result<Arc<str>> {
-        let text = self.string(id)?;
-        let slot = usize::try_from(id).ok().and_then(|i| self.shared.get_mut(i));
-        match slot {
-            Some(Some(shared)) => Ok(shared.clone()),
-            Some(slot) => Ok(slot.insert(Arc::from(text)).clone()),
-            None => Err(self.outside(id)),
-        }
+        let Some(text) = usize::try_from(id).ok().and_then(|i| self.strings.get_mut(i)) else {
+            return Err(self.outside(id));
+        };
+        let shared = match text {
+            Text::Shared(shared) => shared.clone(),
+            Text::Borrowed(borrowed) => Arc::from(*borrowed),
+        };
+        *text = Text::Shared(shared.clone());
+        Ok(shared)
     }
 
     fn sample_type_index(&self, kind: &str, unit: &str) -> Result<usize> {
@@ -311,20 +326,39 @@ impl<'a> Decoder<'a> {
         let message = location.message;
         let lines =
             || Fields::new(message, 0).filter(|field| field.as_ref().map_or(true, |field| field.number == LINE));
-        let mut frames = Vec::with_capacity(lines().count());
-        for field in lines() {
-            let line = field.ok().and_then(|field| field.as_bytes()).map(pprof::Line::decode);
-            // The location was decoded whole when the tables were read.
-            let Some(Ok(line)) = line else {
-                return Err(self.malformed(format!("location {location_id} cannot be decoded")));
-            };
-            frames.push(Frame { function: self.function(location_id, line.function_id)?, line: line.line });
+        // Collected from a range, so straight into a slice of the known length:
+        // a location of a million inlined lines is not built twice. After an
+        // error the rest are placeholders, and the error is returned instead.
+        let count = lines().count();
+        let mut fields = lines();
+        let mut failed = None;
+        let frames: Arc<[Frame]> = (0..count)
+            .map(|_| match failed.is_none().then(|| self.frame(location_id, fields.next())) {
+                Some(Ok(frame)) => frame,
+                Some(Err(e)) => {
+                    failed = Some(e);
+                    Frame { function: 0, line: 0 }
+                }
+                None => Frame { function: 0, line: 0 },
+            })
+            .collect();
+        if let Some(e) = failed {
+            return Err(e);
         }
-        let frames: Arc<[Frame]> = frames.into();
         if let Some(location) = found.and_then(|index| self.locations.get_mut(index)) {
             location.frames = Some(frames.clone());
         }
         Ok(frames)
+    }
+
+    /// The frame of one of a location's `line` fields.
+    fn frame(&mut self, location_id: u64, field: Option<std::result::Result<Field, WireError>>) -> Result<Frame> {
+        let line = field.and_then(|field| field.ok()?.as_bytes()).map(pprof::Line::decode);
+        // The location was decoded whole when the tables were read.
+        let Some(Ok(line)) = line else {
+            return Err(self.malformed(format!("location {location_id} cannot be decoded")));
+        };
+        Ok(Frame { function: self.function(location_id, line.function_id)?, line: line.line })
     }
 
     /// The snapshot's function for a pprof function id, made when first
@@ -378,8 +412,8 @@ impl<'a> Decoder<'a> {
 /// sorting, so a profile of a million functions needs no map of their text.
 /// A string id outside the table sorts as no text; such a function is
 /// refused when a location refers to it, before its group is looked at.
-fn same_functions(functions: &[pprof::Function], strings: &[&str]) -> Vec<Made> {
-    let string = |id: i64| usize::try_from(id).ok().and_then(|i| strings.get(i)).copied();
+fn same_functions(functions: &[pprof::Function], strings: &[Text]) -> Vec<Made> {
+    let string = |id: i64| usize::try_from(id).ok().and_then(|i| strings.get(i)).map(Text::as_str);
     let text = |index: &usize| {
         functions.get(*index).map(|function| (string(function.name), string(function.filename), function.start_line))
     };
