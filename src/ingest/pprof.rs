@@ -57,9 +57,10 @@ fn invalid(path: &Path, what: String) -> Error {
 }
 
 /// The tables of a profile other than its samples, read in one walk over
-/// its fields and borrowed from its bytes. Each location and function is
-/// decoded once here, so a malformed one is reported whether or not a
-/// sample refers to it.
+/// its fields and borrowed from its bytes. Every location is decoded here
+/// to check it, so a malformed one is reported whether or not a sample
+/// refers to it, and kept as its message: only a location a sample refers
+/// to is decoded again, line by line, into frames.
 #[derive(Default)]
 struct Tables<'a> {
     sample_types: Vec<pprof::ValueType>,
