@@ -2,7 +2,8 @@
 //! allocation sites ranked as `pprof -top` ranks functions, and the heaviest
 //! whole stacks.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -58,8 +59,9 @@ impl DeviceUsage {
 /// allocated anywhere below it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Site {
-    pub function: String,
-    pub file: String,
+    /// Shared with the snapshot, as in [`StackFrame`].
+    pub function: Arc<str>,
+    pub file: Arc<str>,
     /// The line that defines the function.
     pub line: i64,
     pub flat_bytes: i64,
@@ -72,8 +74,10 @@ pub struct Site {
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct StackFrame {
-    pub function: String,
-    pub file: String,
+    /// Shared with the snapshot's function: a stack of a million frames
+    /// copies no text.
+    pub function: Arc<str>,
+    pub file: Arc<str>,
     /// The line executing in this frame.
     pub line: i64,
 }
@@ -126,34 +130,29 @@ fn per_stack(snapshot: &DeviceMemorySnapshot) -> Vec<(i64, i64)> {
 }
 
 /// Each distinct stack is walked once with its samples' sums, so the work
-/// is the stacks' length, not the samples' times it.
+/// is the stacks' length, not the samples' times it. The snapshot's functions
+/// are distinct by name, file and start line, pprof's function granularity,
+/// so each is one site.
 fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
-    // Each distinct frame finds its function once; stacks then walk plain indexes.
-    let mut index: HashMap<(&str, &str, i64), usize> = HashMap::new();
-    let mut sites: Vec<Site> = Vec::new();
-    let site_of: Vec<usize> = snapshot
-        .frames
+    let mut sites: Vec<Site> = snapshot
+        .functions
         .iter()
-        .map(|frame| {
-            *index.entry((frame.function.as_str(), frame.file.as_str(), frame.function_line)).or_insert_with(|| {
-                sites.push(Site {
-                    function: frame.function.clone(),
-                    file: frame.file.clone(),
-                    line: frame.function_line,
-                    flat_bytes: 0,
-                    cum_bytes: 0,
-                    count: 0,
-                    cum_count: 0,
-                });
-                sites.len() - 1
-            })
+        .map(|function| Site {
+            function: function.name.clone(),
+            file: function.file.clone(),
+            line: function.start_line,
+            flat_bytes: 0,
+            cum_bytes: 0,
+            count: 0,
+            cum_count: 0,
         })
         .collect();
     // The last stack that counted each site: a recursive function counts once per stack, as in pprof.
     let mut counted_in = vec![usize::MAX; sites.len()];
     for (n, (stack, (bytes, count))) in snapshot.stacks.iter().zip(per_stack(snapshot)).enumerate() {
-        for (depth, &site_index) in stack.iter().filter_map(|&frame| site_of.get(frame)).enumerate() {
-            let (Some(site), Some(counted)) = (sites.get_mut(site_index), counted_in.get_mut(site_index)) else {
+        for (depth, frame) in stack.iter().enumerate() {
+            let (Some(site), Some(counted)) = (sites.get_mut(frame.function), counted_in.get_mut(frame.function))
+            else {
                 continue;
             };
             if depth == 0 {
@@ -185,11 +184,9 @@ fn stacks(snapshot: &DeviceMemorySnapshot) -> Vec<StackUsage> {
             count,
             frames: stack
                 .iter()
-                .filter_map(|&i| snapshot.frames.get(i))
-                .map(|frame| StackFrame {
-                    function: frame.function.clone(),
-                    file: frame.file.clone(),
-                    line: frame.line,
+                .filter_map(|frame| {
+                    let function = snapshot.functions.get(frame.function)?;
+                    Some(StackFrame { function: function.name.clone(), file: function.file.clone(), line: frame.line })
                 })
                 .collect(),
         })

@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(grown.delta.delta_count, 0);
         let outermost = grown.frames.last().unwrap();
         assert_eq!(
-            (outermost.function.as_str(), outermost.file.as_str(), outermost.line),
+            (&*outermost.function, &*outermost.file, outermost.line),
             ("<module>", "/home/user/models/wl_pair_mlp.py", 56)
         );
     }

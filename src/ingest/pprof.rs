@@ -3,6 +3,13 @@
 //!
 //! Every string, location and function id in the file is checked before use:
 //! a profile that points outside its own tables is reported, never indexed.
+//!
+//! Nothing is held decoded that the snapshot does not keep: the string table
+//! is borrowed from the input, a location is kept as where its message lies
+//! and turned into frames when a sample first refers to it, and samples are
+//! walked on the wire and decoded one at a time. What a large profile holds
+//! many of (samples, inlined lines, functions) costs the snapshot a few
+//! words each, and tables are found by sorting rather than by hash maps.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -11,78 +18,203 @@ use std::sync::Arc;
 use bytes::Bytes;
 use prost::Message;
 
-use super::proto::pprof::{self, ProfileWithoutSamples};
-use super::wire::Walker;
+use super::proto::pprof;
+use super::wire::{Field, Fields, Walker, WireError};
 use crate::error::{Error, Result};
+use crate::model::device_memory::Function;
 use crate::model::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 
 /// What to tell a user whose pprof file is some other kind of profile.
 const HOW_TO_PRODUCE: &str = "expected a device memory profile from jax.profiler.save_device_memory_profile, \
 with sample types allocations/count and space/bytes";
 
+/// Profile field numbers (profile.proto).
+const SAMPLE_TYPE: u32 = 1;
+const SAMPLE: u32 = 2;
+const LOCATION: u32 = 4;
+const FUNCTION: u32 = 5;
+const STRING_TABLE: u32 = 6;
+/// `Location.line`.
+const LINE: u32 = 4;
+
 pub fn decode(path: &Path, bytes: Bytes) -> Result<DeviceMemorySnapshot> {
-    let invalid = |what: String| Error::malformed(path, None, format!("not a valid pprof profile: {what}"));
-    let profile = ProfileWithoutSamples::decode(&bytes[..]).map_err(|e| invalid(e.to_string()))?;
+    let tables = Tables::read(path, &bytes)?;
     // Samples are walked on the wire and decoded one at a time, so none is
     // held decoded beside the snapshot.
     let walker = Walker::new(&bytes, 0);
     let samples = walker.fields(&bytes).filter_map(|field| match field {
         Ok(field) => match (field.number, field.as_bytes()) {
-            (2, Some(sample)) => Some(pprof::Sample::decode(sample).map_err(|e| invalid(e.to_string()))),
+            (SAMPLE, Some(sample)) => Some(pprof::Sample::decode(sample).map_err(|e| invalid(path, e.to_string()))),
             _ => None,
         },
-        Err(e) => Some(Err(invalid(e.what))),
+        Err(e) => Some(Err(invalid(path, e.what))),
     });
-    Decoder::new(path, &profile)?.snapshot(samples)
+    Decoder::new(path, tables)?.snapshot(samples)
+}
+
+fn invalid(path: &Path, what: String) -> Error {
+    Error::malformed(path, None, format!("not a valid pprof profile: {what}"))
+}
+
+/// The tables of a profile other than its samples, read in one walk over
+/// its fields and borrowed from its bytes. Every location is decoded here
+/// to check it, so a malformed one is reported whether or not a sample
+/// refers to it, and kept as its message: only a location a sample refers
+/// to is decoded again, line by line, into frames.
+#[derive(Default)]
+struct Tables<'a> {
+    sample_types: Vec<pprof::ValueType>,
+    strings: Vec<Text<'a>>,
+    /// Each location's id and message, in file order.
+    locations: Vec<(u64, &'a [u8])>,
+    functions: Vec<pprof::Function>,
+}
+
+impl<'a> Tables<'a> {
+    fn read(path: &Path, bytes: &'a [u8]) -> Result<Self> {
+        let decode_error = |e: prost::DecodeError| invalid(path, e.to_string());
+        let mut tables = Tables::default();
+        for field in Walker::new(bytes, 0).fields(bytes) {
+            let field = field.map_err(|e| invalid(path, e.what))?;
+            if !matches!(field.number, SAMPLE_TYPE | LOCATION | FUNCTION | STRING_TABLE) {
+                continue;
+            }
+            let message = field.as_bytes().ok_or_else(|| {
+                invalid(path, format!("field {} at byte {} is not length-delimited", field.number, field.offset))
+            })?;
+            match field.number {
+                SAMPLE_TYPE => tables.sample_types.push(pprof::ValueType::decode(message).map_err(decode_error)?),
+                LOCATION => {
+                    tables.locations.push((pprof::Location::decode(message).map_err(decode_error)?.id, message))
+                }
+                FUNCTION => tables.functions.push(pprof::Function::decode(message).map_err(decode_error)?),
+                _ => {
+                    let text = std::str::from_utf8(message).map_err(|_| {
+                        invalid(path, format!("string table entry {} is not UTF-8", tables.strings.len()))
+                    })?;
+                    tables.strings.push(Text::Borrowed(text));
+                }
+            }
+        }
+        Ok(tables)
+    }
+}
+
+/// A string-table entry: borrowed from the input until the snapshot keeps
+/// it, then one copy shared by everything that keeps it.
+enum Text<'a> {
+    Borrowed(&'a str),
+    Shared(Arc<str>),
+}
+
+impl Text<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Borrowed(text) => text,
+            Text::Shared(text) => text,
+        }
+    }
+}
+
+/// The first id, in file order, that is zero or repeats an earlier one.
+fn first_bad_id(ids: impl Iterator<Item = u64>) -> Option<u64> {
+    let mut by_id: Vec<(u64, usize)> = ids.enumerate().map(|(at, id)| (id, at)).collect();
+    by_id.sort_unstable();
+    let zeros = by_id.iter().take_while(|(id, _)| *id == 0);
+    let repeats = by_id.windows(2).filter_map(|pair| match pair {
+        [(first, _), repeat] if *first == repeat.0 => Some(repeat),
+        _ => None,
+    });
+    zeros.chain(repeats).min_by_key(|(_, at)| *at).map(|(id, _)| *id)
+}
+
+/// A location, by id, and once a sample refers to it, its frames.
+struct Location<'a> {
+    id: u64,
+    message: &'a [u8],
+    frames: Option<Arc<[Frame]>>,
+}
+
+/// Where a pprof function stands in [`DeviceMemorySnapshot::functions`].
+#[derive(Clone, Copy)]
+enum Made {
+    /// Not made yet: the first function (an index into `Decoder::functions`)
+    /// with the same name, file and start line, which is made for all of them.
+    SameAs(usize),
+    /// Made, at this index of the snapshot's functions.
+    At(usize),
 }
 
 struct Decoder<'a> {
     path: &'a Path,
-    profile: &'a ProfileWithoutSamples,
-    locations: HashMap<u64, &'a pprof::Location>,
-    functions: HashMap<u64, &'a pprof::Function>,
+    sample_types: Vec<pprof::ValueType>,
+    strings: Vec<Text<'a>>,
+    /// By id.
+    locations: Vec<Location<'a>>,
+    /// By id.
+    functions: Vec<pprof::Function>,
+    /// Per entry of `functions`.
+    made: Vec<Made>,
+    snapshot: DeviceMemorySnapshot,
 }
 
 impl<'a> Decoder<'a> {
-    fn new(path: &'a Path, profile: &'a ProfileWithoutSamples) -> Result<Self> {
-        if profile.string_table.first().is_none_or(|s| !s.is_empty()) {
+    fn new(path: &'a Path, tables: Tables<'a>) -> Result<Self> {
+        let Tables { sample_types, strings, locations, mut functions } = tables;
+        if strings.first().is_none_or(|s| !s.as_str().is_empty()) {
             return Err(Error::malformed(path, None, "pprof string table does not start with the empty string"));
         }
-        let mut decoder = Decoder {
+        let malformed = |what: String| Error::malformed(path, None, format!("pprof: {what}"));
+        if let Some(id) = first_bad_id(locations.iter().map(|(id, _)| *id)) {
+            return Err(malformed(format!("location id {id} is zero or repeated")));
+        }
+        if let Some(id) = first_bad_id(functions.iter().map(|f| f.id)) {
+            return Err(malformed(format!("function id {id} is zero or repeated")));
+        }
+        let mut locations: Vec<Location> =
+            locations.into_iter().map(|(id, message)| Location { id, message, frames: None }).collect();
+        locations.sort_unstable_by_key(|location| location.id);
+        functions.sort_unstable_by_key(|function| function.id);
+        let made = same_functions(&functions, &strings);
+        Ok(Decoder {
             path,
-            profile,
-            locations: HashMap::with_capacity(profile.location.len()),
-            functions: HashMap::with_capacity(profile.function.len()),
-        };
-        for location in &profile.location {
-            if location.id == 0 || decoder.locations.insert(location.id, location).is_some() {
-                return Err(decoder.malformed(format!("location id {} is zero or repeated", location.id)));
-            }
-        }
-        for function in &profile.function {
-            if function.id == 0 || decoder.functions.insert(function.id, function).is_some() {
-                return Err(decoder.malformed(format!("function id {} is zero or repeated", function.id)));
-            }
-        }
-        Ok(decoder)
+            sample_types,
+            strings,
+            locations,
+            functions,
+            made,
+            snapshot: DeviceMemorySnapshot::default(),
+        })
     }
 
     fn malformed(&self, what: String) -> Error {
         Error::malformed(self.path, None, format!("pprof: {what}"))
     }
 
-    fn string(&self, id: i64) -> Result<&'a str> {
-        usize::try_from(id).ok().and_then(|i| self.profile.string_table.get(i)).map(String::as_str).ok_or_else(|| {
-            self.malformed(format!(
-                "string id {id} is outside the string table ({} entries)",
-                self.profile.string_table.len()
-            ))
-        })
+    fn string(&self, id: i64) -> Result<&str> {
+        usize::try_from(id).ok().and_then(|i| self.strings.get(i)).map(Text::as_str).ok_or_else(|| self.outside(id))
+    }
+
+    fn outside(&self, id: i64) -> Error {
+        self.malformed(format!("string id {id} is outside the string table ({} entries)", self.strings.len()))
+    }
+
+    /// One shared string per string-table entry.
+    fn shared_string(&mut self, id: i64) -> Result<Arc<str>> {
+        let Some(text) = usize::try_from(id).ok().and_then(|i| self.strings.get_mut(i)) else {
+            return Err(self.outside(id));
+        };
+        let shared = match text {
+            Text::Shared(shared) => shared.clone(),
+            Text::Borrowed(borrowed) => Arc::from(*borrowed),
+        };
+        *text = Text::Shared(shared.clone());
+        Ok(shared)
     }
 
     fn sample_type_index(&self, kind: &str, unit: &str) -> Result<usize> {
-        let mut found = Vec::with_capacity(self.profile.sample_type.len());
-        for (index, sample_type) in self.profile.sample_type.iter().enumerate() {
+        let mut found = Vec::with_capacity(self.sample_types.len());
+        for (index, sample_type) in self.sample_types.iter().enumerate() {
             let (t, u) = (self.string(sample_type.r#type)?, self.string(sample_type.unit)?);
             if (t, u) == (kind, unit) {
                 return Ok(index);
@@ -95,16 +227,18 @@ impl<'a> Decoder<'a> {
         ))
     }
 
-    fn snapshot(&self, samples: impl Iterator<Item = Result<pprof::Sample>>) -> Result<DeviceMemorySnapshot> {
+    fn snapshot(mut self, samples: impl Iterator<Item = Result<pprof::Sample>>) -> Result<DeviceMemorySnapshot> {
         let count_index = self.sample_type_index("allocations", "count")?;
         let bytes_index = self.sample_type_index("space", "bytes")?;
-        let mut snapshot = DeviceMemorySnapshot::default();
-        let mut frames = Frames::default();
         // Stacks by the sample's locations, then by their frames: locations
         // that differ only by address make one stack.
         let mut stack_ids: HashMap<Box<[u64]>, usize> = HashMap::new();
-        let mut label_strings: HashMap<i64, Arc<str>> = HashMap::new();
-        let mut stacks_by_frames: HashMap<Vec<usize>, usize> = HashMap::new();
+        let mut stacks_by_frames: HashMap<Arc<[Frame]>, usize> = HashMap::new();
+        // Label sets by the string ids and numbers they are made of, and
+        // groups by stack, label set and whether their size is known.
+        let mut label_set_ids: HashMap<Box<[[i64; 4]]>, usize> = HashMap::new();
+        let mut label_sets: Vec<Arc<[Label]>> = Vec::new();
+        let mut groups: HashMap<(usize, usize, bool), usize> = HashMap::new();
         let mut totals = (0i64, 0i64);
         for (n, sample) in samples.enumerate() {
             let sample = sample?;
@@ -113,7 +247,7 @@ impl<'a> Decoder<'a> {
                     self.malformed(format!(
                         "sample {n} has {} values for {} sample types",
                         sample.value.len(),
-                        self.profile.sample_type.len()
+                        self.sample_types.len()
                     ))
                 })
             };
@@ -131,64 +265,141 @@ impl<'a> Decoder<'a> {
             let stack = match stack_ids.get(sample.location_id.as_slice()) {
                 Some(&stack) => stack,
                 None => {
-                    let mut stack = Vec::new();
-                    for &location_id in &sample.location_id {
-                        stack.extend_from_slice(frames.of_location(self, n, location_id)?);
-                    }
-                    let index = match stacks_by_frames.get(&stack) {
-                        Some(&index) => index,
-                        None => {
-                            stacks_by_frames.insert(stack.clone(), snapshot.stacks.len());
-                            snapshot.stacks.push(stack);
-                            snapshot.stacks.len() - 1
-                        }
-                    };
+                    let frames = self.stack(n, &sample.location_id)?;
+                    let stacks = &mut self.snapshot.stacks;
+                    let index = *stacks_by_frames.entry(frames).or_insert_with_key(|frames| {
+                        stacks.push(frames.clone());
+                        stacks.len() - 1
+                    });
                     stack_ids.insert(sample.location_id.into_boxed_slice(), index);
                     index
                 }
             };
-            let mut labels = Vec::with_capacity(sample.label.len());
-            for label in &sample.label {
-                labels.push(self.label(label, &mut label_strings)?);
+            let raw: Box<[[i64; 4]]> = sample.label.iter().map(|l| [l.key, l.str, l.num, l.num_unit]).collect();
+            let label_set = match label_set_ids.get(&raw) {
+                Some(&index) => index,
+                None => {
+                    label_sets.push(sample.label.iter().map(|label| self.label(label)).collect::<Result<_>>()?);
+                    label_set_ids.insert(raw, label_sets.len() - 1);
+                    label_sets.len() - 1
+                }
+            };
+            let samples = &mut self.snapshot.samples;
+            let group = *groups.entry((stack, label_set, size_unknown)).or_insert_with(|| {
+                let labels = label_sets.get(label_set).cloned().unwrap_or_default();
+                samples.push(LiveGroup { count: 0, bytes: 0, size_unknown, stack, labels });
+                samples.len() - 1
+            });
+            // Each group's sums are at most the totals, which fit.
+            if let Some(group) = samples.get_mut(group) {
+                group.count += count;
+                group.bytes += bytes;
             }
-            snapshot.samples.push(LiveGroup { count, bytes, size_unknown, stack, labels });
         }
-        snapshot.frames = frames.distinct;
-        Ok(snapshot)
+        Ok(self.snapshot)
     }
 
-    fn frame(&self, location_id: u64, line: &pprof::Line) -> Result<Frame> {
-        let function = self.functions.get(&line.function_id).ok_or_else(|| {
-            self.malformed(format!(
-                "location {location_id} refers to function id {}, which is not defined",
-                line.function_id
-            ))
-        })?;
-        Ok(Frame {
-            function: self.string(function.name)?.to_string(),
-            file: self.string(function.filename)?.to_string(),
-            line: line.line,
-            function_line: function.start_line,
-        })
-    }
-
-    /// One shared string per string-table entry a label names.
-    fn shared_string(&self, id: i64, shared: &mut HashMap<i64, Arc<str>>) -> Result<Arc<str>> {
-        if let Some(text) = shared.get(&id) {
-            return Ok(text.clone());
+    /// The frames of a sample's locations, innermost first.
+    fn stack(&mut self, sample: usize, location_ids: &[u64]) -> Result<Arc<[Frame]>> {
+        if let [location_id] = location_ids {
+            return self.of_location(sample, *location_id);
         }
-        let text: Arc<str> = Arc::from(self.string(id)?);
-        shared.insert(id, text.clone());
-        Ok(text)
+        let mut frames = Vec::new();
+        for &location_id in location_ids {
+            frames.extend_from_slice(&self.of_location(sample, location_id)?);
+        }
+        Ok(frames.into())
     }
 
-    fn label(&self, label: &pprof::Label, shared: &mut HashMap<i64, Arc<str>>) -> Result<Label> {
-        let key = self.shared_string(label.key, shared)?;
+    /// A location's frames, made once however many samples refer to it. Its
+    /// lines (its inlined calls) run from the innermost outwards, as the
+    /// stack does.
+    fn of_location(&mut self, sample: usize, location_id: u64) -> Result<Arc<[Frame]>> {
+        let found = self.locations.binary_search_by_key(&location_id, |location| location.id).ok();
+        let Some(location) = found.and_then(|index| self.locations.get(index)) else {
+            return Err(
+                self.malformed(format!("sample {sample} refers to location id {location_id}, which is not defined"))
+            );
+        };
+        if let Some(frames) = &location.frames {
+            return Ok(frames.clone());
+        }
+        let message = location.message;
+        let lines =
+            || Fields::new(message, 0).filter(|field| field.as_ref().map_or(true, |field| field.number == LINE));
+        // Collected from a range, so straight into a slice of the known length:
+        // a location of a million inlined lines is not built twice. After an
+        // error the rest are placeholders, and the error is returned instead.
+        let count = lines().count();
+        let mut fields = lines();
+        let mut failed = None;
+        let frames: Arc<[Frame]> = (0..count)
+            .map(|_| match failed.is_none().then(|| self.frame(location_id, fields.next())) {
+                Some(Ok(frame)) => frame,
+                Some(Err(e)) => {
+                    failed = Some(e);
+                    Frame { function: 0, line: 0 }
+                }
+                None => Frame { function: 0, line: 0 },
+            })
+            .collect();
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if let Some(location) = found.and_then(|index| self.locations.get_mut(index)) {
+            location.frames = Some(frames.clone());
+        }
+        Ok(frames)
+    }
+
+    /// The frame of one of a location's `line` fields.
+    fn frame(&mut self, location_id: u64, field: Option<std::result::Result<Field, WireError>>) -> Result<Frame> {
+        let line = field.and_then(|field| field.ok()?.as_bytes()).map(pprof::Line::decode);
+        // The location was decoded whole when the tables were read.
+        let Some(Ok(line)) = line else {
+            return Err(self.malformed(format!("location {location_id} cannot be decoded")));
+        };
+        Ok(Frame { function: self.function(location_id, line.function_id)?, line: line.line })
+    }
+
+    /// The snapshot's function for a pprof function id, made when first
+    /// referred to (from the text of the function referring to it first).
+    fn function(&mut self, location_id: u64, function_id: u64) -> Result<usize> {
+        let index = self.functions.binary_search_by_key(&function_id, |function| function.id).ok();
+        let (Some(index), Some(&made)) = (index, index.and_then(|index| self.made.get(index))) else {
+            return Err(self.malformed(format!(
+                "location {location_id} refers to function id {function_id}, which is not defined"
+            )));
+        };
+        let same = match made {
+            Made::At(at) => return Ok(at),
+            Made::SameAs(same) => same,
+        };
+        if let Some(&Made::At(at)) = self.made.get(same) {
+            return Ok(at);
+        }
+        let (name, file, start_line) = match self.functions.get(index) {
+            Some(function) => (function.name, function.filename, function.start_line),
+            None => return Err(self.malformed(format!("function id {function_id} is not defined"))),
+        };
+        let function = Function { name: self.shared_string(name)?, file: self.shared_string(file)?, start_line };
+        let at = self.snapshot.functions.len();
+        self.snapshot.functions.push(function);
+        for slot in [index, same] {
+            if let Some(made) = self.made.get_mut(slot) {
+                *made = Made::At(at);
+            }
+        }
+        Ok(at)
+    }
+
+    fn label(&mut self, label: &pprof::Label) -> Result<Label> {
+        let key = self.shared_string(label.key)?;
         // pprof sets `str` for a text label and `num` (with an optional unit) for a number.
         // String id 0 is the empty string: a label with neither a number nor a unit is
         // text whose value is empty (JAX writes `device=""` for a device without a name).
         let value = if label.str != 0 || (label.num == 0 && label.num_unit == 0) {
-            LabelValue::Text(self.shared_string(label.str, shared)?)
+            LabelValue::Text(self.shared_string(label.str)?)
         } else {
             let unit = Some(self.string(label.num_unit)?).filter(|u| !u.is_empty()).map(str::to_string);
             LabelValue::Number { value: label.num, unit }
@@ -197,62 +408,28 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// The frames of each location, made once per location however many
-/// samples refer to it: a location's lines (its inlined calls) are turned into
-/// frames and interned once, and a stack entry is then a copy of indexes.
-/// Frames are interned by function and line, each function by its name, file
-/// and start line once, so no frame's text is hashed per line.
-#[derive(Default)]
-struct Frames<'a> {
-    distinct: Vec<Frame>,
-    /// pprof function id → the first function id of the same name, file and start line.
-    same_function: HashMap<u64, u64>,
-    functions_by_name: HashMap<(&'a str, &'a str, i64), u64>,
-    /// (function, as `same_function` maps it; line) → index into `distinct`.
-    ids: HashMap<(u64, i64), usize>,
-    by_location: HashMap<u64, Vec<usize>>,
-}
-
-impl<'a> Frames<'a> {
-    fn of_location(&mut self, decoder: &Decoder<'a>, sample: usize, location_id: u64) -> Result<&[usize]> {
-        if !self.by_location.contains_key(&location_id) {
-            let location = decoder.locations.get(&location_id).ok_or_else(|| {
-                decoder.malformed(format!("sample {sample} refers to location id {location_id}, which is not defined"))
-            })?;
-            // A location's lines run from the innermost inlined call outwards, as the stack does.
-            let mut indexes = Vec::with_capacity(location.line.len());
-            self.ids.reserve(location.line.len());
-            self.distinct.reserve(location.line.len());
-            for line in &location.line {
-                let function = self.function(decoder, location_id, line.function_id)?;
-                let index = match self.ids.get(&(function, line.line)) {
-                    Some(&index) => index,
-                    None => {
-                        self.distinct.push(decoder.frame(location_id, line)?);
-                        self.ids.insert((function, line.line), self.distinct.len() - 1);
-                        self.distinct.len() - 1
-                    }
-                };
-                indexes.push(index);
+/// For each function (sorted by id), the first of those with the same name,
+/// file and start line: frames in any of them are one frame. Found by
+/// sorting, so a profile of a million functions needs no map of their text.
+/// A string id outside the table sorts as no text; such a function is
+/// refused when a location refers to it, before its group is looked at.
+fn same_functions(functions: &[pprof::Function], strings: &[Text]) -> Vec<Made> {
+    let string = |id: i64| usize::try_from(id).ok().and_then(|i| strings.get(i)).map(Text::as_str);
+    let text = |index: &usize| {
+        functions.get(*index).map(|function| (string(function.name), string(function.filename), function.start_line))
+    };
+    let mut order: Vec<usize> = (0..functions.len()).collect();
+    order.sort_unstable_by(|a, b| text(a).cmp(&text(b)).then(a.cmp(b)));
+    let mut made = vec![Made::SameAs(0); functions.len()];
+    for group in order.chunk_by(|a, b| text(a) == text(b)) {
+        let first = group.first().copied().unwrap_or_default();
+        for &index in group {
+            if let Some(slot) = made.get_mut(index) {
+                *slot = Made::SameAs(first);
             }
-            self.by_location.insert(location_id, indexes);
         }
-        Ok(self.by_location.get(&location_id).map(Vec::as_slice).unwrap_or_default())
     }
-
-    fn function(&mut self, decoder: &Decoder<'a>, location_id: u64, function_id: u64) -> Result<u64> {
-        if let Some(&same) = self.same_function.get(&function_id) {
-            return Ok(same);
-        }
-        let function = decoder.functions.get(&function_id).ok_or_else(|| {
-            decoder
-                .malformed(format!("location {location_id} refers to function id {function_id}, which is not defined"))
-        })?;
-        let key = (decoder.string(function.name)?, decoder.string(function.filename)?, function.start_line);
-        let same = *self.functions_by_name.entry(key).or_insert(function_id);
-        self.same_function.insert(function_id, same);
-        Ok(same)
-    }
+    made
 }
 
 #[cfg(test)]
@@ -326,13 +503,15 @@ mod tests {
         assert_eq!(buffer.labels[3].value, LabelValue::Number { value: 1024, unit: Some("bytes".into()) });
         let frames: Vec<(&str, &str, i64, i64)> = snapshot.stacks[buffer.stack]
             .iter()
-            .map(|&i| &snapshot.frames[i])
-            .map(|f| (f.function.as_str(), f.file.as_str(), f.line, f.function_line))
+            .map(|frame| {
+                let function = &snapshot.functions[frame.function];
+                (&*function.name, &*function.file, frame.line, function.start_line)
+            })
             .collect();
         assert_eq!(frames, [("init", "model.py", 12, 10), ("step", "train.py", 30, 25), ("step", "train.py", 40, 25)]);
-        // The executable's one frame is the buffer's outermost one, stored once.
-        assert_eq!(snapshot.stacks[executable.stack], [snapshot.stacks[buffer.stack][2]]);
-        assert_eq!(snapshot.frames.len(), 3);
+        // The executable's one frame is the buffer's outermost one, in a function stored once.
+        assert_eq!(snapshot.stacks[executable.stack][..], [snapshot.stacks[buffer.stack][2]]);
+        assert_eq!(snapshot.functions.len(), 2);
     }
 
     /// jaxlib on TPU (2021) wrote executables with size -1 each, and a
@@ -357,6 +536,48 @@ mod tests {
         let snapshot = decode_profile(&p).unwrap();
         assert_eq!(snapshot.samples[0].stack, snapshot.samples[2].stack);
         assert_eq!(snapshot.stacks.len(), 2);
+    }
+
+    /// Samples are summed per stack, label set and known size: a profile of
+    /// a million samples from one call site is one group.
+    #[test]
+    fn samples_of_one_stack_and_label_set_are_one_group() {
+        let mut p = profile();
+        let again = Sample { location_id: vec![8], value: vec![2, 0], label: p.sample[1].label.clone() };
+        p.sample.push(again);
+        p.sample.push(Sample { location_id: vec![8], value: vec![1, -1], label: p.sample[1].label.clone() });
+        let snapshot = decode_profile(&p).unwrap();
+        let [_, executable, unknown] = snapshot.samples.as_slice() else { panic!("{:?}", snapshot.samples) };
+        assert_eq!((executable.count, executable.bytes, executable.size_unknown), (3, 0, false));
+        assert_eq!((unknown.count, unknown.bytes, unknown.size_unknown), (1, 0, true));
+        assert!(Arc::ptr_eq(&executable.labels, &unknown.labels));
+    }
+
+    /// Two pprof functions of one name, file and start line are one function,
+    /// so locations that differ only by which of them they name make one stack.
+    #[test]
+    fn functions_of_the_same_text_are_one() {
+        let mut p = profile();
+        p.function.push(Function { id: 3, name: 10, system_name: 10, filename: 11, start_line: 25 });
+        p.location.push(Location {
+            id: 9,
+            line: vec![Line { function_id: 3, line: 40, column: 0 }],
+            ..Location::default()
+        });
+        p.sample.push(Sample { location_id: vec![9], value: vec![1, 0], label: p.sample[1].label.clone() });
+        let snapshot = decode_profile(&p).unwrap();
+        assert_eq!(snapshot.functions.len(), 2);
+        assert_eq!(snapshot.stacks.len(), 2);
+        assert_eq!(snapshot.samples.len(), 2);
+        assert_eq!(snapshot.samples[1].count, 2);
+    }
+
+    #[test]
+    fn the_first_bad_id_in_file_order_is_named() {
+        assert_eq!(first_bad_id([3, 1, 2].into_iter()), None);
+        assert_eq!(first_bad_id([5, 4, 4, 5].into_iter()), Some(4));
+        assert_eq!(first_bad_id([5, 5, 0].into_iter()), Some(5));
+        assert_eq!(first_bad_id([2, 0, 2].into_iter()), Some(0));
     }
 
     #[test]

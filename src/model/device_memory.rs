@@ -10,15 +10,20 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Default)]
 pub struct DeviceMemorySnapshot {
     pub samples: Vec<LiveGroup>,
-    /// Distinct stacks, each a list of indexes into [`Self::frames`],
-    /// innermost frame first, referenced by index from [`LiveGroup::stack`]:
-    /// a stack shared by many samples is expanded and walked once.
-    pub stacks: Vec<Vec<usize>>,
-    /// Distinct frames, so the same frame shared by many stacks is stored once.
-    pub frames: Vec<Frame>,
+    /// Distinct stacks, innermost frame first, referenced by index from
+    /// [`LiveGroup::stack`]: a stack shared by many samples is expanded and
+    /// walked once.
+    pub stacks: Vec<Arc<[Frame]>>,
+    /// Distinct functions, by name, file and start line, referenced by index
+    /// from [`Frame::function`]: a function's text is stored once however
+    /// many frames run in it.
+    pub functions: Vec<Function>,
 }
 
-/// Allocations that share a stack, a size and labels.
+/// Allocations that share a stack and labels, and whether their size is
+/// known. A profile's samples with the same three are one group: nothing
+/// is reported per sample, and a profile may hold millions of samples made
+/// from a few stacks and label sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LiveGroup {
     /// How many allocations the group stands for.
@@ -30,7 +35,8 @@ pub struct LiveGroup {
     pub size_unknown: bool,
     /// Index into [`DeviceMemorySnapshot::stacks`].
     pub stack: usize,
-    pub labels: Vec<Label>,
+    /// Shared by every group with the same labels.
+    pub labels: Arc<[Label]>,
 }
 
 impl LiveGroup {
@@ -58,13 +64,21 @@ pub enum LabelValue {
 }
 
 /// One Python frame: the function and the line being executed in it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Frame {
-    pub function: String,
-    pub file: String,
+    /// Index into [`DeviceMemorySnapshot::functions`].
+    pub function: usize,
     /// The line executing in this frame.
     pub line: i64,
+}
+
+/// A Python function. Names and files are shared: many functions live in
+/// one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    pub name: Arc<str>,
+    pub file: Arc<str>,
     /// The line where the function is defined, which names the function
     /// itself rather than one call inside it.
-    pub function_line: i64,
+    pub start_line: i64,
 }

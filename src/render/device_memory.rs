@@ -97,7 +97,7 @@ pub fn site_rows(report: &DeviceMemoryReport, top: usize) -> Vec<Vec<String>> {
                 bytes(site.cum_bytes),
                 site.count.to_string(),
                 site.cum_count.to_string(),
-                site.function.clone(),
+                site.function.to_string(),
                 file_name_and_line(&format!("{}:{}", site.file, site.line)),
             ]
         })
