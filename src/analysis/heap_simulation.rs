@@ -117,6 +117,22 @@ impl<'a> Index<'a> {
             if let Some(first) = heap_trace.events.first().and_then(|e| buffer(e.buffer_id)) {
                 trace_of_allocation.insert(first.allocation, trace);
             }
+            // Most traces hold one colour: that is found in one pass and the
+            // trace is replayed whole, with nothing collected or sorted.
+            let mut colors = heap_trace.events.iter().filter_map(|e| buffer(e.buffer_id).map(|b| b.color));
+            let first_color = colors.next();
+            let mut count = usize::from(first_color.is_some());
+            let one_color = colors.all(|color| {
+                count += 1;
+                Some(color) == first_color
+            });
+            if one_color {
+                note_of_trace.push(None);
+                if let Some(color) = first_color {
+                    events_by_color.push(ColorEvents { color, trace, count, first_position: None });
+                }
+                continue;
+            }
             // Stable: each colour's positions stay in trace order.
             let mut events: Vec<(i64, u32)> = (0u32..)
                 .zip(&heap_trace.events)
@@ -125,19 +141,16 @@ impl<'a> Index<'a> {
             events.sort_by_key(|&(color, _)| color);
             let runs = events.chunk_by(|a, b| a.0 == b.0);
             let colors = runs.clone().count();
-            let whole = colors == 1;
-            note_of_trace.push((colors > 1).then(|| {
+            note_of_trace.push(Some(
                 format!(
                     "heap trace {trace} holds buffers of {colors} memory spaces; XProf replays all its events \
                      for each of them, xmem replays only this memory space's events"
                 )
-                .into()
-            }));
+                .into(),
+            ));
             for run in runs {
-                let first_position = (!whole).then_some(positions.len());
-                if !whole {
-                    positions.extend(run.iter().map(|&(_, position)| position));
-                }
+                let first_position = Some(positions.len());
+                positions.extend(run.iter().map(|&(_, position)| position));
                 let color = run.first().map_or(0, |&(color, _)| color);
                 events_by_color.push(ColorEvents { color, trace, count: run.len(), first_position });
             }
