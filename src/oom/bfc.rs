@@ -53,11 +53,12 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     }
     let t = text.trim();
     let fragment = regex!(
-        r"^(?:BFCAllocator dump for \S+|Bin \(\d+\):\s*Total Chunks:.*|\d+ Chunks of size \d+ totalling .*|Sum Total of in-use chunks: .*)$"
+        r"^(?:BFCAllocator dump for \S+|Bin \(\d+\):.*|\d+ Chunks of size \d+ totalling .*|Sum Total of in-use chunks: .*|(?:InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+ of size \d+.*|Summary of in-use Chunks by size:?|Next region of size \d+)$"
     );
     if fragment.is_match(t) {
-        // The dump without the failure line that comes before it.
+        // The dump without the failure line that comes before it: the log holds only part of the report.
         let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
+        event.truncated = true;
         let mut dump = Dump::default();
         dump.feed(&mut event, line);
         return Some(Detected::new(event, t).with_block(dump));
@@ -125,6 +126,8 @@ impl Block for Dump {
             if event.bins.len() < super::event::MAX_ITEMS {
                 event.bins.push(bin);
             }
+        } else if regex!(r"^Bin \(\d+\):").is_match(t) {
+            // A bin line a terminal cut: its figures are on the lines after it.
         } else if let Some(found) = regex!(&format!(r"^Bin for ({SIZE}) was ({SIZE}), Chunk State:$")).captures(t) {
             event.fact("Chunk state", "request", size::parse(&found[1]), None);
             event.fact("Chunk state", "bin", size::parse(&found[2]), None);

@@ -124,6 +124,14 @@ pub struct OomEvent {
     /// The BFC allocator's bins, when the log dumps them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bins: Vec<BfcBin>,
+    /// The words of the failure vocabulary that make the message a memory
+    /// error (`out of memory`, `bad_alloc`, `ALLOC_FAILED`, …), in the
+    /// vocabulary's order; empty for a report body, which has none.
+    pub failure_words: Vec<String>,
+    /// No family parser knows the message: the general reader made the event
+    /// from the vocabulary alone.
+    #[serde(skip)]
+    pub(super) by_general_reader: bool,
     /// Where each section of `breakdown` is, by name, so a log with many
     /// sections is read in linear time.
     #[serde(skip)]
@@ -156,6 +164,8 @@ impl OomEvent {
             framework: None,
             breakdown: Vec::new(),
             bins: Vec::new(),
+            failure_words: Vec::new(),
+            by_general_reader: false,
             sections: HashMap::new(),
         }
     }

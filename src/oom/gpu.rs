@@ -52,12 +52,18 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found));
     }
     let t = line.text.trim();
-    if t == "BufferAssignment OOM Debugging." || t == "BufferAssignment stats:" {
-        // The report, with or without its first line (an excerpt may start at its stats).
+    let listing = regex!(r"^Buffer \d+:$").is_match(t);
+    if t == "BufferAssignment OOM Debugging." || t == "BufferAssignment stats:" || listing {
+        // The report without the failure line before it (an excerpt may start
+        // at its stats or in its list of buffers): the log holds only part of it.
         let mut event = OomEvent::new(Kind::BufferAssignmentOom, line);
+        event.truncated = true;
         let mut report = Report { started: true, ..Report::default() };
         report.feed(&mut event, line);
-        return Some(Detected::new(event, t).with_block(report));
+        let mut detected = Detected::new(event, t).with_block(report);
+        // `Buffer 1:` alone could be anything: kept only if buffer fields follow.
+        detected.tentative = listing;
+        return Some(detected);
     }
     None
 }

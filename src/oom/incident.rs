@@ -21,8 +21,10 @@ impl Gathering {
     /// it does not have yet (a second failure of the same kind is a failure of its own).
     pub fn admits(&self, event: &OomEvent, events: &[OomEvent]) -> bool {
         let near = event.line <= self.last_line.saturating_add(INCIDENT_GAP_LINES);
-        // The kernel kills several processes for one shortage; a line no parser knows goes with its neighbours.
+        // The kernel kills several processes for one shortage; a line no parser knows (the
+        // general reader's) goes with its neighbours: stacks report one failure at each layer.
         let new_kind = matches!(event.kind, Kind::Unrecognised | Kind::HostOom)
+            || event.by_general_reader
             || !self.events.iter().filter_map(|&at| events.get(at)).any(|e| e.kind == event.kind);
         near && new_kind
     }

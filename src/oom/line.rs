@@ -43,8 +43,9 @@ fn prefix() -> &'static Regex {
         r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
         // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826]
         r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?\s+[\w./-]+:\d+\]\s?",
-        // TF after its timestamp, or alone in old builds: W tensorflow/core/common_runtime/bfc_allocator.cc:217]
-        r"|[IWEF]\s+[\w./-]+:\d+\]\s?",
+        // TF after its timestamp (with the thread id in some builds), or alone in old builds:
+        // W tensorflow/core/common_runtime/bfc_allocator.cc:217] , E    1578 tensorflow/compiler/xla/xla_client/xla_util.cc:76]
+        r"|[IWEF]\s+(?:\d+\s+)?[\w./-]+:\d+\]\s?",
         // the kernel's log through dmesg (seconds since boot, or -T) and syslog:
         // [ 4018.450000] , [Thu Mar 14 01:57:54 2019] , May 15 23:09:30 host kernel:
         r"|\[\s*\d+\.\d+\]\s+|\[\w{3} \w{3} +\d+ \d{2}:\d{2}:\d{2} \d{4}\]\s+",

@@ -5,6 +5,12 @@
 use super::event::{Allocation, OomEvent};
 use super::size::{self, SIZE};
 
+/// The fields that end an entry, which only an allocation list prints: a
+/// list the log holds from the middle of an entry on starts with one.
+pub(super) fn is_entry_tail(text: &str) -> bool {
+    regex!(r"^(?:XLA [Ll]abel: |Allocation type: |Extra memory due to padding: )").is_match(text)
+}
+
 /// An `Operator:` line longer than this is not joined further (a runaway quote).
 const MAX_OPERATOR_CHARS: usize = 64 << 10;
 
@@ -15,6 +21,11 @@ pub(super) struct Listing {
 }
 
 impl Listing {
+    /// An entry is open and not yet closed by its row of `=`.
+    pub fn is_open(&self) -> bool {
+        self.entry.as_ref().is_some_and(|entry| !entry.closed)
+    }
+
     /// Feeds `text` to the open entry; false if none is open or it is not one of its fields.
     pub fn field(&mut self, text: &str) -> bool {
         self.entry.as_mut().is_some_and(|entry| !entry.closed && entry.field(text))

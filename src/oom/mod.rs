@@ -7,6 +7,10 @@
 //! `tpu_compile` and `tpu_runtime` (libtpu, sharing the report parser in
 //! `tpu_report`), `sparsecore`, `gpu` (XLA GPU with its BufferAssignment
 //! report), `bfc` (the TensorFlow/TSL allocator), `triton` and `pytorch`.
+//! Beneath them all, `general` reads any line that states a memory failure
+//! in the words of `vocabulary` (a table: a new wording is one row), so a
+//! stack no family knows still gives an event with its sizes; a family
+//! refines that reading and never loses what it found.
 //! `explain` and `advice` turn the facts of an event into a verdict and advice.
 //!
 //! Never invented: a figure the log does not give is `None` (`null` in JSON),
@@ -33,6 +37,7 @@ mod bfc;
 mod block;
 mod event;
 mod explain;
+mod general;
 mod gpu;
 mod host;
 mod incident;
@@ -46,6 +51,7 @@ mod tpu_compile;
 mod tpu_report;
 mod tpu_runtime;
 mod triton;
+mod vocabulary;
 
 use std::io::BufRead;
 

@@ -1,33 +1,28 @@
 //! The one pass over the log: finds where an error starts, hands the lines
-//! after it to that error's report reader, folds repeats, keeps lines that
-//! speak of memory but match no parser as "unrecognised" events, and groups
-//! the events of one failure into an incident, handed out as soon as it is over.
+//! after it to that error's report reader, folds repeats, makes the lines
+//! that state a memory failure in words no family parser knows events of
+//! the general reader, and groups the events of one failure into an
+//! incident, handed out as soon as it is over.
 
 use std::collections::HashMap;
 
 use super::block::{join_wrapped, triggers, Block, Detected, Feed};
-use super::event::{Framework, Incident, Kind, OomEvent};
+use super::event::{Framework, Incident, OomEvent};
+use super::general::{self, Reading};
 use super::line::{looks_cut, normalise, Line, Numbering};
 use super::{bfc, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
-
-/// Words that make a line a memory error even when no parser knows it.
-const MEMORY_WORDS: &str = concat!(
-    r"(?i:out[ -]of[ -]memory|resource[ _]?exhausted|\boom[-_ ]?kill)|OutOfMemory|OUT_OF_MEMORY",
-    r"|\bE(?:0100|0101|1000|1001|3000|3001): [A-Z]",
-);
-
-/// What makes a line that no parser knows an error record rather than talk
-/// about memory ("I ran out of memory quickly"): an error word, an exception
-/// class, a status code, or the memory words opening the message.
-const ERROR_MARKS: &str = concat!(
-    r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort)|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bE\d{4}\b",
-    r"|[A-Z]\w*(?:Error|Exception):|^\W*(?i:out of memory|resource exhausted|oom)",
-);
 
 /// A memory-error line that no parser claimed may be the first line of an
 /// error that the next lines spell out (`RESOURCE_EXHAUSTED: E1001: CompileTimeScopedVmemOom:`
 /// then the message): it is held this many lines before it becomes an event of its own.
 const PREAMBLE_REACH: u64 = 3;
+
+/// A held message takes in at most this many lines after it as its own
+/// (a wrapped sentence, `Memory on the node … 59.49GB / 62.58GB`).
+const MAX_CONTINUATION_LINES: u32 = 8;
+
+/// A terminal wraps lines at least this wide.
+const WRAP_WIDTH: usize = 80;
 
 /// Where the lines of an open report go.
 enum Target {
@@ -43,17 +38,26 @@ struct Open {
     taken: u64,
     /// The last line of the event stops mid-way (unclosed bracket or quote).
     last_cut: bool,
+    /// The last line the report took stops inside a word at a terminal's
+    /// width: the next line may be its tail.
+    last_wrapped: bool,
     tentative: bool,
 }
 
-/// A line that speaks of a memory error but that no parser claimed (yet).
+/// A line that states a memory failure but that no parser claimed (yet).
 struct Preamble {
     number: u64,
     /// As cleaned up, with its trailing space: a wrap may join it with the next line.
     text: String,
     repeats: u64,
-    /// A log prefix was removed: the program logged it as a record.
-    prefixed: bool,
+    /// What the general reader makes of it and of the lines it took in.
+    reading: Reading,
+    /// The last line it took in.
+    last: u64,
+    /// Lines taken in after its own.
+    continued: u32,
+    /// A line that is not its continuation came: it takes in no more.
+    closed: bool,
 }
 
 impl Preamble {
@@ -76,28 +80,35 @@ pub(super) struct Scanner {
     incidents: Vec<Incident>,
     /// Incidents over since the caller last asked ([`Scanner::take_completed`]).
     completed: usize,
+    /// The line being read stops inside a word at a terminal's width.
+    last_raw_wrapped: bool,
 }
 
 impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
         let skip = self.numbering.prefix_len(raw);
         let raw = raw.get(skip..).unwrap_or(raw);
-        let follows_preamble = self.preamble.as_ref().is_some_and(|p| p.number + 1 == number);
-        if self.open.is_none() && !follows_preamble && !triggers(raw) {
+        let follows_preamble = self.preamble.as_ref().is_some_and(|p| !p.closed && p.last + 1 == number);
+        if self.open.is_none() && !follows_preamble && !triggers(raw) && !general::mentions(raw) {
             self.expire(number);
             return;
         }
         self.framework = framework(raw).or(self.framework);
+        self.last_raw_wrapped = is_wrapped(raw);
         let line = normalise(number, raw);
         if let Some(open) = &mut self.open {
             let event = match &mut open.target {
                 Target::Event(at) => &mut self.events[*at],
                 Target::Discard(event) => event,
             };
-            if open.block.feed(event, &line) == Feed::Consumed {
+            let wrapped_tail = open.last_wrapped && !line.prefixed && line.text.starts_with(char::is_lowercase);
+            if open.block.feed(event, &line) == Feed::Consumed || wrapped_tail {
+                // A tail a terminal wrapped onto its own line belongs to the line before;
+                // its figures are lost with the cut, the report goes on.
                 if !line.is_blank() {
                     open.taken += 1;
                     open.last_cut = looks_cut(&line.text);
+                    open.last_wrapped = is_wrapped(raw);
                     if let Some(incident) = &mut self.incident {
                         incident.last_line = number;
                     }
@@ -106,25 +117,31 @@ impl Scanner {
             }
             self.close(false);
         }
-        if follows_preamble && self.wrapped_preamble(&line) {
+        if follows_preamble && (self.wrapped_preamble(&line) || self.continued_preamble(&line)) {
             return;
         }
+        if let Some(preamble) = &mut self.preamble {
+            preamble.closed = true;
+        }
         self.expire(number);
-        if !triggers(line.text.as_bytes()) {
+        if !triggers(line.text.as_bytes()) && !general::mentions(line.text.as_bytes()) {
             return;
         }
         match detect(&line) {
             Some(detected) => self.start(detected, &line),
-            None if regex!(MEMORY_WORDS).is_match(&line.text) => {
+            None => {
+                let Some(reading) = general::read(&line).filter(|reading| reading.statement) else { return };
                 self.flush_preamble();
                 self.preamble = Some(Preamble {
                     number: line.number,
                     text: line.text.to_string(),
                     repeats: line.repeats,
-                    prefixed: line.prefixed,
+                    reading,
+                    last: line.number,
+                    continued: 0,
+                    closed: false,
                 });
             }
-            None => {}
         }
     }
 
@@ -151,7 +168,8 @@ impl Scanner {
     /// line and this one, joined, are a message a parser knows
     /// (`Resource exhausted: Out` / `of memory while trying to allocate …`).
     fn wrapped_preamble(&mut self, line: &Line) -> bool {
-        let Some(preamble) = self.preamble.as_ref().filter(|_| !line.prefixed && !line.is_blank()) else {
+        let Some(preamble) = self.preamble.as_ref().filter(|p| p.continued == 0 && !line.prefixed && !line.is_blank())
+        else {
             return false;
         };
         if triggers(line.text.as_bytes()) && detect(line).is_some() {
@@ -179,11 +197,47 @@ impl Scanner {
         false
     }
 
+    /// The next physical line of a held message that no parser knows: a
+    /// wrapped sentence or the message's own next line (not a new record,
+    /// a traceback frame, or a failure with words of its own) adds its sizes.
+    fn continued_preamble(&mut self, line: &Line) -> bool {
+        let Some(preamble) = self.preamble.as_mut() else { return false };
+        if line.prefixed
+            || line.is_blank()
+            || preamble.continued >= MAX_CONTINUATION_LINES
+            || general::is_frame(&line.text)
+        {
+            return false;
+        }
+        if triggers(line.text.as_bytes()) && detect(line).is_some() {
+            return false;
+        }
+        if let Some(next) = general::read(line).filter(|next| next.statement) {
+            if !preamble.reading.covers(&next) {
+                return false;
+            }
+        }
+        preamble.reading.continue_with(&line.text);
+        preamble.continued += 1;
+        preamble.last = line.number;
+        if let Some(incident) = &mut self.incident {
+            incident.last_line = line.number;
+        }
+        true
+    }
+
     fn start(&mut self, detected: Detected, line: &Line) {
         let Detected { mut event, block, key, tentative } = detected;
         event.framework = self.framework;
-        // A code the log states wins over the one the parser implied.
+        // The family's reading first; what the general reader finds besides, it keeps.
+        if let Some(reading) = general::read(line) {
+            general::refine(&mut event, &reading);
+        }
         let preamble = self.preamble.take();
+        if let Some(preamble) = &preamble {
+            general::refine(&mut event, &preamble.reading);
+        }
+        // A code the log states wins over the one the parser implied.
         let preamble = preamble.as_ref().map_or("", Preamble::message);
         if let Some(code) = error_code(&line.text).or_else(|| error_code(preamble)) {
             event.error_code = Some(code);
@@ -201,13 +255,16 @@ impl Scanner {
             if let Some(block) = block {
                 let has_report = !first.allocations.is_empty() || !first.breakdown.is_empty() || !first.bins.is_empty();
                 let target = if has_report { Target::Discard(Box::new(event)) } else { Target::Event(at) };
-                self.open = Some(Open { target, block, taken: 0, last_cut: false, tentative: false });
+                let last_wrapped = false;
+                self.open = Some(Open { target, block, taken: 0, last_cut: false, last_wrapped, tentative: false });
             }
             return;
         }
         let at = self.push(event, (!tentative).then_some(key));
         let last_cut = looks_cut(&line.text);
-        self.open = block.map(|block| Open { target: Target::Event(at), block, taken: 0, last_cut, tentative });
+        let last_wrapped = self.last_raw_wrapped;
+        self.open =
+            block.map(|block| Open { target: Target::Event(at), block, taken: 0, last_cut, last_wrapped, tentative });
     }
 
     /// Adds a new event, to the open incident if it belongs to the same failure.
@@ -248,7 +305,7 @@ impl Scanner {
     /// What the log has moved past: a held line no message followed, an
     /// incident nothing was added to for a while.
     fn expire(&mut self, number: u64) {
-        if self.preamble.as_ref().is_some_and(|p| number > p.number + PREAMBLE_REACH) {
+        if self.preamble.as_ref().is_some_and(|p| number > p.last + PREAMBLE_REACH) {
             self.flush_preamble();
         }
         if self.open.is_none() && self.preamble.is_none() && self.incident.as_ref().is_some_and(|i| i.is_over(number)) {
@@ -271,24 +328,32 @@ impl Scanner {
         self.incidents.push(gathering.into_incident(&self.events));
     }
 
-    /// A memory-error line that no error followed becomes an event of its
-    /// own, if it is an error record and not a sentence about memory.
+    /// A failure that no family's message followed becomes the general
+    /// reader's event.
     fn flush_preamble(&mut self) {
         let Some(preamble) = self.preamble.take() else { return };
         let message = preamble.message();
-        if !preamble.prefixed && !regex!(ERROR_MARKS).is_match(message) {
-            return;
-        }
         if let Some(&at) = self.by_key.get(message) {
             self.events[at].occurrences += preamble.repeats;
             return;
         }
         let line = Line { number: preamble.number, text: message.into(), repeats: preamble.repeats, prefixed: false };
-        let mut event = OomEvent::new(Kind::Unrecognised, &line);
+        let mut event = general::event(&line, &preamble.reading);
         event.error_code = error_code(message);
+        event.exception = exception(message.get(..preamble.reading.at).unwrap_or(message));
         let key = message.to_string();
         self.push(event, Some(key));
+        if let Some(incident) = &mut self.incident {
+            incident.last_line = incident.last_line.max(preamble.last);
+        }
     }
+}
+
+/// Whether a raw line stops inside a word at a terminal's width (a long
+/// line ending in a letter or digit, without a space).
+fn is_wrapped(raw: &[u8]) -> bool {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    raw.len() >= WRAP_WIDTH && raw.last().is_some_and(u8::is_ascii_alphanumeric)
 }
 
 /// Asks every family, most specific first.

@@ -66,7 +66,8 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     report_without_header(line)
 }
 
-/// A report whose first line was not pasted: its headings, or a bare
+/// A report whose first line was not pasted: its headings, the tail of an
+/// allocation entry (`XLA label: …`, `Allocation type: HLO temp`), or a bare
 /// allocation entry (kept only if the lines after it are entry fields).
 fn report_without_header(line: &Line) -> Option<Detected> {
     let t = line.text.trim();
@@ -74,7 +75,7 @@ fn report_without_header(line: &Line) -> Option<Detected> {
         r"^(?:Total \w+ usage >= ({TPU_SIZE}):|Program \w+ requirement ({TPU_SIZE}):|Largest program allocations in \w+:)$"
     ));
     let bare_entry = regex!(&format!(r"^(?:\d+\.\s+)?Size: ({TPU_SIZE})$"));
-    let tentative = if heading.is_match(t) {
+    let tentative = if heading.is_match(t) || super::listing::is_entry_tail(t) {
         false
     } else if bare_entry.is_match(t) {
         true
@@ -82,6 +83,7 @@ fn report_without_header(line: &Line) -> Option<Detected> {
         return None;
     };
     let mut event = OomEvent::new(Kind::CompileTimeOom, line);
+    event.truncated = true;
     let mut report = Report::default();
     report.feed(&mut event, line);
     let mut detected = Detected::new(event, t).with_block(report);

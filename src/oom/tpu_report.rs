@@ -36,6 +36,14 @@ impl Block for Report {
         if self.listing.field(text) {
             return Feed::Consumed;
         }
+        if !self.listing.is_open() && super::listing::is_entry_tail(t) {
+            // The rest of an entry whose size line the log does not hold.
+            self.section = None;
+            self.in_list = true;
+            self.listing.start(event, None);
+            self.listing.field(text);
+            return Feed::Consumed;
+        }
         if self.header_continuation(event, t) || self.heading(event, t) {
             return Feed::Consumed;
         }
@@ -54,6 +62,8 @@ impl Block for Report {
     }
     fn close(&mut self, event: &mut OomEvent) {
         self.listing.finish(event);
+        // The list is largest first; an entry whose size the log does not hold goes last.
+        event.allocations.sort_by_key(|a| a.size_bytes.is_none());
     }
 }
 

@@ -706,7 +706,7 @@ fn g02_legacy_parenthesised_format() {
     let e = pytorch("G-02.txt", None, gib(2.26), gib(6.00), gib(3.03));
     assert_eq!(figure(&e, "PyTorch", "already allocated"), b(mib(781.59)));
     assert_eq!(figure(&e, "PyTorch", "reserved in total by PyTorch"), b(gib(1.24)));
-    assert_eq!(e.used_bytes, None);
+    assert_eq!(e.used_bytes, Some(mib(781.59)), "what is already allocated is in use");
 }
 
 #[test]
@@ -1359,7 +1359,8 @@ fn one_line_wordings_of_pytorch_tensorflow_and_nccl() {
     assert_eq!((e.kind, e.op.as_deref()), (Kind::RuntimeAllocationFailure, Some("AddV2")));
     let line = "node-3:1234:1290 [0] NCCL WARN Cuda failure 'out of memory'\n";
     let e = xmem::oom::scan("log", line.as_bytes()).unwrap().events.remove(0);
-    assert_eq!(e.kind, Kind::Unrecognised);
+    assert_eq!(e.kind, Kind::RuntimeAllocationFailure, "the device (Cuda) ran out, not the host node-3");
+    assert_eq!(e.failure_words, ["out of memory"]);
 }
 
 #[test]

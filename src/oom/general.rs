@@ -1,0 +1,422 @@
+//! The general reader: any line that states a memory failure, in any stack's
+//! words, read without knowing the stack.
+//!
+//! A line is a failure when it holds words of the failure vocabulary
+//! ([`vocabulary::FAILURE_WORDS`]) and is an error record rather than a
+//! sentence about memory. Its sizes are every number with a unit (or a byte
+//! count the words next to it single out), each given the role the words
+//! next to it say ([`vocabulary::SIZE_ROLES`]). Its kind is the closest one
+//! the words and the place they name allow, `unrecognised` only when nothing
+//! fits. The family parsers (`pytorch`, `bfc`, `tpu_*`, …) refine this
+//! reading with what they know; what it found and they did not stays.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::event::{Kind, OomEvent};
+use super::line::Line;
+use super::size::{self, UNITS};
+use super::vocabulary::{self, Closest, Place, Role, Side, Strength, FAILURE_WORDS};
+
+/// A message's reading by the vocabulary alone.
+#[derive(Debug, Clone)]
+pub(super) struct Reading {
+    /// The vocabulary rows that match, in table order.
+    pub words: Vec<&'static str>,
+    /// The closest kind the words and the place they name allow.
+    pub kind: Kind,
+    /// An error record, not talk about memory.
+    pub statement: bool,
+    pub sizes: Sizes,
+    pub memory_space: Option<String>,
+    /// Where the failure words start in the line.
+    pub at: usize,
+}
+
+/// The sizes of a message, by role; the first of each role wins.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Sizes {
+    pub requested: Option<u64>,
+    pub capacity: Option<u64>,
+    pub free: Option<u64>,
+    pub used: Option<u64>,
+    pub exceeded_by: Option<u64>,
+}
+
+impl Sizes {
+    fn slot(&mut self, role: Role) -> Option<&mut Option<u64>> {
+        Some(match role {
+            Role::Requested => &mut self.requested,
+            Role::Capacity => &mut self.capacity,
+            Role::Free => &mut self.free,
+            Role::Used => &mut self.used,
+            Role::ExceededBy => &mut self.exceeded_by,
+            Role::Other => return None,
+        })
+    }
+
+    /// Fills the roles still empty from `other`.
+    fn fill(&mut self, other: Sizes) {
+        self.requested = self.requested.or(other.requested);
+        self.capacity = self.capacity.or(other.capacity);
+        self.free = self.free.or(other.free);
+        self.used = self.used.or(other.used);
+        self.exceeded_by = self.exceeded_by.or(other.exceeded_by);
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == Sizes::default()
+    }
+}
+
+/// Whether a raw line holds any word the vocabulary starts with: the
+/// cheap test every line of a log goes through.
+pub(super) fn mentions(raw: &[u8]) -> bool {
+    vocabulary::compiled().anchors.is_match(raw)
+}
+
+/// The line's reading, if it holds failure words.
+pub(super) fn read(line: &Line) -> Option<Reading> {
+    let text = line.text.as_ref();
+    if !mentions(text.as_bytes()) {
+        return None;
+    }
+    let tables = vocabulary::compiled();
+    let matched: Vec<usize> = tables.set.matches(text).into_iter().collect();
+    let first_row = *matched.first()?;
+    let at = matched.iter().filter_map(|&row| tables.rows[row].find(text)).map(|m| m.start()).min().unwrap_or(0);
+    let token = matched.iter().any(|&row| FAILURE_WORDS[row].strength == Strength::Token);
+    let statement = !tables.talk.is_match(text)
+        && !is_frame(text)
+        && (token || line.prefixed || tables.error_marks.is_match(text) || opens_message(&text[..at]));
+    let message = &text[message_start(text, at)..];
+    let kind = closest(FAILURE_WORDS[first_row].closest, message);
+    let memory_space = match kind {
+        Kind::HostOom => Some("host".to_string()),
+        Kind::TritonOutOfResources => Some("shared memory".to_string()),
+        _ => device(message),
+    };
+    Some(Reading {
+        words: matched.iter().map(|&row| FAILURE_WORDS[row].name).collect(),
+        kind,
+        statement,
+        sizes: sizes(message),
+        memory_space,
+        at,
+    })
+}
+
+impl Reading {
+    /// Takes in the next physical line of the same message: its sizes fill
+    /// the roles still empty.
+    pub fn continue_with(&mut self, text: &str) {
+        self.sizes.fill(sizes(text));
+    }
+
+    /// Whether `next` (a line's reading) says nothing this one does not:
+    /// the same failure printed again by another layer (`what():  std::bad_alloc`).
+    pub fn covers(&self, next: &Reading) -> bool {
+        next.words.iter().all(|word| self.words.contains(word)) && next.sizes.is_empty()
+    }
+}
+
+/// An event of the reading's closest kind, for a message no family parser knows.
+pub(super) fn event(line: &Line, reading: &Reading) -> OomEvent {
+    let mut event = OomEvent::new(reading.kind, line);
+    event.by_general_reader = true;
+    refine(&mut event, reading);
+    event
+}
+
+/// What the reading found and the event does not have yet.
+pub(super) fn refine(event: &mut OomEvent, reading: &Reading) {
+    let sizes = reading.sizes;
+    event.requested_bytes = event.requested_bytes.or(sizes.requested);
+    event.capacity_bytes = event.capacity_bytes.or(sizes.capacity);
+    event.free_bytes = event.free_bytes.or(sizes.free);
+    event.used_bytes = event.used_bytes.or(sizes.used);
+    event.exceeded_by_bytes = event.exceeded_by_bytes.or(sizes.exceeded_by);
+    if event.memory_space.is_none() {
+        event.memory_space.clone_from(&reading.memory_space);
+    }
+    for word in &reading.words {
+        if !event.failure_words.iter().any(|w| w == word) {
+            event.failure_words.push((*word).to_string());
+        }
+    }
+}
+
+/// A line of a traceback or a native stack (`File "…", line 3`, `at java.…(`,
+/// ` 3: 0xf01e57 v8::internal::V8::FatalProcessOutOfMemory`): it names
+/// functions, it reports nothing itself.
+pub(super) fn is_frame(text: &str) -> bool {
+    regex!(r#"^\s*(?:File "|at [\w$.<>]+\(|#?\d+[:\s]+(?:0x)?[0-9a-fA-F]{6,}\b|frame #\d+|Traceback \(most recent call last\)|During handling of the above exception)"#)
+        .is_match(text)
+}
+
+/// Text before the failure words that still lets them open the message:
+/// nothing, punctuation, or a label (`INTERNAL: `, `error: `).
+fn opens_message(before: &str) -> bool {
+    let before = before.trim_end();
+    before.chars().all(|c| !c.is_alphanumeric()) || before.ends_with(':')
+}
+
+/// Where the message holding the failure words at `at` starts: after the
+/// last sentence before them, or at the words themselves when a progress
+/// bar came before them on the line (the program's message overwrote it:
+/// `8.0 MiB/s in  5s ETA:  2smemory allocation of …`), so that figures printed
+/// before the message are not read as its own.
+fn message_start(text: &str, at: usize) -> usize {
+    let before = &text[..at];
+    if regex!(r"[KMGT]i?B/s\b|\bETA\b").is_match(before) {
+        // The message starts at the token that holds the failure words.
+        return before.rfind(char::is_whitespace).map_or(0, |space| space + 1);
+    }
+    clause_start(before)
+}
+
+/// Where the sentence that ends `before` starts.
+fn clause_start(before: &str) -> usize {
+    regex!(r"[.;!?]\s+").find_iter(before).last().map_or(0, |m| m.end())
+}
+
+fn closest(closest: Closest, message: &str) -> Kind {
+    let place = || {
+        vocabulary::compiled()
+            .places
+            .iter()
+            .filter_map(|(pattern, place)| pattern.find(message).map(|m| (m.start(), *place)))
+            .min_by_key(|(at, _)| *at)
+            .map(|(_, place)| place)
+    };
+    match closest {
+        Closest::Kind(kind) => kind,
+        Closest::HostUnlessDevice if place() == Some(Place::Device) => Kind::RuntimeAllocationFailure,
+        Closest::HostUnlessDevice => Kind::HostOom,
+        Closest::ByPlace => match place() {
+            Some(Place::Device) => Kind::RuntimeAllocationFailure,
+            Some(Place::Host) => Kind::HostOom,
+            None => Kind::Unrecognised,
+        },
+    }
+}
+
+/// The numbered device the message names, as it names it (`GPU 0`, `device 1`).
+fn device(message: &str) -> Option<String> {
+    let found = regex!(r"\b(GPU|gpu|[Dd]evice)[ :]?(\d+)\b").captures(message)?;
+    let name = if found[1].eq_ignore_ascii_case("gpu") { "GPU" } else { "device" };
+    Some(format!("{name} {}", &found[2]))
+}
+
+/// A size found in a message.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    start: usize,
+    end: usize,
+    bytes: u64,
+}
+
+/// A number, and a unit after it if there is one.
+fn size_token() -> &'static Regex {
+    static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+        let mut suffixes: Vec<&str> = UNITS.iter().map(|u| u.suffix).collect();
+        suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let units = suffixes.join("|");
+        Regex::new(&format!(r"(\d{{1,3}}(?:,\d{{3}})+|\d+)(\.\d*)?(?:( ?-?)({units}))?"))
+            .expect("size pattern in xmem's source")
+    });
+    &TOKEN
+}
+
+/// Every size in `text`, each with the role its words give it.
+fn sizes(text: &str) -> Sizes {
+    let found: Vec<Found> = size_token().captures_iter(text).filter_map(|c| as_size(text, &c)).collect();
+    let mut sizes = Sizes::default();
+    // `A of B`, `A / B`: what is used of a capacity, whatever the words around.
+    let mut paired = vec![false; found.len()];
+    for (at, pair) in found.windows(2).enumerate() {
+        let between = &text[pair[0].end..pair[1].start];
+        if regex!(r"^\s*(?:/|of|out of)\s*$").is_match(between) && !paired[at] {
+            sizes.used = Some(pair[0].bytes);
+            sizes.capacity = Some(pair[1].bytes);
+            paired[at] = true;
+            paired[at + 1] = true;
+        }
+    }
+    let mut previous_end = 0;
+    for (at, size) in found.iter().enumerate() {
+        let before = &text[previous_end..size.start];
+        previous_end = size.end;
+        if paired[at] {
+            continue;
+        }
+        let role = role_after(&text[size.end..]).or_else(|| role_before(before));
+        if let Some(slot) = role.and_then(|role| sizes.slot(role)) {
+            *slot = slot.or(Some(size.bytes));
+        }
+    }
+    sizes
+}
+
+/// The role the words right after a size give it.
+fn role_after(after: &str) -> Option<Role> {
+    let tables = vocabulary::compiled();
+    let found = tables.roles_after.captures(after)?;
+    vocabulary::role_of(Side::After, &found)
+}
+
+/// The role the nearest words before a size (in its clause) give it.
+fn role_before(before: &str) -> Option<Role> {
+    let clause = &before[clause_start(before)..];
+    let tables = vocabulary::compiled();
+    let nearest = tables.roles_before.captures_iter(clause).last()?;
+    vocabulary::role_of(Side::Before, &nearest)
+}
+
+/// A match of [`size_token`] as bytes, if it is a size: with a unit, or a
+/// byte count the words next to it single out (`limit=2147483648`,
+/// `buffer of size 643840`, `520960 free bytes`).
+fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
+    let all = found.get(0)?;
+    let (start, end) = (all.start(), all.end());
+    let before = &text[..start];
+    let after = &text[end..];
+    // Part of a name or another number: `CUDA0`, `0x7f`, `sm_80`, `v1.2`, `cc:376`.
+    if before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '$') {
+        return None;
+    }
+    if after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '/') {
+        return None;
+    }
+    let number = format!("{}{}", found[1].replace(',', ""), found.get(2).map_or("", |f| f.as_str()));
+    let bytes = |shift: u32| size::scaled(number.trim_end_matches('.'), shift).and_then(|b| u64::try_from(b).ok());
+    if let Some(suffix) = found.get(4) {
+        let unit = UNITS.iter().find(|u| u.suffix == suffix.as_str())?;
+        let separator = found.get(3).map_or("", |s| s.as_str());
+        let glued = separator.is_empty();
+        let hyphen_ok = !separator.contains('-') || unit.shift == 0;
+        if (unit.glued_only && !glued) || !hyphen_ok {
+            return None;
+        }
+        return Some(Found { start, end, bytes: bytes(unit.shift)? });
+    }
+    // A bare number: an integer on its own (not in a shape's list) that the
+    // words next to it name as bytes.
+    let alone = before.is_empty() || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':');
+    if found.get(2).is_some() || found[1].len() < 3 || !alone || !bare_is_bytes(before, after) {
+        return None;
+    }
+    Some(Found { start, end, bytes: bytes(0)? })
+}
+
+/// Whether a bare number is a byte count: the words just before it name a
+/// size's role (or a size: `buffer of size`), or the words after it do
+/// (`520960 free bytes`); and nothing says it counts something else.
+fn bare_is_bytes(before: &str, after: &str) -> bool {
+    if regex!(r"(?i)\b(?:errno|code|line|pid|device|gpu|rank|step|task|port|version|node|layer|thread|error|epoch|iteration|id|index|signal|status|exit|batch|retries|attempt)\s*[:=#]?\s*$").is_match(before)
+    {
+        return false;
+    }
+    let next_word = regex!(r"^\s*([A-Za-z%]\w*)").captures(after).map(|c| c[1].to_lowercase());
+    let follows_ok = next_word.as_deref().is_none_or(|word| {
+        matches!(
+            word,
+            "on" | "in"
+                | "at"
+                | "for"
+                | "with"
+                | "from"
+                | "to"
+                | "of"
+                | "but"
+                | "and"
+                | "or"
+                | "which"
+                | "within"
+                | "when"
+                | "while"
+                | "exceeded"
+                | "exceeds"
+                | "is"
+                | "was"
+                | "free"
+                | "available"
+                | "used"
+                | "allocated"
+                | "bytes"
+                | "total"
+        )
+    });
+    if !follows_ok {
+        return false;
+    }
+    if role_after(after).is_some() {
+        return true;
+    }
+    // The last few words before the number.
+    let tail = before.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '=' | '(' | '['));
+    let start = tail.char_indices().rev().filter(|(_, c)| c.is_whitespace()).nth(3).map_or(0, |(at, _)| at);
+    let tail = &tail[start..];
+    vocabulary::compiled().roles_before.is_match(&format!("{tail} "))
+        || regex!(r"(?i)\b(?:size|bytes?|buffer|memory)\b").is_match(tail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oom::line::normalise;
+
+    fn reading(text: &str) -> Reading {
+        read(&normalise(1, text.as_bytes())).unwrap_or_else(|| panic!("no failure words in {text}"))
+    }
+
+    #[test]
+    fn sizes_take_the_role_of_their_words() {
+        let r = reading("Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB already allocated; 2.88 MiB free; 1.25 GiB reserved in total by PyTorch)");
+        assert_eq!(r.kind, Kind::PytorchCudaOom);
+        assert_eq!(r.memory_space.as_deref(), Some("GPU 0"));
+        assert_eq!(r.sizes.requested, Some(20 << 20));
+        assert_eq!(r.sizes.capacity, size::parse("1.96GiB").and_then(|b| u64::try_from(b).ok()));
+        assert_eq!(r.sizes.used, size::parse("1.24GiB").and_then(|b| u64::try_from(b).ok()));
+        assert_eq!(r.sizes.free, size::parse("2.88MiB").and_then(|b| u64::try_from(b).ok()));
+    }
+
+    #[test]
+    fn bare_byte_counts_need_words_that_name_them() {
+        let r =
+            reading("Not enough memory to allocate 99485220864 on device 0 within provided limit. limit=2147483648");
+        assert_eq!((r.sizes.requested, r.sizes.capacity), (Some(99_485_220_864), Some(2_147_483_648)));
+        assert_eq!(r.memory_space.as_deref(), Some("device 0"));
+        assert_eq!(r.kind, Kind::RuntimeAllocationFailure);
+        let r = reading("Out of memory allocating 322,122,547,200 bytes (allocated so far: 0 bytes).");
+        assert_eq!((r.sizes.requested, r.sizes.used), (Some(322_122_547_200), Some(0)));
+        let r = reading("MIOpen Error: /data/repo/MIOpen/src/hip/handlehip.cpp:68: Memory not available to allocate buffer: 528515072");
+        assert_eq!(r.sizes, Sizes { requested: Some(528_515_072), ..Sizes::default() });
+    }
+
+    #[test]
+    fn a_size_pair_is_what_is_used_of_a_capacity() {
+        let r = reading("Container killed by YARN for exceeding memory limits. 7.2 GB of 4.2 GB virtual memory used.");
+        assert_eq!(r.kind, Kind::HostOom);
+        assert_eq!((r.sizes.used, r.sizes.capacity), (Some(7_730_941_133), Some(4_509_715_661)));
+    }
+
+    #[test]
+    fn figures_before_the_message_are_not_its_own() {
+        let r = reading(" 42.0 MiB /  60.2 MiB ( 70 %)   8.0 MiB/s in  5s ETA:  2smemory allocation of 166442784 bytes failedsh: line 371: 18018 Aborted");
+        assert_eq!(r.sizes, Sizes { requested: Some(166_442_784), ..Sizes::default() });
+        assert_eq!(r.kind, Kind::HostOom);
+    }
+
+    #[test]
+    fn talk_is_not_a_statement() {
+        for talk in [
+            "I ran out of memory quickly with batch 64.",
+            "This issue occurs literally due to insufficient memory. Please use a smaller model.",
+            "throughput. However, if the value is too high, it may cause out-of-memory (OOM) errors.",
+        ] {
+            assert!(!read(&normalise(1, talk.as_bytes())).is_some_and(|r| r.statement), "{talk}");
+        }
+    }
+}
