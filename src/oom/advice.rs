@@ -46,6 +46,8 @@ fn by_kind(event: &OomEvent) -> Vec<String> {
         Kind::SparsecoreAllocation => sparsecore(event),
         Kind::BufferAssignmentOom => xla_gpu(event),
         Kind::BfcAllocatorOom => bfc(event),
+        // A device's allocation failure in words no family knows, from no framework xmem knows either.
+        Kind::RuntimeAllocationFailure if event.by_general_reader && event.framework.is_none() => device(event),
         Kind::RuntimeAllocationFailure => runtime(event),
         Kind::TritonOutOfResources => triton(event),
         Kind::PytorchCudaOom => pytorch(event),
@@ -323,6 +325,27 @@ fn runtime(event: &OomEvent) -> Vec<String> {
             advice
         }
     }
+}
+
+/// A device ran out in a stack with no advice of its own here: what holds for every one.
+fn device(event: &OomEvent) -> Vec<String> {
+    let mut advice = Vec::new();
+    if let (Some(requested), Some(capacity)) = (event.requested_bytes, event.capacity_bytes) {
+        if requested > capacity {
+            advice.push(format!(
+                "The request alone ({}) is larger than the whole memory ({}): look at what computes its size (a \
+                 shape, a batch, a buffer size that overflowed).",
+                size(requested),
+                size(capacity)
+            ));
+        }
+    }
+    advice.push(
+        "Check that no other process holds the device's memory (nvidia-smi, rocm-smi), then lower what this one \
+         keeps there: a smaller batch or input, a smaller model or lower precision, fewer buffers alive at once."
+            .to_string(),
+    );
+    advice
 }
 
 /// When the memory free would have held the request, the failure is about contiguity.

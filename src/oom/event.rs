@@ -131,7 +131,7 @@ pub struct OomEvent {
     /// No family parser knows the message: the general reader made the event
     /// from the vocabulary alone.
     #[serde(skip)]
-    pub(super) by_general_reader: bool,
+    pub by_general_reader: bool,
     /// Where each section of `breakdown` is, by name, so a log with many
     /// sections is read in linear time.
     #[serde(skip)]

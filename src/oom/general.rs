@@ -231,47 +231,71 @@ fn size_token() -> &'static Regex {
 
 /// Every size in `text`, each with the role its words give it.
 fn sizes(text: &str) -> Sizes {
-    let found: Vec<Found> = size_token().captures_iter(text).filter_map(|c| as_size(text, &c)).collect();
     let mut sizes = Sizes::default();
-    // `A of B`, `A / B`: what is used of a capacity, whatever the words around.
-    let mut paired = vec![false; found.len()];
+    for (size, role) in sizes_and_roles(text) {
+        let Some(role) = role else { continue };
+        if let Some(slot) = sizes.slot(role.role()) {
+            // A pair's figures win over what words elsewhere say; else the first of a role does.
+            *slot = match role {
+                RoleFrom::Pair(_) => Some(size.bytes),
+                RoleFrom::Row(_) => slot.or(Some(size.bytes)),
+            };
+        }
+    }
+    sizes
+}
+
+/// What gave a size its role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RoleFrom {
+    /// A row of [`vocabulary::SIZE_ROLES`] (its index).
+    Row(usize),
+    /// `A of B`, `A / B`: what is used (A) of a capacity (B).
+    Pair(Role),
+}
+
+impl RoleFrom {
+    fn role(self) -> Role {
+        match self {
+            RoleFrom::Row(row) => vocabulary::SIZE_ROLES[row].role,
+            RoleFrom::Pair(role) => role,
+        }
+    }
+}
+
+/// Every size in `text` with what gives it its role, if anything does.
+fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
+    let found: Vec<Found> = size_token().captures_iter(text).filter_map(|c| as_size(text, &c)).collect();
+    let mut roles: Vec<Option<RoleFrom>> = vec![None; found.len()];
     for (at, pair) in found.windows(2).enumerate() {
         let between = &text[pair[0].end..pair[1].start];
-        if regex!(r"^\s*(?:/|of|out of)\s*$").is_match(between) && !paired[at] {
-            sizes.used = Some(pair[0].bytes);
-            sizes.capacity = Some(pair[1].bytes);
-            paired[at] = true;
-            paired[at + 1] = true;
+        if roles[at].is_none() && regex!(r"^\s*(?:/|of|out of)\s*$").is_match(between) {
+            roles[at] = Some(RoleFrom::Pair(Role::Used));
+            roles[at + 1] = Some(RoleFrom::Pair(Role::Capacity));
         }
     }
     let mut previous_end = 0;
     for (at, size) in found.iter().enumerate() {
         let before = &text[previous_end..size.start];
         previous_end = size.end;
-        if paired[at] {
-            continue;
-        }
-        let role = role_after(&text[size.end..]).or_else(|| role_before(before));
-        if let Some(slot) = role.and_then(|role| sizes.slot(role)) {
-            *slot = slot.or(Some(size.bytes));
+        if roles[at].is_none() {
+            roles[at] = role_after(&text[size.end..]).or_else(|| role_before(before)).map(RoleFrom::Row);
         }
     }
-    sizes
+    found.into_iter().zip(roles).collect()
 }
 
-/// The role the words right after a size give it.
-fn role_after(after: &str) -> Option<Role> {
-    let tables = vocabulary::compiled();
-    let found = tables.roles_after.captures(after)?;
-    vocabulary::role_of(Side::After, &found)
+/// The row of the words right after a size that give it its role.
+fn role_after(after: &str) -> Option<usize> {
+    let found = vocabulary::compiled().roles_after.captures(after)?;
+    vocabulary::role_row(Side::After, &found)
 }
 
-/// The role the nearest words before a size (in its clause) give it.
-fn role_before(before: &str) -> Option<Role> {
+/// The row of the nearest words before a size (in its clause) that give it its role.
+fn role_before(before: &str) -> Option<usize> {
     let clause = &before[clause_start(before)..];
-    let tables = vocabulary::compiled();
-    let nearest = tables.roles_before.captures_iter(clause).last()?;
-    vocabulary::role_of(Side::Before, &nearest)
+    let nearest = vocabulary::compiled().roles_before.captures_iter(clause).last()?;
+    vocabulary::role_row(Side::Before, &nearest)
 }
 
 /// A match of [`size_token`] as bytes, if it is a size: with a unit, or a
@@ -310,6 +334,42 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     Some(Found { start, end, bytes: bytes(0)? })
 }
 
+/// Words that may follow a bare byte count (`allocate 99485220864 on device 0`,
+/// `520960 free bytes`, `of size 118497280 failed`); any other word says the
+/// number counts something else (`7899 pages`, `23 tokens`).
+const BARE_NEXT_WORDS: &[&str] = &[
+    "on",
+    "in",
+    "at",
+    "for",
+    "with",
+    "from",
+    "to",
+    "of",
+    "but",
+    "and",
+    "or",
+    "which",
+    "within",
+    "when",
+    "while",
+    "exceeded",
+    "exceeds",
+    "is",
+    "was",
+    "free",
+    "available",
+    "used",
+    "allocated",
+    "bytes",
+    "total",
+    "failed",
+    "could",
+    "cannot",
+    "not",
+    "because",
+];
+
 /// Whether a bare number is a byte count: the words just before it name a
 /// size's role (or a size: `buffer of size`), or the words after it do
 /// (`520960 free bytes`); and nothing says it counts something else.
@@ -319,35 +379,7 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         return false;
     }
     let next_word = regex!(r"^\s*([A-Za-z%]\w*)").captures(after).map(|c| c[1].to_lowercase());
-    let follows_ok = next_word.as_deref().is_none_or(|word| {
-        matches!(
-            word,
-            "on" | "in"
-                | "at"
-                | "for"
-                | "with"
-                | "from"
-                | "to"
-                | "of"
-                | "but"
-                | "and"
-                | "or"
-                | "which"
-                | "within"
-                | "when"
-                | "while"
-                | "exceeded"
-                | "exceeds"
-                | "is"
-                | "was"
-                | "free"
-                | "available"
-                | "used"
-                | "allocated"
-                | "bytes"
-                | "total"
-        )
-    });
+    let follows_ok = next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word));
     if !follows_ok {
         return false;
     }
@@ -417,6 +449,157 @@ mod tests {
             "throughput. However, if the value is too high, it may cause out-of-memory (OOM) errors.",
         ] {
             assert!(!read(&normalise(1, talk.as_bytes())).is_some_and(|r| r.statement), "{talk}");
+        }
+    }
+
+    /// Every line of every real log under `fixtures/` (the OOM sets and corpora).
+    fn fixture_lines() -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut lines = Vec::new();
+        let mut dirs =
+            vec![root.join("oom"), root.join("oom-logs"), root.join("oom-logs-2"), root.join("oom-logs-extra")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "txt") {
+                    let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+                    lines.extend(text.lines().map(str::to_string));
+                }
+            }
+        }
+        lines
+    }
+
+    /// The real log line that holds `example`.
+    fn real_line<'a>(lines: &'a [String], example: &str) -> &'a str {
+        lines
+            .iter()
+            .find(|line| line.contains(example))
+            .unwrap_or_else(|| panic!("no log under fixtures/ holds {example:?}"))
+    }
+
+    /// For every row of the failure vocabulary, a piece of a real line in its words.
+    const WORDING_EXAMPLES: &[(&str, &str)] = &[
+        ("tried to allocate (GPU N; total capacity)", "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity;"),
+        ("shared memory exceeds", "INTERNAL: Shared memory requested exceeds device resources."),
+        ("ALLOC_FAILED", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling"),
+        ("runtime: out of memory", "fatal error: runtime: out of memory"),
+        ("killed for memory", "Task was killed due to the node running low on memory."),
+        ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),
+        ("memory exhausted", "Allowed memory size of 134217728 bytes exhausted (tried to allocate 81513688 bytes)"),
+        ("bad_alloc", "terminate called after throwing an instance of 'std::bad_alloc'"),
+        ("Cannot allocate memory (ENOMEM)", "OSError: [Errno 12] Cannot allocate memory"),
+        ("paging file too small", "[WinError 1455] The paging file is too small for this operation to complete"),
+        ("array exceeds maximum array size", "(14368.0GB) array exceeds maximum array size preference (31.9GB)."),
+        ("cannot allocate vector", "Error: cannot allocate vector of size 24.6 Gb"),
+        ("allocation failed", "memory allocation of 23400000000 bytes failed"),
+        ("OutOfMemory", "java.lang.OutOfMemoryError: Java heap space"),
+        ("MemoryError", "MemoryError: Unable to allocate 201. GiB for an array with shape (2999, 2999, 2999)"),
+        ("RESOURCE_EXHAUSTED", "RuntimeError: ResourceExhaustedError:"),
+        ("out of memory", "NCCL WARN Cuda failure 'out of memory'"),
+        ("OOM", "2 Workers (tasks / actors) killed due to memory pressure (OOM)"),
+        ("not enough memory", "error='Not enough space' (errno=12)"),
+        ("memory not available", "Memory not available to allocate buffer: 528515072"),
+        ("could not allocate", "unable to allocate memory of 4004bytes on gpu"),
+        ("exceeds memory", "which exceeds the memory usage threshold of 0.95."),
+    ];
+
+    #[test]
+    fn every_failure_wording_makes_a_real_line_an_event() {
+        let lines = fixture_lines();
+        for row in FAILURE_WORDS {
+            let (_, example) = WORDING_EXAMPLES
+                .iter()
+                .find(|(name, _)| *name == row.name)
+                .unwrap_or_else(|| panic!("no real line for the wording {:?}", row.name));
+            assert!(Regex::new(row.pattern).unwrap().is_match(example), "{:?} does not match {example:?}", row.name);
+            assert!(vocabulary::compiled().anchors.is_match(example.as_bytes()), "no anchor in {example:?}");
+            let line = real_line(&lines, example);
+            let report = crate::oom::scan("line", format!("{line}\n").as_bytes()).unwrap();
+            assert!(
+                report.events.iter().any(|e| e.failure_words.iter().any(|w| w == row.name)),
+                "{:?}: {line:?} gives {:#?}",
+                row.name,
+                report.events
+            );
+        }
+        assert_eq!(WORDING_EXAMPLES.len(), FAILURE_WORDS.len(), "an example for a wording the table does not have");
+    }
+
+    /// For every unit, a piece of a real line that prints a size in it.
+    const UNIT_EXAMPLES: &[(&str, &str)] = &[
+        ("bytes", "memory allocation of 23400000000 bytes failed"),
+        ("byte", "allocating 86114305024-byte buffer"),
+        ("B", "(60096009848B) on device ordinal 0"),
+        ("KiB", "and 755.50 KiB is reserved by PyTorch"),
+        ("KB", "with 520960 free bytes and 508KB until OOM"),
+        ("K", "global           481.0K"),
+        ("MiB", "Tried to allocate 20.00 MiB (GPU 0;"),
+        ("MB", "available memory is only 15.187500MB."),
+        ("Mb", "Reached total allocation of 3969Mb: see help(memory.size)"),
+        ("M", "Memory limit of 953M exceeded with 966M used."),
+        ("GiB", "(GPU 0; 1.96 GiB total capacity;"),
+        ("GB", "7.2 GB of 4.2 GB virtual memory used."),
+        ("Gb", "cannot allocate vector of size 24.6 Gb"),
+        ("Gi", "exceeding its memory limit of 4Gi"),
+        ("G", "Used 18.56G of 16.00G hbm."),
+        ("EB", "Tried to allocate more than 1EB memory"),
+    ];
+
+    /// Units no public log we found prints, kept because the steps between
+    /// `G` and `E` must read whichever of them a log uses.
+    const UNITS_WITHOUT_A_PUBLIC_LINE: &[&str] = &["TiB", "TB", "T", "PiB", "PB", "P", "EiB", "E"];
+
+    #[test]
+    fn every_unit_reads_a_size_of_a_real_line() {
+        let lines = fixture_lines();
+        for unit in UNITS {
+            let Some((_, example)) = UNIT_EXAMPLES.iter().find(|(suffix, _)| *suffix == unit.suffix) else {
+                assert!(
+                    UNITS_WITHOUT_A_PUBLIC_LINE.contains(&unit.suffix),
+                    "no real line for the unit {:?}",
+                    unit.suffix
+                );
+                continue;
+            };
+            real_line(&lines, example);
+            let read = size_token()
+                .captures_iter(example)
+                .filter(|c| c.get(4).is_some_and(|u| u.as_str() == unit.suffix))
+                .filter_map(|c| as_size(example, &c))
+                .count();
+            assert!(read > 0, "no size in {:?} read in {example:?}", unit.suffix);
+        }
+    }
+
+    /// For every row of the size roles (in table order), a piece of a real line whose words give a size that role.
+    const ROLE_EXAMPLES: &[&str] = &[
+        "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity;",
+        "Reached total allocation of 3969Mb: see help(memory.size)",
+        "Cannot allocate 25.002197MB memory on GPU 0, available memory is only 15.187500MB.",
+        "Out of memory allocating 25,600,000 bytes (allocated so far: 3,635,267,072 bytes).",
+        "Used 41.74G of 16.00G hbm. Exceeded hbm capacity by 25.74G.",
+        "ran out of memory trying to allocate 18.00MiB (rounded to 18874368)requested by op Mul",
+        "Driver report 44666880 bytes free and 536543232 bytes total",
+        "(GPU 0; 6.00 GiB total capacity; 781.59 MiB already allocated;",
+        "Memory limit of 953M exceeded with 966M used.",
+        "21.00 MiB free; 150.86 MiB cached)",
+    ];
+
+    #[test]
+    fn every_size_role_names_a_size_of_a_real_line() {
+        let lines = fixture_lines();
+        assert_eq!(ROLE_EXAMPLES.len(), vocabulary::SIZE_ROLES.len(), "one real line per row of SIZE_ROLES");
+        for (row, example) in ROLE_EXAMPLES.iter().enumerate() {
+            real_line(&lines, example);
+            let roles = sizes_and_roles(example);
+            assert!(
+                roles.iter().any(|(_, from)| *from == Some(RoleFrom::Row(row))),
+                "row {row} ({:?}) gives no size its role in {example:?}: {roles:?}",
+                vocabulary::SIZE_ROLES[row].words
+            );
         }
     }
 }

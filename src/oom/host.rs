@@ -33,8 +33,11 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.op = found.get(2).map(|step| step.as_str().trim_end_matches('.').to_string());
         return Some(Detected::at(event, text, &found));
     }
-    if let Some(found) =
-        regex!(r"task \d+: Out Of Memory|\boom[-_]kill event|killed by the OOM killer|\bOOMKilled\b").find(text)
+    if let Some(found) = regex!(
+        r#"task \d+: Out Of Memory|\boom[-_]kill event|killed by the OOM killer|\bOOMKilled\b(?:"?\s*:\s*true)?"#
+    )
+    .find(text)
+    .filter(|found| !regex!(r#"^"?\s*:\s*false"#).is_match(&text[found.end()..]))
     {
         let key = text.get(found.start()..).unwrap_or(text).trim_end();
         return Some(Detected::new(host_event(line), key));

@@ -82,6 +82,10 @@ fn write_event(out: &mut dyn Write, flavor: Flavor, title: Option<&str>, event: 
             None => {}
         }
     }
+    if event.by_general_reader && !event.failure_words.is_empty() {
+        // No family parser knows the message: say which words made it a memory error.
+        fact(out, flavor, "Failure words", &event.failure_words.join(", "))?;
+    }
     if event.non_fatal {
         fact(out, flavor, "Not fatal", "the log says the program carries on")?;
     }

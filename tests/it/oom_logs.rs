@@ -7,6 +7,8 @@ use std::path::Path;
 
 use xmem::oom::{Kind, OomEvent, OomReport};
 
+use crate::common;
+
 fn scan(dir: &str, name: &str) -> OomReport {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(dir).join(name);
     let log = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -975,43 +977,12 @@ fn every_fact_of_the_second_corpus_holds() {
         let emitted = emitted.as_array().unwrap();
         let mut from = 0;
         for want in wanted.as_array().unwrap() {
-            let at = (from..emitted.len()).find(|&at| holds(&emitted[at], want));
+            let at = (from..emitted.len()).find(|&at| common::oom_event_holds(&emitted[at], want));
             let at = at.unwrap_or_else(|| panic!("{name}: no event from {from} on holds {want}: {emitted:#?}"));
             from = at + 1;
         }
     }
     assert_eq!(logs, 22);
-}
-
-/// Whether one emitted event holds every fact of one expected event.
-fn holds(got: &serde_json::Value, want: &serde_json::Value) -> bool {
-    let want = want.as_object().unwrap();
-    let bytes_hold = |key: &str, got: &serde_json::Value| {
-        let Some(value) = want.get(key).and_then(|v| v.as_i64()) else { return true };
-        let Some(got) = got.as_i64() else { return false };
-        let tolerance = want.get(&format!("{key}_tolerance")).and_then(|t| t.as_f64()).unwrap_or(0.0);
-        ((got - value).abs() as f64) <= tolerance + 0.5
-    };
-    let allocations = got["allocations"].as_array().unwrap();
-    let first = allocations.first();
-    let contains = |key: &str, field: &str| {
-        want.get(key)
-            .and_then(|v| v.as_str())
-            .is_none_or(|part| first.and_then(|a| a[field].as_str()).is_some_and(|value| value.contains(part)))
-    };
-    got["kind"] == want["kind"]
-        && want.get("memory_space").is_none_or(|space| {
-            got["memory_space"].as_str().map(str::to_lowercase) == space.as_str().map(str::to_lowercase)
-        })
-        && want.get("error_code").is_none_or(|code| &got["error_code"] == code)
-        && ["used_bytes", "capacity_bytes", "exceeded_by_bytes", "requested_bytes", "free_bytes"]
-            .iter()
-            .all(|key| bytes_hold(key, &got[*key]))
-        && want.get("min_allocations").and_then(|n| n.as_u64()).is_none_or(|n| allocations.len() as u64 >= n)
-        && (!want.contains_key("largest_allocation_bytes")
-            || first.is_some_and(|a| bytes_hold("largest_allocation_bytes", &a["size_bytes"])))
-        && contains("largest_allocation_op_name", "op_name")
-        && contains("largest_allocation_shape", "shape")
 }
 
 // Logs as they travel: every prefix style, from real logs.

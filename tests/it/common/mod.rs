@@ -200,3 +200,38 @@ pub fn allocator_oracles(workload: &str) -> Vec<AllocatorOracle> {
         .map(|(name, profile)| AllocatorOracle { name: name.clone(), json: profile.clone() })
         .collect()
 }
+
+/// Whether one `xmem.oom/1` event (as JSON) holds every fact of one expected
+/// event, as `oom-facts-check.py` checks them: the same kind (an expected
+/// `unrecognised`, another stack's memory error, is met by an event of any
+/// kind), and every stated figure within its tolerance.
+pub fn oom_event_holds(got: &Value, want: &Value) -> bool {
+    let want = want.as_object().unwrap();
+    let integer = |v: &Value| v.as_u64().map(i128::from).or_else(|| v.as_i64().map(i128::from));
+    let bytes_hold = |key: &str, got: &Value| {
+        let Some(value) = want.get(key).and_then(integer) else { return true };
+        let Some(got) = integer(got) else { return false };
+        let tolerance = want.get(&format!("{key}_tolerance")).and_then(|t| t.as_f64()).unwrap_or(0.0);
+        ((got - value).abs() as f64) <= tolerance + 0.5
+    };
+    let allocations = got["allocations"].as_array().unwrap();
+    let first = allocations.first();
+    let contains = |key: &str, field: &str| {
+        want.get(key)
+            .and_then(|v| v.as_str())
+            .is_none_or(|part| first.and_then(|a| a[field].as_str()).is_some_and(|value| value.contains(part)))
+    };
+    (got["kind"] == want["kind"] || want["kind"] == "unrecognised")
+        && want.get("memory_space").is_none_or(|space| {
+            got["memory_space"].as_str().map(str::to_lowercase) == space.as_str().map(str::to_lowercase)
+        })
+        && want.get("error_code").is_none_or(|code| &got["error_code"] == code)
+        && ["used_bytes", "capacity_bytes", "exceeded_by_bytes", "requested_bytes", "free_bytes"]
+            .iter()
+            .all(|key| bytes_hold(key, &got[*key]))
+        && want.get("min_allocations").and_then(|n| n.as_u64()).is_none_or(|n| allocations.len() as u64 >= n)
+        && (!want.contains_key("largest_allocation_bytes")
+            || first.is_some_and(|a| bytes_hold("largest_allocation_bytes", &a["size_bytes"])))
+        && contains("largest_allocation_op_name", "op_name")
+        && contains("largest_allocation_shape", "shape")
+}

@@ -1,0 +1,114 @@
+//! The general reader on real logs nobody described to it: every set of
+//! `fixtures/oom/` (other stacks' memory errors, host OOMs in their many
+//! words, PyTorch messages as people quote them, report bodies without their
+//! header) with the facts each log states in its `expected.json`, and the
+//! negative controls (logs that talk about memory and report no failure),
+//! which must give no event. `fixtures/oom/README.md` names every source.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common;
+
+fn sets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oom")
+}
+
+fn logs(dir: &Path) -> Vec<PathBuf> {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    logs.sort();
+    logs
+}
+
+fn events(path: &Path) -> Vec<Value> {
+    let report = xmem::oom::scan("log", std::fs::File::open(path).map(std::io::BufReader::new).unwrap()).unwrap();
+    serde_json::to_value(&report.events).unwrap().as_array().unwrap().clone()
+}
+
+/// Every log of a set explains every fact its `expected.json` lists: the
+/// expected events match, in order, a subsequence of the events.
+#[test]
+fn every_fact_of_every_set_holds() {
+    let mut checked = 0;
+    for set in std::fs::read_dir(sets()).unwrap().map(|entry| entry.unwrap().path()) {
+        let Ok(text) = std::fs::read_to_string(set.join("expected.json")) else { continue };
+        let expected: Value = serde_json::from_str(&text).unwrap();
+        let expected = expected.as_object().unwrap();
+        let logs = logs(&set);
+        assert_eq!(
+            logs.len(),
+            expected.keys().filter(|name| !name.starts_with('_')).count(),
+            "{}: every log has its expectations, and every expectation its log",
+            set.display()
+        );
+        for log in logs {
+            let name = log.file_name().unwrap().to_str().unwrap();
+            let wanted = expected[name].as_array().unwrap();
+            let emitted = events(&log);
+            let mut from = 0;
+            for want in wanted {
+                let at = (from..emitted.len()).find(|&at| common::oom_event_holds(&emitted[at], want));
+                let at = at
+                    .unwrap_or_else(|| panic!("{}: no event from {from} on holds {want}: {emitted:#?}", log.display()));
+                from = at + 1;
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 100, "only {checked} logs were checked");
+}
+
+/// Logs that talk about memory (start-up figures, GC logs, docstrings,
+/// articles, heap corruption, a container that exited 137 without an OOM)
+/// report no memory error.
+#[test]
+fn negative_controls_give_no_event() {
+    let mut checked = 0;
+    for set in std::fs::read_dir(sets()).unwrap().map(|entry| entry.unwrap().path()) {
+        if !set.file_name().unwrap().to_str().unwrap().ends_with("negative") {
+            continue;
+        }
+        for log in logs(&set) {
+            assert_eq!(events(&log), Vec::<Value>::new(), "{}", log.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} negative controls were checked");
+}
+
+/// A report body without its header is the event the header would have
+/// opened, and the log holds only part of it.
+#[test]
+fn headerless_bodies_are_truncated_events_of_their_family() {
+    for (name, kind) in [
+        ("bfc-inuse-recvdone.txt", "bfc-allocator-oom"),
+        ("tpu-entries-mid-report.txt", "compile-time-oom"),
+        ("buffer-listing-then-bfc.txt", "buffer-assignment-oom"),
+    ] {
+        let events = events(&sets().join("fragments").join(name));
+        assert_eq!((events[0]["kind"].as_str(), events[0]["truncated"].as_bool()), (Some(kind), Some(true)), "{name}");
+    }
+    // The terminal's wrapped tails of a bin dump stay in the one report.
+    assert_eq!(events(&sets().join("fragments/bfc-bins-wrapped.txt")).len(), 1);
+}
+
+/// What the general reader makes of a line no family knows: the closest
+/// kind, the sizes by the words next to them, and which words made it an event.
+#[test]
+fn a_stack_no_family_knows_gives_its_sizes_and_words() {
+    let theano = events(&sets().join("stacks/theano-device-memory.txt"));
+    let e = &theano[0];
+    assert_eq!(e["kind"], "runtime-allocation-failure");
+    assert_eq!((e["requested_bytes"].as_u64(), e["free_bytes"].as_u64()), (Some(45_158_400), Some(44_666_880)));
+    assert_eq!(e["capacity_bytes"].as_u64(), Some(536_543_232));
+    assert_eq!(e["failure_words"], serde_json::json!(["out of memory", "could not allocate"]));
+    let cloud_run = &events(&sets().join("host/cloud-run-backticks.txt"))[0];
+    assert_eq!((cloud_run["kind"].as_str(), cloud_run["memory_space"].as_str()), (Some("host-oom"), Some("host")));
+    assert_eq!(cloud_run["capacity_bytes"].as_u64(), Some(5120 << 20));
+    assert_eq!(cloud_run["used_bytes"].as_u64(), Some(5261 << 20));
+}
