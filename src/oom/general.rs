@@ -83,13 +83,14 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         return None;
     }
     let tables = vocabulary::compiled();
-    let matched: Vec<usize> = tables.set.matches(text).into_iter().collect();
+    let matched: Vec<usize> = tables.set.matches(text.as_bytes()).into_iter().collect();
     let first_row = *matched.first()?;
-    let at = matched.iter().filter_map(|&row| tables.rows[row].find(text)).map(|m| m.start()).min().unwrap_or(0);
+    let at =
+        matched.iter().filter_map(|&row| tables.rows[row].find(text.as_bytes())).map(|m| m.start()).min().unwrap_or(0);
     let token = matched.iter().any(|&row| FAILURE_WORDS[row].strength == Strength::Token);
-    let statement = !tables.talk.is_match(text)
+    let statement = !tables.talk.is_match(text.as_bytes())
         && !is_frame(text)
-        && (token || line.prefixed || tables.error_marks.is_match(text) || opens_message(&text[..at]));
+        && (token || line.prefixed || tables.error_marks.is_match(text.as_bytes()) || opens_message(&text[..at]));
     let message = &text[message_start(text, at)..];
     let kind = closest(FAILURE_WORDS[first_row].closest, message);
     let memory_space = match kind {
@@ -186,7 +187,7 @@ fn closest(closest: Closest, message: &str) -> Kind {
         vocabulary::compiled()
             .places
             .iter()
-            .filter_map(|(pattern, place)| pattern.find(message).map(|m| (m.start(), *place)))
+            .filter_map(|(pattern, place)| pattern.find(message.as_bytes()).map(|m| (m.start(), *place)))
             .min_by_key(|(at, _)| *at)
             .map(|(_, place)| place)
     };
@@ -287,14 +288,14 @@ fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
 
 /// The row of the words right after a size that give it its role.
 fn role_after(after: &str) -> Option<usize> {
-    let found = vocabulary::compiled().roles_after.captures(after)?;
+    let found = vocabulary::compiled().roles_after.captures(after.as_bytes())?;
     vocabulary::role_row(Side::After, &found)
 }
 
 /// The row of the nearest words before a size (in its clause) that give it its role.
 fn role_before(before: &str) -> Option<usize> {
     let clause = &before[clause_start(before)..];
-    let nearest = vocabulary::compiled().roles_before.captures_iter(clause).last()?;
+    let nearest = vocabulary::compiled().roles_before.captures_iter(clause.as_bytes()).last()?;
     vocabulary::role_row(Side::Before, &nearest)
 }
 
@@ -390,7 +391,7 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
     let tail = before.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '=' | '(' | '['));
     let start = tail.char_indices().rev().filter(|(_, c)| c.is_whitespace()).nth(3).map_or(0, |(at, _)| at);
     let tail = &tail[start..];
-    vocabulary::compiled().roles_before.is_match(&format!("{tail} "))
+    vocabulary::compiled().roles_before.is_match(format!("{tail} ").as_bytes())
         || regex!(r"(?i)\b(?:size|bytes?|buffer|memory)\b").is_match(tail)
 }
 

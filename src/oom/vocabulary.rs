@@ -17,7 +17,7 @@
 
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::event::Kind;
 
@@ -184,10 +184,16 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
 ];
 
-/// Literals of which every row of [`FAILURE_WORDS`] holds one, searched
-/// first so that the lines without any cost almost nothing.
-pub(super) const ANCHORS: &str =
-    r"(?i)memory|alloc|oom|resource|exhausted|errno[ =]12|enomem|too much memory|paging file|1455|array size";
+/// Literals of which every line a row of [`FAILURE_WORDS`] matches holds one
+/// (a test checks it for every row's real line), searched first so that the
+/// lines without any (nearly all of a log, and the ones that merely say
+/// `memory` or `allocated`) cost almost nothing.
+pub(super) const ANCHORS: &str = concat!(
+    r"(?i)out.of|outof(?:device)?memory|out_of_memory|(?-i:OOM)|memoryerror|bad_?alloc|alloc_failed",
+    r"|resource.?exhausted|exhausted|exceed|kill|too much memory|not enough|insufficient|memory not available",
+    r"|t allocate|o allocate|be allocated|error allocating|allocation|alloc of|mmap of|enomem|errno[ =]12",
+    r"|1455|paging file|array exceeds|shared memory",
+);
 
 /// Where the memory that ran out is, in the line's own words. The first
 /// place word in the message decides a [`Closest::ByPlace`] row.
@@ -290,9 +296,11 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
 ];
 
 /// The failure vocabulary compiled: a set to find every row that matches,
-/// and each row alone.
+/// and each row alone. ASCII classes and word boundaries (the words are
+/// English): a Unicode word boundary would make the set fall back from the
+/// lazy DFA to a much slower engine on every line that mentions memory.
 pub(super) struct Compiled {
-    pub anchors: regex::bytes::Regex,
+    pub anchors: Regex,
     pub set: RegexSet,
     pub rows: Vec<Regex>,
     pub places: Vec<(Regex, Place)>,
@@ -320,21 +328,15 @@ pub(super) fn compiled() -> &'static Compiled {
             } else {
                 format!(r"(?i)\b(?:{body})(?:\s*[:=]\s*|\s+|$)")
             };
-            Regex::new(&pattern).expect("size role words in xmem's source")
+            ascii(&pattern)
         };
         Compiled {
-            anchors: regex::bytes::Regex::new(ANCHORS).expect("anchor literals in xmem's source"),
-            set: RegexSet::new(patterns).expect("failure words in xmem's source"),
-            rows: FAILURE_WORDS
-                .iter()
-                .map(|w| Regex::new(w.pattern).expect("failure words in xmem's source"))
-                .collect(),
-            places: PLACE_WORDS
-                .iter()
-                .map(|(pattern, place)| (Regex::new(pattern).expect("place words in xmem's source"), *place))
-                .collect(),
-            error_marks: Regex::new(ERROR_MARKS).expect("error marks in xmem's source"),
-            talk: Regex::new(TALK).expect("talk words in xmem's source"),
+            anchors: ascii(ANCHORS),
+            set: RegexSetBuilder::new(patterns).unicode(false).build().expect("failure words in xmem's source"),
+            rows: FAILURE_WORDS.iter().map(|w| ascii(w.pattern)).collect(),
+            places: PLACE_WORDS.iter().map(|(pattern, place)| (ascii(pattern), *place)).collect(),
+            error_marks: ascii(ERROR_MARKS),
+            talk: ascii(TALK),
             roles_before: roles(Side::Before, false),
             roles_after: roles(Side::After, true),
         }
@@ -342,8 +344,13 @@ pub(super) fn compiled() -> &'static Compiled {
     &COMPILED
 }
 
+/// A pattern of these tables, compiled for ASCII text (see [`Compiled`]).
+fn ascii(pattern: &str) -> Regex {
+    RegexBuilder::new(pattern).unicode(false).build().expect("a table pattern in xmem's source")
+}
+
 /// The row of [`SIZE_ROLES`] (its index there) on `side` whose group matched.
-pub(super) fn role_row(side: Side, captures: &regex::Captures) -> Option<usize> {
+pub(super) fn role_row(side: Side, captures: &Captures) -> Option<usize> {
     SIZE_ROLES
         .iter()
         .enumerate()
