@@ -28,6 +28,9 @@ pub(super) struct Reading {
     pub kind: Kind,
     /// An error record, not talk about memory.
     pub statement: bool,
+    /// A sentence about memory failures (advice, a condition, a person
+    /// writing), whatever other words the line holds.
+    pub talk: bool,
     pub sizes: Sizes,
     pub memory_space: Option<String>,
     /// Where the failure words start in the line.
@@ -88,7 +91,14 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let at =
         matched.iter().filter_map(|&row| tables.rows[row].find(text.as_bytes())).map(|m| m.start()).min().unwrap_or(0);
     let token = matched.iter().any(|&row| FAILURE_WORDS[row].strength == Strength::Token);
-    let statement = !tables.talk.is_match(text.as_bytes())
+    let sentence = sentence_around(text, at);
+    let opening = &text[sentence.start..at];
+    let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
+    let people = if record { opening } else { text };
+    let talk = tables.talk.is_match(text[sentence.clone()].as_bytes())
+        || tables.conditions.is_match(opening.as_bytes())
+        || tables.people.is_match(people.as_bytes());
+    let statement = !talk
         && !is_frame(text)
         && (token || line.prefixed || tables.error_marks.is_match(text.as_bytes()) || opens_message(&text[..at]));
     let message = &text[message_start(text, at)..];
@@ -102,6 +112,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         words: matched.iter().map(|&row| FAILURE_WORDS[row].name).collect(),
         kind,
         statement,
+        talk,
         sizes: sizes(message),
         memory_space,
         at,
@@ -175,6 +186,13 @@ fn message_start(text: &str, at: usize) -> usize {
         return before.rfind(char::is_whitespace).map_or(0, |space| space + 1);
     }
     clause_start(before)
+}
+
+/// The sentence of `text` that holds the byte at `at`.
+fn sentence_around(text: &str, at: usize) -> std::ops::Range<usize> {
+    let start = clause_start(&text[..at]);
+    let end = regex!(r"[.;!?](?:\s|$)").find(&text[at..]).map_or(text.len(), |m| at + m.end());
+    start..end
 }
 
 /// Where the sentence that ends `before` starts.
@@ -329,7 +347,11 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     // A bare number: an integer on its own (not in a shape's list) that the
     // words next to it name as bytes.
     let alone = before.is_empty() || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':');
-    if found.get(2).is_some() || found[1].len() < 3 || !alone || !bare_is_bytes(before, after) {
+    // A point right after the digits ends the sentence (`request of size 2048.`).
+    let decimals = found.get(2).is_some_and(|d| d.as_str() != ".");
+    // Two digits are a byte count only where the words say so outright (`of size 16`).
+    let short_ok = found[1].len() >= 3 || regex!(r"(?i)\bof size\s*$").is_match(before);
+    if decimals || !short_ok || !alone || !bare_is_bytes(before, after) {
         return None;
     }
     Some(Found { start, end, bytes: bytes(0)? })
@@ -376,6 +398,7 @@ const BARE_NEXT_WORDS: &[&str] = &[
 /// (`520960 free bytes`); and nothing says it counts something else.
 fn bare_is_bytes(before: &str, after: &str) -> bool {
     if regex!(r"(?i)\b(?:errno|code|line|pid|device|gpu|rank|step|task|port|version|node|layer|thread|error|epoch|iteration|id|index|signal|status|exit|batch|retries|attempt)\s*[:=#]?\s*$").is_match(before)
+        || regex!(r"(?i)\b(?:batch|block|page|chunk|beam|window|kernel|hidden|vocab|sample|tile|step)[_ ]size\s*[:=]?\s*$").is_match(before)
     {
         return false;
     }
@@ -448,8 +471,26 @@ mod tests {
             "I ran out of memory quickly with batch 64.",
             "This issue occurs literally due to insufficient memory. Please use a smaller model.",
             "throughput. However, if the value is too high, it may cause out-of-memory (OOM) errors.",
+            // A condition, a person explaining.
+            "In case the process is being killed by the OOM killer, no dump will be available.",
+            "If processes are killed by the oom killer, dmesg should contain information.",
+            "This error means you ran out of memory on your GPU.",
+            "The Linux Out-Of-Memory (OOM) killer terminates processes when RAM is exhausted. If your job uses more,",
         ] {
-            assert!(!read(&normalise(1, talk.as_bytes())).is_some_and(|r| r.statement), "{talk}");
+            let reading = read(&normalise(1, talk.as_bytes()));
+            assert!(reading.as_ref().is_some_and(|r| !r.statement), "{talk}: {reading:?}");
+        }
+    }
+
+    #[test]
+    fn a_program_may_say_you_after_its_failure_words() {
+        for record in [
+            "DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.",
+            "RuntimeError: Aborted(Cannot enlarge memory arrays to size 675418112 bytes (OOM). Either (1) compile with -sINITIAL_MEMORY=X, or (3) if you want malloc to return NULL (0) instead of this abort, compile with -sABORTING_MALLOC=0)",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
+        ] {
+            let reading = read(&normalise(1, record.as_bytes()));
+            assert!(reading.as_ref().is_some_and(|r| r.statement), "{record}: {reading:?}");
         }
     }
 
@@ -496,10 +537,16 @@ mod tests {
         ("array exceeds maximum array size", "(14368.0GB) array exceeds maximum array size preference (31.9GB)."),
         ("cannot allocate vector", "Error: cannot allocate vector of size 24.6 Gb"),
         ("allocation failed", "memory allocation of 23400000000 bytes failed"),
+        (
+            "OutOfMemoryException",
+            "System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.",
+        ),
         ("OutOfMemory", "java.lang.OutOfMemoryError: Java heap space"),
         ("MemoryError", "MemoryError: Unable to allocate 201. GiB for an array with shape (2999, 2999, 2999)"),
         ("RESOURCE_EXHAUSTED", "RuntimeError: ResourceExhaustedError:"),
         ("out of memory", "NCCL WARN Cuda failure 'out of memory'"),
+        ("out of heap space", "fatal error C1060: compiler is out of heap space"),
+        ("cannot enlarge memory", "(abort(\"Cannot enlarge memory arrays. Either (1) compile with"),
         ("OOM", "2 Workers (tasks / actors) killed due to memory pressure (OOM)"),
         ("not enough memory", "error='Not enough space' (errno=12)"),
         ("memory not available", "Memory not available to allocate buffer: 528515072"),

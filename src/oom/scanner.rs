@@ -228,10 +228,16 @@ impl Scanner {
 
     fn start(&mut self, detected: Detected, line: &Line) {
         let Detected { mut event, block, key, tentative } = detected;
+        let reading = general::read(line);
+        // A person's sentence about a failure (`In case the process is being
+        // killed by the OOM killer, …`), not a record of one: no event.
+        if block.is_none() && !line.prefixed && reading.as_ref().is_some_and(|reading| reading.talk) {
+            return;
+        }
         event.framework = self.framework;
         // The family's reading first; what the general reader finds besides, it keeps.
-        if let Some(reading) = general::read(line) {
-            general::refine(&mut event, &reading);
+        if let Some(reading) = &reading {
+            general::refine(&mut event, reading);
         }
         let preamble = self.preamble.take();
         if let Some(preamble) = &preamble {

@@ -92,7 +92,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\blimits?\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory limits?\b",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:limits?|quota)\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -134,6 +134,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        name: "OutOfMemoryException",
+        pattern: r"\bOutOfMemoryException\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
         name: "OutOfMemory",
         pattern: r"OutOfMemory|OUT_OF_MEMORY|\bErrorOutOfMemory\b|OutOfDeviceMemory",
         closest: ByPlace,
@@ -155,6 +161,18 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "out of memory",
         pattern: r"(?i)\bout[ -]of[ -](?:\w+ )?memory\b",
         closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        name: "out of heap space",
+        pattern: r"(?i)\bout of heap space\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
+        name: "cannot enlarge memory",
+        pattern: r"(?i)\bcannot (?:enlarge|grow) memory\b",
+        closest: HostUnlessDevice,
         strength: Phrase,
     },
     Wording { name: "OOM", pattern: r"\bOOM\b", closest: ByPlace, strength: Phrase },
@@ -192,7 +210,7 @@ pub(super) const ANCHORS: &str = concat!(
     r"(?i)out.of|outof(?:device)?memory|out_of_memory|(?-i:OOM)|memoryerror|bad_?alloc|alloc_failed",
     r"|resource.?exhausted|exhausted|exceed|kill|too much memory|not enough|insufficient|memory not available",
     r"|t allocate|o allocate|be allocated|error allocating|allocation|alloc of|mmap of|enomem|errno[ =]12",
-    r"|1455|paging file|array exceeds|shared memory",
+    r"|1455|paging file|array exceeds|shared memory|enlarge memory|grow memory",
 );
 
 /// Where the memory that ran out is, in the line's own words. The first
@@ -222,14 +240,31 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bINTERNAL\b|\bE\d{4}\b|[A-Z]\w*(?:Error|Exception):",
 );
 
-/// Words that make a line talk about memory failures rather than report
-/// one: what a setting may cause, what to do to avoid it.
+/// Words that make a sentence talk about memory failures rather than report
+/// one: what a setting may cause, what to do to avoid it. Only the sentence
+/// holding the failure words counts: a program's message may go on with
+/// advice (`If reserved but unallocated memory is large try …`, `if you
+/// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
     r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
-    // People write to people; a program's error record does not say `you` or `we`.
-    r"|\b(?:you|your|we|our|my)\b",
 );
+
+/// People write to people; a program's error record seldom says `you` or
+/// `we`. These words make the whole line talk, unless the sentence with the
+/// failure words opens as a record (a label, an exception class, an error
+/// word before them): then only the words before the failure words count
+/// (`This error means you ran out of memory` is talk; `DefaultCPUAllocator:
+/// not enough memory: you tried to allocate …` and `RuntimeError:
+/// Aborted(Cannot enlarge memory arrays … (OOM). … if you want malloc to
+/// return NULL …` are records).
+pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my)\b";
+
+/// Words that, before the failure words in their sentence, make it a
+/// condition rather than a report: `If processes are killed by the oom
+/// killer, dmesg should …`, `In case the process is being killed by the OOM
+/// killer, no dump …`.
+pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,7 +303,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|needs?|needed|requires?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|needs?|needed|requires?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -279,7 +314,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole { words: r"free|available", side: Side::Before, role: Role::Free },
     SizeRole {
-        words: r"allocated so far|already allocated|allocated|in use|used|using",
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using",
         side: Side::Before,
         role: Role::Used,
     },
@@ -306,6 +341,8 @@ pub(super) struct Compiled {
     pub places: Vec<(Regex, Place)>,
     pub error_marks: Regex,
     pub talk: Regex,
+    pub conditions: Regex,
+    pub people: Regex,
     /// One regex per side: each alternative a row of [`SIZE_ROLES`], as a numbered group.
     pub roles_before: Regex,
     pub roles_after: Regex,
@@ -337,6 +374,8 @@ pub(super) fn compiled() -> &'static Compiled {
             places: PLACE_WORDS.iter().map(|(pattern, place)| (ascii(pattern), *place)).collect(),
             error_marks: ascii(ERROR_MARKS),
             talk: ascii(TALK),
+            conditions: ascii(CONDITIONS),
+            people: ascii(PEOPLE),
             roles_before: roles(Side::Before, false),
             roles_after: roles(Side::After, true),
         }
