@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # xmem oom on hostile shapes and on a long stream. Prints, per size, wall
 # time (best of 3) and peak RSS, the ratio time(2N)/time(N), and the fitted
-# exponent over the doublings; then `xmem oom -` on a 1 GiB log through a pipe.
+# exponent over the doublings; then `xmem oom -` on a 1 GiB log through a pipe;
+# then the same for logs whose lines talk about memory in the general reader's
+# words (`out of`, `exceeds`, `allocation`, `killed`) without failing, with
+# failures of stacks no family parser knows among them.
 # Usage: bench/oom.sh [OUTDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,3 +82,41 @@ PY
 ls -l "$out/stream.log" | awk '{print "stream.log: " $5 " bytes"}'
 { /usr/bin/time -f "xmem oom - on the 1 GiB log: %e s, peak RSS %M KiB" "$xmem" oom - < "$out/stream.log" > "$out/stream.txt"; } 2>&1 | tail -1 || true
 grep -c '^Incident' "$out/stream.txt" | awk '{print $1 " incidents printed"}'
+
+# The general reader's worst case: a third of the lines hold its anchor words
+# without a failure, every ~100 MiB failures in other stacks' words (real logs
+# from fixtures/oom/).
+python3 - "$out" <<'PY'
+import sys
+out = sys.argv[1]
+fail = "".join(open(f"fixtures/oom/{name}").read() for name in (
+    "stacks/cupy-out-of-memory-to-allocate.txt", "host/bad-alloc-painter.txt",
+    "round2-stacks/opencv-windows-alloc.txt", "round3-stacks/cc1plus-after-a-total.txt",
+    "round3-host/heroku-r14-runtime-metrics.txt", "round3-stacks/postgres-failed-on-request.txt"))
+lines = []
+for i in range(10000):
+    lines.append(f"2024-03-14 09:21:{i % 60:02d}.123456: I trainer.py:42] step {i}: loss 0.{i % 997:03d}, mem_usage {i % 80}.5 GiB, allocated {i % 70}.1 GiB\n")
+    if i % 3 == 0:
+        lines.append([
+            f"17/09/13 17:15:43 WARN HeartbeatReceiver: executor {i} with no recent heartbeats: {i + 120000} ms exceeds timeout 120000 ms\n",
+            f"INFO: {i % 8} out of 8 shards loaded; allocation of {i % 64} buffers done\n",
+            f"DEBUG: killing idle worker {i} after 300 s\n",
+        ][i // 3 % 3])
+noise = "".join(lines)
+def write(path, target):
+    written = 0
+    with open(path, "w") as f:
+        while written < target:
+            for _ in range(100):
+                f.write(noise); written += len(noise)
+                if written >= target: break
+            f.write(fail); written += len(fail)
+for mib in (32, 64, 128, 256):
+    write(f"{out}/general-{mib}m.log", mib << 20)
+write(f"{out}/stream-general.log", 1 << 30)
+PY
+
+series "memory talk and other stacks' failures, N MiB" "$out"/general-{32,64,128,256}m.log
+ls -l "$out/stream-general.log" | awk '{print "stream-general.log: " $5 " bytes"}'
+{ /usr/bin/time -f "xmem oom - on the 1 GiB general log: %e s (%U s user), peak RSS %M KiB" "$xmem" oom - < "$out/stream-general.log" > "$out/stream-general.txt"; } 2>&1 | tail -1 || true
+grep -c '^Incident' "$out/stream-general.txt" | awk '{print $1 " incidents printed"}'

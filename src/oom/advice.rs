@@ -440,9 +440,12 @@ fn host(event: &OomEvent) -> Vec<String> {
 }
 
 fn unrecognised(event: &OomEvent) -> Vec<String> {
-    let mut advice = vec![
-        "xmem has no parser for this message; it is shown as printed. Report it to xmem with the log.".to_string(),
-    ];
+    let first = if event.by_general_reader {
+        "xmem knows no parser for this message: what it shows was read from the message's own words. Report it to xmem with the log."
+    } else {
+        "xmem has no parser for this message; it is shown as printed. Report it to xmem with the log."
+    };
+    let mut advice = vec![first.to_string()];
     if let Some(code) = event.error_code.as_deref().and_then(|code| code.strip_prefix('E')) {
         advice.push(format!("XLA explains this error at https://openxla.org/xla/errors/error_{code}."));
     }

@@ -84,7 +84,8 @@ fn summary(event: &OomEvent) -> String {
         Kind::TritonOutOfResources => triton(event),
         Kind::PytorchCudaOom => could_not(event, "allocate"),
         Kind::HostOom => host(event),
-        Kind::Unrecognised => Some(event.message.clone()),
+        // Sizes the general reader found say more than the message, which the event's line shows.
+        Kind::Unrecognised => could_not(event, "allocate").or_else(|| Some(event.message.clone())),
     };
     match detail {
         Some(detail) => format!("{}: {detail}", title(event)),

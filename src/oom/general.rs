@@ -76,7 +76,7 @@ impl Sizes {
 /// Whether a raw line holds any word the vocabulary starts with: the
 /// cheap test every line of a log goes through.
 pub(super) fn mentions(raw: &[u8]) -> bool {
-    vocabulary::compiled().anchors.is_match(raw)
+    vocabulary::anchored(raw)
 }
 
 /// The line's reading, if it holds failure words.
@@ -91,6 +91,10 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let at =
         matched.iter().filter_map(|&row| tables.rows[row].find(text.as_bytes())).map(|m| m.start()).min().unwrap_or(0);
     let token = matched.iter().any(|&row| FAILURE_WORDS[row].strength == Strength::Token);
+    // What follows the failure words far away is not their message (a line
+    // may run on for megabytes): it is not read, so a line costs the same
+    // however long it is.
+    let text = &text[..window_end(text, at + READ_AFTER)];
     let sentence = sentence_around(text, at);
     let opening = &text[sentence.start..at];
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
@@ -123,7 +127,7 @@ impl Reading {
     /// Takes in the next physical line of the same message: its sizes fill
     /// the roles still empty.
     pub fn continue_with(&mut self, text: &str) {
-        self.sizes.fill(sizes(text));
+        self.sizes.fill(sizes(&text[..window_end(text, READ_AFTER)]));
     }
 
     /// Whether `next` (a line's reading) says nothing this one does not:
@@ -186,6 +190,20 @@ fn message_start(text: &str, at: usize) -> usize {
         return before.rfind(char::is_whitespace).map_or(0, |space| space + 1);
     }
     clause_start(before)
+}
+
+/// How much of a line after its failure words the reader reads: a message
+/// with all its figures (PyTorch's longest is under 700 bytes), not the
+/// rest of a line that runs on.
+const READ_AFTER: usize = 2048;
+
+/// `end`, or the text's length if shorter, moved back to a character boundary.
+fn window_end(text: &str, end: usize) -> usize {
+    let mut end = end.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// The sentence of `text` that holds the byte at `at`.
@@ -563,7 +581,7 @@ mod tests {
                 .find(|(name, _)| *name == row.name)
                 .unwrap_or_else(|| panic!("no real line for the wording {:?}", row.name));
             assert!(Regex::new(row.pattern).unwrap().is_match(example), "{:?} does not match {example:?}", row.name);
-            assert!(vocabulary::compiled().anchors.is_match(example.as_bytes()), "no anchor in {example:?}");
+            assert!(vocabulary::anchored(example.as_bytes()), "no anchor in {example:?}");
             let line = real_line(&lines, example);
             let report = crate::oom::scan("line", format!("{line}\n").as_bytes()).unwrap();
             assert!(

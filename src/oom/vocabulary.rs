@@ -17,6 +17,7 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::event::Kind;
@@ -205,13 +206,45 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
 /// Literals of which every line a row of [`FAILURE_WORDS`] matches holds one
 /// (a test checks it for every row's real line), searched first so that the
 /// lines without any (nearly all of a log, and the ones that merely say
-/// `memory` or `allocated`) cost almost nothing.
-pub(super) const ANCHORS: &str = concat!(
-    r"(?i)out.of|outof(?:device)?memory|out_of_memory|(?-i:OOM)|memoryerror|bad_?alloc|alloc_failed",
-    r"|resource.?exhausted|exhausted|exceed|kill|too much memory|not enough|insufficient|memory not available",
-    r"|t allocate|o allocate|be allocated|error allocating|allocation|alloc of|mmap of|enomem|errno[ =]12",
-    r"|1455|paging file|array exceeds|shared memory|enlarge memory|grow memory",
-);
+/// `memory` or `allocated`) cost almost nothing: plain literals, ASCII case
+/// ignored.
+pub(super) const ANCHORS: &[&str] = &[
+    "out of",
+    "out-of",
+    "out_of",
+    "outof",
+    "memoryerror",
+    "bad_alloc",
+    "badalloc",
+    "alloc_failed",
+    "exhausted",
+    "exceed",
+    "kill",
+    "too much memory",
+    "not enough",
+    "insufficient",
+    "memory not available",
+    "t allocate",
+    "o allocate",
+    "be allocated",
+    "error allocating",
+    "allocation",
+    "alloc of",
+    "mmap of",
+    "enomem",
+    "errno 12",
+    "errno=12",
+    "error 1455",
+    "errno=1455",
+    "paging file",
+    "array exceeds",
+    "shared memory",
+    "enlarge memory",
+    "grow memory",
+];
+
+/// The anchor whose case matters (`OOM`, not `room` or `zoom`).
+pub(super) const ANCHOR_EXACT_CASE: &str = "OOM";
 
 /// Where the memory that ran out is, in the line's own words. The first
 /// place word in the message decides a [`Closest::ByPlace`] row.
@@ -335,7 +368,6 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
 /// English): a Unicode word boundary would make the set fall back from the
 /// lazy DFA to a much slower engine on every line that mentions memory.
 pub(super) struct Compiled {
-    pub anchors: Regex,
     pub set: RegexSet,
     pub rows: Vec<Regex>,
     pub places: Vec<(Regex, Place)>,
@@ -346,6 +378,32 @@ pub(super) struct Compiled {
     /// One regex per side: each alternative a row of [`SIZE_ROLES`], as a numbered group.
     pub roles_before: Regex,
     pub roles_after: Regex,
+}
+
+/// Whether `raw` holds an anchor: the cheap test every line of a log goes
+/// through. The line is lowered to ASCII lower case in a buffer kept for
+/// the next line, so that the lower-case anchors are found by one packed
+/// (SIMD) search; built apart from the tables, which a log without any
+/// anchor never compiles.
+pub(super) fn anchored(raw: &[u8]) -> bool {
+    static ANCHORED: LazyLock<(AhoCorasick, memchr::memmem::Finder<'static>)> = LazyLock::new(|| {
+        let lower = ANCHORS.iter().map(|anchor| anchor.to_ascii_lowercase());
+        // Leftmost-first lets the automaton use its packed (SIMD) prefilter.
+        let any_case = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(lower);
+        let any_case = any_case.expect("anchors in xmem's source");
+        (any_case, memchr::memmem::Finder::new(ANCHOR_EXACT_CASE))
+    });
+    thread_local! {
+        static LOWERED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let (any_case, exact_case) = &*ANCHORED;
+    exact_case.find(raw).is_some()
+        || LOWERED.with_borrow_mut(|lowered| {
+            lowered.clear();
+            lowered.extend_from_slice(raw);
+            lowered.make_ascii_lowercase();
+            any_case.is_match(lowered.as_slice())
+        })
 }
 
 /// The tables, compiled on first use. They are literals of this file, so a
@@ -368,7 +426,6 @@ pub(super) fn compiled() -> &'static Compiled {
             ascii(&pattern)
         };
         Compiled {
-            anchors: ascii(ANCHORS),
             set: RegexSetBuilder::new(patterns).unicode(false).build().expect("failure words in xmem's source"),
             rows: FAILURE_WORDS.iter().map(|w| ascii(w.pattern)).collect(),
             places: PLACE_WORDS.iter().map(|(pattern, place)| (ascii(pattern), *place)).collect(),
