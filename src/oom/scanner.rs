@@ -124,10 +124,13 @@ impl Scanner {
             preamble.closed = true;
         }
         self.expire(number);
-        if !triggers(line.text.as_bytes()) && !general::mentions(line.text.as_bytes()) {
+        // The families' words are all among the triggers: a line that holds
+        // only the general reader's goes to it alone.
+        let triggered = triggers(line.text.as_bytes());
+        if !triggered && !general::mentions(line.text.as_bytes()) {
             return;
         }
-        match detect(&line) {
+        match triggered.then(|| detect(&line)).flatten() {
             Some(detected) => self.start(detected, &line),
             None => {
                 let Some(reading) = general::read(&line).filter(|reading| reading.statement) else { return };
