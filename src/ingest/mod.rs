@@ -5,11 +5,13 @@
 mod allocator_events;
 pub mod hlo;
 mod interner;
+pub mod pickle;
 pub mod pprof;
 pub mod progress;
 pub mod proto;
 pub mod source;
 mod step_grouping;
+pub mod torch_snapshot;
 mod wire;
 mod xla_shape;
 pub mod xspace;
@@ -64,6 +66,8 @@ pub enum FileKind {
     HloModule,
     /// A pprof profile; [`load`] accepts the device memory profiles JAX writes.
     Pprof,
+    /// A Python pickle; [`load`] accepts PyTorch CUDA memory snapshots.
+    TorchSnapshot,
 }
 
 const PROFILE_SUBDIR: &str = "plugins/profile";
@@ -133,7 +137,10 @@ pub fn guess_dir(path: &Path, options: &ReadOptions) -> Result<DirKind> {
     ))
 }
 
-/// Tells the inputs apart by their fields. A pprof profile has a string
+/// Tells the inputs apart by their bytes. A Python pickle (a PyTorch memory
+/// snapshot) opens with the `PROTO` opcode, 0x80 and a protocol of 2 to 5,
+/// which no protobuf message xmem reads can: as a field tag it would be
+/// field 32 or above. A pprof profile has a string
 /// table (field 6) whose first entry is the empty string, which pprof
 /// requires and none of the other formats has. Otherwise the first fields
 /// decide: an HloProto's field 1 is an HloModuleProto, which opens with its
@@ -141,10 +148,14 @@ pub fn guess_dir(path: &Path, options: &ReadOptions) -> Result<DirKind> {
 /// or name; a bare HloModuleProto's field 1 is the module name itself,
 /// followed by its computations in field 3.
 pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
-    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) \
-                            or a JAX device memory profile (pprof, from jax.profiler.save_device_memory_profile)";
+    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb), \
+                            a JAX device memory profile (pprof, from jax.profiler.save_device_memory_profile) \
+                            or a PyTorch memory snapshot (pickle, from torch.cuda.memory._dump_snapshot)";
     if bytes.is_empty() {
         return Err(Error::unrecognised(path, format!("the file is empty; {EXPECTED}")));
+    }
+    if pickle::is_pickle(bytes) {
+        return Ok(FileKind::TorchSnapshot);
     }
     let mut first_payload = None;
     let mut has_computations = false;
@@ -243,6 +254,11 @@ fn load_into(path: &Path, bytes: Bytes, progress: &Progress, capture: &mut Captu
         FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, program_id_in_file_name(path))?),
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
+        FileKind::TorchSnapshot => {
+            let (snapshot, warnings) = torch_snapshot::decode(path, &bytes)?;
+            capture.torch_snapshot = Some(snapshot);
+            capture.warnings.extend(warnings);
+        }
     }
     Ok(None)
 }
@@ -286,6 +302,10 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
             let xspace = guess_file(host, &contents.bytes).and_then(|kind| match kind {
                 FileKind::XSpace => xspace::read(host, &contents.bytes, &options.progress),
                 FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
+                FileKind::TorchSnapshot => Err(Error::unrecognised(
+                    host,
+                    "named like an xplane but holds a Python pickle (a PyTorch memory snapshot?)",
+                )),
                 _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
             });
             match xspace {
