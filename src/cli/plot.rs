@@ -58,6 +58,16 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
             written += 1;
         }
     }
+    for snapshot in &report.torch_snapshots {
+        let charts = svg::torch_snapshot_charts(snapshot, args.selection.top)
+            .with_context(|| format!("drawing {} {}", snapshot.input, snapshot.device))?;
+        let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
+        let stem = format!("{stem}.{}", safe(&snapshot.device));
+        for (kind, chart) in charts {
+            save(&args.output.join(names.claim_stem(&stem, kind)), &chart, &mut saved)?;
+            written += 1;
+        }
+    }
     for allocator in &report.allocators {
         let caption = allocator_chart_caption(allocator);
         let chart = svg::timeline::allocator(&caption, allocator)
@@ -104,7 +114,7 @@ impl Listing {
 
 /// File names for charts, `<module>.<space>.<chart>.svg` (`<profile>.sites.svg`
 /// for a device memory profile, `<host>.<allocator>.timeline.svg` for an
-/// allocator), safe on any file system (module names hold `(`, `)`, `/`, …)
+/// allocator, `<snapshot>.cuda_0.timeline.svg` for a PyTorch snapshot's device), safe on any file system (module names hold `(`, `)`, `/`, …)
 /// and never used twice.
 #[derive(Default)]
 struct FileNames {

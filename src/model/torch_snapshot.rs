@@ -24,7 +24,7 @@ pub struct TorchSnapshot {
 
 impl TorchSnapshot {
     /// The frames of stack `stack`, innermost first; empty for an unknown index.
-    pub fn stack(&self, stack: u32) -> impl Iterator<Item = &TorchFrame> {
+    pub fn stack(&self, stack: u32) -> impl Iterator<Item = &TorchFrame> + Clone {
         self.stacks
             .get(stack as usize)
             .into_iter()

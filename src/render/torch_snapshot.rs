@@ -7,8 +7,8 @@ use std::io::{self, Write};
 
 use super::table::{align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, Flavor};
 use crate::analysis::device_memory::StackFrame;
-use crate::analysis::torch_snapshot::user_frame::{is_library, is_python, NoUserFrame};
-use crate::analysis::torch_snapshot::{frame_label, Allocation, FrameGroup, StackGroup, TorchOom, TorchSnapshotReport};
+use crate::analysis::torch_snapshot::user_frame::{is_library, is_python};
+use crate::analysis::torch_snapshot::{Allocation, FrameGroup, StackGroup, TorchOom, TorchSnapshotReport};
 
 pub const GROUP_HEADER: [&str; 4] = ["Bytes", "Share", "Blocks", "User frame"];
 pub const GROUP_NUMBERS: [usize; 3] = [0, 1, 2];
@@ -101,7 +101,7 @@ fn seconds(us: i64) -> String {
 
 /// The figures of a device as label and value, in reading order.
 pub fn facts(report: &TorchSnapshotReport) -> Vec<(&'static str, String)> {
-    let by = report.peak_user_frame.as_ref().map(|f| format!(", allocating at {}", frame_label(f))).unwrap_or_default();
+    let by = report.peak_owner.as_ref().map(|owner| format!(", allocating at {}", owner.label())).unwrap_or_default();
     let mut facts = vec![(
         "Peak (active)",
         format!(
@@ -206,11 +206,7 @@ pub fn oom_facts(oom: &TorchOom) -> Vec<(&'static str, String)> {
     if let Some(largest) = oom.largest_free_block_bytes {
         facts.push(("Largest free block", bytes(largest)));
     }
-    let failing = match &oom.user_frame {
-        Some(frame) => frame_label(frame),
-        None => "no user frame on its stack".to_string(),
-    };
-    facts.push(("Failing allocation", failing));
+    facts.push(("Failing allocation", oom.owner.label()));
     facts
 }
 
@@ -225,8 +221,11 @@ pub fn peak_groups_title(report: &TorchSnapshotReport) -> String {
 /// The `top` largest groups and the rest summed.
 pub fn group_rows(groups: &[FrameGroup], total: i64, top: usize) -> Vec<Vec<String>> {
     let share = |b: i64| if total > 0 { percent(b as f64 / total as f64) } else { String::new() };
-    let mut rows: Vec<Vec<String>> =
-        groups.iter().take(top).map(|g| vec![bytes(g.bytes), share(g.bytes), g.count.to_string(), g.label()]).collect();
+    let mut rows: Vec<Vec<String>> = groups
+        .iter()
+        .take(top)
+        .map(|g| vec![bytes(g.bytes), share(g.bytes), g.count.to_string(), g.owner.label()])
+        .collect();
     let rest = groups.get(top..).unwrap_or_default();
     if !rest.is_empty() {
         let rest_bytes = rest.iter().map(|g| g.bytes).fold(0, i64::saturating_add);
@@ -254,7 +253,7 @@ pub fn stack_total(stack: &StackGroup) -> String {
 /// frame, why.
 pub fn stack_lines(frames: &[StackFrame]) -> Vec<String> {
     let Some(innermost) = frames.first() else {
-        return vec![NoUserFrame::BeforeRecording.describe().to_string()];
+        return vec!["allocated before recording began (no stack)".to_string()];
     };
     let python: Vec<&StackFrame> = frames.iter().filter(|f| is_python(&f.function, &f.file)).collect();
     if python.is_empty() {
@@ -294,16 +293,11 @@ pub fn allocation_rows(report: &TorchSnapshotReport, top: usize) -> Vec<Vec<Stri
         (None, _) => "before the trace".to_string(),
         (Some(_), None) => String::new(),
     };
-    let label = |a: &Allocation| match (&a.user_frame, a.no_user_frame) {
-        (Some(frame), _) => frame_label(frame),
-        (None, Some(reason)) => reason.describe().to_string(),
-        (None, None) => String::new(),
-    };
     let mut rows: Vec<Vec<String>> = report
         .at_peak
         .iter()
         .take(top)
-        .map(|a| vec![bytes(a.size_bytes), bytes(a.requested_bytes), allocated(a), label(a)])
+        .map(|a| vec![bytes(a.size_bytes), bytes(a.requested_bytes), allocated(a), a.owner.label()])
         .collect();
     let rest = report.at_peak.get(top..).unwrap_or_default();
     if !rest.is_empty() {

@@ -21,7 +21,8 @@ use super::drawing::drawing_indices;
 use crate::model::torch_snapshot::{Action, BlockState, DeviceMemoryTrace, TorchSnapshot};
 use crate::units::{human_bytes, human_bytes_precise};
 use replay::{Change, LiveBlock, Replay, StartState};
-use user_frame::NoUserFrame;
+pub use user_frame::frame_label;
+use user_frame::Owner;
 
 /// Points kept for a timeline: two per pixel column of a chart.
 pub const TIMELINE_POINTS: usize = 2000;
@@ -44,8 +45,8 @@ pub struct TorchSnapshotReport {
     pub peak_time_us: Option<i64>,
     /// The trace entry that reached the peak; null when the peak is where the trace began.
     pub peak_entry: Option<usize>,
-    /// The user frame of the allocation that reached the peak.
-    pub peak_user_frame: Option<StackFrame>,
+    /// Who made the allocation that reached the peak.
+    pub peak_owner: Option<Owner>,
     /// What the program asked for of the blocks live at the peak (before rounding).
     pub peak_requested_bytes: i64,
     pub reserved_at_peak_bytes: i64,
@@ -105,37 +106,19 @@ pub struct Allocation {
     pub requested_bytes: i64,
     /// Null for a block allocated before the trace began.
     pub allocated_at_us: Option<i64>,
-    pub user_frame: Option<StackFrame>,
-    /// Why `user_frame` is null.
-    pub no_user_frame: Option<NoUserFrame>,
+    #[serde(flatten)]
+    pub owner: Owner,
     /// The whole stack, innermost first, Python and C++ frames as recorded.
     pub frames: Arc<[StackFrame]>,
 }
 
-/// Bytes live under one user frame (or without one, and why).
+/// Bytes live under one user frame (or, without one, under what owns them).
 #[derive(Debug, Clone, Serialize)]
 pub struct FrameGroup {
-    pub user_frame: Option<StackFrame>,
-    pub no_user_frame: Option<NoUserFrame>,
+    #[serde(flatten)]
+    pub owner: Owner,
     pub bytes: i64,
     pub count: i64,
-}
-
-impl FrameGroup {
-    /// `step (train.py:53)`, or why there is no user frame.
-    pub fn label(&self) -> String {
-        match (&self.user_frame, self.no_user_frame) {
-            (Some(frame), _) => frame_label(frame),
-            (None, Some(reason)) => reason.describe().to_string(),
-            (None, None) => String::new(),
-        }
-    }
-}
-
-/// `step (train.py:53)`.
-pub fn frame_label(frame: &StackFrame) -> String {
-    let file = frame.file.rsplit('/').next().unwrap_or(&frame.file);
-    format!("{} ({file}:{})", frame.function, frame.line)
 }
 
 /// Bytes live under one whole stack.
@@ -143,8 +126,8 @@ pub fn frame_label(frame: &StackFrame) -> String {
 pub struct StackGroup {
     pub bytes: i64,
     pub count: i64,
-    pub user_frame: Option<StackFrame>,
-    pub no_user_frame: Option<NoUserFrame>,
+    #[serde(flatten)]
+    pub owner: Owner,
     pub frames: Arc<[StackFrame]>,
 }
 
@@ -190,7 +173,9 @@ pub struct TorchOom {
     /// `oom` entries before this one: failures the program caught and
     /// retried (cuDNN probes workspace sizes this way).
     pub earlier_ooms: usize,
-    pub user_frame: Option<StackFrame>,
+    /// Who made the request that failed.
+    #[serde(flatten)]
+    pub owner: Owner,
     pub frames: Arc<[StackFrame]>,
     pub cause: OomCause,
     /// One sentence per fact the cause rests on, and what to change.
@@ -212,13 +197,16 @@ pub enum OomCause {
     ProcessLimit,
 }
 
-/// Active and reserved bytes over the trace, thinned to [`TIMELINE_POINTS`]
-/// (every window keeps its highest and lowest point, and the peak is kept).
+/// Active and reserved bytes after trace entries, thinned to
+/// [`TIMELINE_POINTS`] (every window keeps its highest and lowest point, and
+/// the peak is kept). Drawn over entries, as memory_viz draws its timeline:
+/// a step of a few milliseconds gets as much room as a warm-up of seconds.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timeline {
-    /// Microseconds since the first entry when the trace is timed, else the entry index.
-    pub x: Vec<i64>,
-    pub timed: bool,
+    /// The trace entry of each point.
+    pub entry: Vec<usize>,
+    /// When each was recorded (µs since the epoch); empty when the trace has no times.
+    pub time_us: Vec<i64>,
     pub active_bytes: Vec<i64>,
     pub reserved_bytes: Vec<i64>,
     /// The active bytes of the largest user frames at the peak, then of everything else.
@@ -239,12 +227,12 @@ fn signed(bytes: u64) -> i64 {
 struct Stacks<'a> {
     snapshot: &'a TorchSnapshot,
     frames: HashMap<u32, Arc<[StackFrame]>>,
-    users: HashMap<u32, Result<StackFrame, NoUserFrame>>,
+    owners: HashMap<u32, Owner>,
 }
 
 impl<'a> Stacks<'a> {
     fn new(snapshot: &'a TorchSnapshot) -> Self {
-        Stacks { snapshot, frames: HashMap::new(), users: HashMap::new() }
+        Stacks { snapshot, frames: HashMap::new(), owners: HashMap::new() }
     }
 
     fn frames(&mut self, stack: u32) -> Arc<[StackFrame]> {
@@ -260,47 +248,23 @@ impl<'a> Stacks<'a> {
             .clone()
     }
 
-    fn user(&mut self, stack: u32) -> Result<StackFrame, NoUserFrame> {
+    fn owner(&mut self, stack: u32) -> Owner {
         let snapshot = self.snapshot;
-        self.users
-            .entry(stack)
-            .or_insert_with(|| {
-                user_frame::user_frame(snapshot.stack(stack)).map(|f| StackFrame {
-                    function: f.function.clone(),
-                    file: f.file.clone(),
-                    line: f.line,
-                })
-            })
-            .clone()
-    }
-}
-
-/// What a group of allocations is keyed by: the user frame, or why there is none.
-type GroupKey = Result<StackFrame, NoUserFrame>;
-
-fn split(key: GroupKey) -> (Option<StackFrame>, Option<NoUserFrame>) {
-    match key {
-        Ok(frame) => (Some(frame), None),
-        Err(reason) => (None, Some(reason)),
+        self.owners.entry(stack).or_insert_with(|| user_frame::owner(snapshot.stack(stack))).clone()
     }
 }
 
 /// Groups live blocks by user frame, largest first (ties by label).
 fn by_user_frame<'b>(stacks: &mut Stacks, blocks: impl Iterator<Item = &'b LiveBlock>) -> Vec<FrameGroup> {
-    let mut groups: HashMap<GroupKey, (i64, i64)> = HashMap::new();
+    let mut groups: HashMap<Owner, (i64, i64)> = HashMap::new();
     for block in blocks {
-        let total = groups.entry(stacks.user(block.stack)).or_default();
+        let total = groups.entry(stacks.owner(block.stack)).or_default();
         total.0 = total.0.saturating_add(signed(block.size));
         total.1 += 1;
     }
-    let mut groups: Vec<FrameGroup> = groups
-        .into_iter()
-        .map(|(key, (bytes, count))| {
-            let (user_frame, no_user_frame) = split(key);
-            FrameGroup { user_frame, no_user_frame, bytes, count }
-        })
-        .collect();
-    groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.label().cmp(&b.label())));
+    let mut groups: Vec<FrameGroup> =
+        groups.into_iter().map(|(owner, (bytes, count))| FrameGroup { owner, bytes, count }).collect();
+    groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.owner.cmp(&b.owner)));
     groups
 }
 
@@ -351,17 +315,13 @@ fn analyze_device(
     let mut at_peak: Vec<Allocation> = replay
         .live
         .iter()
-        .map(|(&address, block)| {
-            let (user_frame, no_user_frame) = split(stacks.user(block.stack));
-            Allocation {
-                address,
-                size_bytes: signed(block.size),
-                requested_bytes: signed(block.requested),
-                allocated_at_us: block.allocated_at.and_then(time),
-                user_frame,
-                no_user_frame,
-                frames: stacks.frames(block.stack),
-            }
+        .map(|(&address, block)| Allocation {
+            address,
+            size_bytes: signed(block.size),
+            requested_bytes: signed(block.requested),
+            allocated_at_us: block.allocated_at.and_then(time),
+            owner: stacks.owner(block.stack),
+            frames: stacks.frames(block.stack),
         })
         .collect();
     at_peak.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.address.cmp(&b.address)));
@@ -433,10 +393,7 @@ fn analyze_device(
         peak_bytes: signed(first.peak),
         peak_time_us: first.peak_entry.and_then(time),
         peak_entry: first.peak_entry,
-        peak_user_frame: first
-            .peak_entry
-            .and_then(|index| device.trace.get(index))
-            .and_then(|entry| stacks.user(entry.stack).ok()),
+        peak_owner: first.peak_entry.and_then(|index| device.trace.get(index)).map(|entry| stacks.owner(entry.stack)),
         peak_requested_bytes: signed(peak_requested),
         reserved_at_peak_bytes: signed(first.reserved_at_peak),
         reserved_peak_bytes: signed(first.reserved_peak),
@@ -532,8 +489,7 @@ fn by_stack<'b>(stacks: &mut Stacks, blocks: impl Iterator<Item = &'b LiveBlock>
     let mut groups: Vec<(u32, StackGroup)> = totals
         .into_iter()
         .map(|(stack, (bytes, count))| {
-            let (user_frame, no_user_frame) = split(stacks.user(stack));
-            (stack, StackGroup { bytes, count, user_frame, no_user_frame, frames: stacks.frames(stack) })
+            (stack, StackGroup { bytes, count, owner: stacks.owner(stack), frames: stacks.frames(stack) })
         })
         .collect();
     groups.sort_by(|(a_stack, a), (b_stack, b)| {
@@ -599,21 +555,13 @@ fn timeline(
             kept.insert(at, peak);
         }
     }
-    let banded: Vec<GroupKey> = at_peak
-        .iter()
-        .filter(|g| g.bytes > 0)
-        .take(TIMELINE_BANDS)
-        .map(|g| match (&g.user_frame, g.no_user_frame) {
-            (Some(frame), _) => Ok(frame.clone()),
-            (None, reason) => Err(reason.unwrap_or(NoUserFrame::LibraryOnly)),
-        })
-        .collect();
+    let banded: Vec<&Owner> = at_peak.iter().filter(|g| g.bytes > 0).take(TIMELINE_BANDS).map(|g| &g.owner).collect();
     let rest = banded.len();
     let mut band_of_stack: HashMap<u32, usize> = HashMap::new();
     let mut band = |stack: u32, stacks: &mut Stacks| {
         *band_of_stack.entry(stack).or_insert_with(|| {
-            let key = stacks.user(stack);
-            banded.iter().position(|b| *b == key).unwrap_or(rest)
+            let owner = stacks.owner(stack);
+            banded.iter().position(|b| **b == owner).unwrap_or(rest)
         })
     };
     let mut totals = vec![0u64; rest + 1];
@@ -622,15 +570,7 @@ fn timeline(
         totals[band(block.stack, stacks)] += block.size;
     }
     let mut series = vec![Vec::with_capacity(kept.len() + 1); rest + 1];
-    let origin = device.trace.first().map_or(0, |e| e.time_us);
-    let x_of = |index: usize| {
-        if device.timed {
-            device.trace.get(index).map_or(0, |e| e.time_us.saturating_sub(origin))
-        } else {
-            index as i64
-        }
-    };
-    let mut timeline = Timeline { timed: device.timed, ..Timeline::default() };
+    let mut timeline = Timeline::default();
     let mut next = kept.iter().peekable();
     for (index, entry) in device.trace.iter().enumerate() {
         match replay.step(index, entry) {
@@ -643,7 +583,10 @@ fn timeline(
         }
         if next.peek() == Some(&&index) {
             next.next();
-            timeline.x.push(x_of(index));
+            timeline.entry.push(index);
+            if device.timed {
+                timeline.time_us.push(entry.time_us);
+            }
             timeline.active_bytes.push(active[index]);
             timeline.reserved_bytes.push(signed(first.reserved[index]));
             for (values, total) in series.iter_mut().zip(&totals) {
@@ -651,10 +594,7 @@ fn timeline(
             }
         }
     }
-    let labels = banded.iter().map(|key| match key {
-        Ok(frame) => frame_label(frame),
-        Err(reason) => reason.describe().to_string(),
-    });
+    let labels = banded.iter().map(|owner| owner.label());
     timeline.bands = labels
         .chain(std::iter::once("everything else".to_string()))
         .zip(series)
@@ -726,7 +666,7 @@ fn oom_report(
     if let Some(owner) = at_oom.first().filter(|g| g.bytes > 0) {
         explanation.push(format!(
             "The largest owner then was {}: {} in {} block(s).",
-            owner.label(),
+            owner.owner.label(),
             human_bytes_precise(owner.bytes.unsigned_abs()),
             owner.count
         ));
@@ -749,7 +689,6 @@ fn oom_report(
         ),
         _ => {}
     }
-    let (user_frame, _) = split(stacks.user(failed.stack));
     TorchOom {
         entry,
         time_us: device.timed.then_some(failed.time_us),
@@ -759,7 +698,7 @@ fn oom_report(
         reserved_bytes: signed(reserved),
         largest_free_block_bytes: largest_free.map(signed),
         earlier_ooms: ooms.saturating_sub(1),
-        user_frame,
+        owner: stacks.owner(failed.stack),
         frames: stacks.frames(failed.stack),
         cause,
         explanation,
