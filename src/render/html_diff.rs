@@ -12,6 +12,7 @@ use super::diff::{
 };
 use super::html::{figure, foot, head, table};
 use super::svg::{timeline, ChartKind};
+use super::torch_snapshot;
 use super::table::Cell;
 use crate::analysis::{MemorySpaceReport, Report};
 use crate::diff::{Change, Diff, PeakDiff, Verdict};
@@ -52,6 +53,20 @@ pub fn write(out: &mut dyn Write, diff: &Diff, base: &Report, new: &Report, top:
     if !diff.allocators.is_empty() {
         writeln!(out, "<h2>Allocators</h2>")?;
         table(out, &ALLOCATOR_HEADER, &plain(text_diff::allocator_rows(&diff.allocators)), &ALLOCATOR_NUMBERS)?;
+    }
+    for device in &diff.torch_snapshots {
+        writeln!(out, "<section>\n<h2>{}</h2>", encode_text(&torch_snapshot::diff_heading(device)))?;
+        writeln!(out, "<dl>")?;
+        for (label, value) in torch_snapshot::diff_facts(device) {
+            writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+        }
+        writeln!(out, "</dl>")?;
+        if !device.owners.is_empty() {
+            writeln!(out, "<h3>{}</h3>", encode_text(&torch_snapshot::owners_title(device, top)))?;
+            let rows = torch_snapshot::owner_rows(device, top);
+            table(out, &torch_snapshot::OWNER_HEADER, &rows, &torch_snapshot::OWNER_NUMBERS)?;
+        }
+        writeln!(out, "</section>")?;
     }
     if !diff.device_memory.is_empty() {
         writeln!(out, "<p>Device memory profiles are compared in the text, Markdown and JSON output.</p>")?;

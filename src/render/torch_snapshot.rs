@@ -5,9 +5,11 @@
 
 use std::io::{self, Write};
 
-use super::table::{align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, Flavor};
+use super::table::{align_right, bytes, fact, file_name_and_line, heading, percent, plural, ratio_text, table, Flavor};
 use crate::analysis::device_memory::StackFrame;
 use crate::analysis::torch_snapshot::user_frame::{is_library, is_python};
+use crate::diff::TorchSnapshotDiff;
+use crate::units::human_delta;
 use crate::analysis::torch_snapshot::{Allocation, FrameGroup, StackGroup, TorchOom, TorchSnapshotReport};
 
 pub const GROUP_HEADER: [&str; 4] = ["Bytes", "Share", "Blocks", "User frame"];
@@ -305,4 +307,83 @@ pub fn allocation_rows(report: &TorchSnapshotReport, top: usize) -> Vec<Vec<Stri
         rows.push(vec![bytes(rest_bytes), String::new(), String::new(), plural(rest.len(), "more block")]);
     }
     rows
+}
+
+/// `PyTorch snapshot cuda:0: base.pickle → new.pickle`.
+pub fn diff_heading(diff: &TorchSnapshotDiff) -> String {
+    let peak = &diff.peak;
+    let side = |input: &Option<String>| input.clone().unwrap_or_else(|| "(no such device)".to_string());
+    format!("PyTorch snapshot {}: {} → {}", peak.device, side(&peak.base_input), side(&peak.new_input))
+}
+
+/// The peak, reserved and live bytes of the two runs, and their OOMs.
+pub fn diff_facts(diff: &TorchSnapshotDiff) -> Vec<(&'static str, String)> {
+    let side = |bytes_: Option<i64>| bytes_.map(bytes).unwrap_or_else(|| "none".to_string());
+    let delta = &diff.peak.delta;
+    let change = |base: Option<i64>, new: Option<i64>| {
+        let difference = new.unwrap_or(0).saturating_sub(base.unwrap_or(0));
+        format!("{} → {} ({})", side(base), side(new), human_delta(difference))
+    };
+    let mut facts = vec![
+        (
+            "Peak (active)",
+            format!("{} → {} ({}, {})", side(delta.base_peak_bytes), side(delta.new_peak_bytes), human_delta(delta.delta_bytes), ratio_text(delta.delta_ratio)),
+        ),
+        ("Reserved", change(diff.base_reserved_bytes, diff.new_reserved_bytes)),
+        ("Live at the snapshot", change(diff.base_live_at_end_bytes, diff.new_live_at_end_bytes)),
+    ];
+    if diff.base_oom || diff.new_oom {
+        let ends = |oom: bool| if oom { "out of memory" } else { "no failure" };
+        facts.push(("Trace ends in", format!("{} → {}", ends(diff.base_oom), ends(diff.new_oom))));
+    }
+    facts
+}
+
+pub const OWNER_HEADER: [&str; 5] = ["Delta", "Base", "New", "Blocks", "Owner"];
+pub const OWNER_NUMBERS: [usize; 4] = [0, 1, 2, 3];
+
+/// `Owners at the peak that changed: 4, largest growth first (top 2); 6 unchanged.`
+pub fn owners_title(diff: &TorchSnapshotDiff, top: usize) -> String {
+    let shown = if diff.owners.len() > top { format!(" (top {top})") } else { String::new() };
+    format!(
+        "Owners at the peak that changed: {}, largest growth first{shown}; {} unchanged.",
+        diff.owners.len(),
+        diff.unchanged_owners
+    )
+}
+
+pub fn owner_rows(diff: &TorchSnapshotDiff, top: usize) -> Vec<Vec<String>> {
+    diff.owners
+        .iter()
+        .take(top)
+        .map(|row| {
+            vec![
+                human_delta(row.delta_bytes),
+                bytes(row.base_bytes),
+                bytes(row.new_bytes),
+                format!("{} → {}", row.base_count, row.new_count),
+                row.owner.label(),
+            ]
+        })
+        .collect()
+}
+
+/// One device of `xmem diff` of two snapshots: the figures, then the owners that changed.
+pub fn write_diff(out: &mut dyn Write, flavor: Flavor, diff: &TorchSnapshotDiff, top: usize) -> io::Result<()> {
+    heading(out, flavor, 2, &diff_heading(diff))?;
+    for (label, value) in diff_facts(diff) {
+        fact(out, flavor, label, &value)?;
+    }
+    writeln!(out)?;
+    if diff.owners.is_empty() {
+        return writeln!(out, "No owner changed at the peak: every user frame holds the same bytes in both.\n");
+    }
+    writeln!(out, "{}", owners_title(diff, top))?;
+    if flavor == Flavor::Markdown {
+        writeln!(out)?;
+    }
+    let mut t = table(flavor, &OWNER_HEADER);
+    t.add_rows(owner_rows(diff, top));
+    align_right(&mut t, &OWNER_NUMBERS);
+    writeln!(out, "{t}\n")
 }
