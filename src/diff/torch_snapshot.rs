@@ -53,9 +53,12 @@ pub struct OwnerDelta {
 
 /// Every device of either run, paired by device name, largest absolute change of the peak first.
 pub fn compare(base: &[TorchSnapshotReport], new: &[TorchSnapshotReport]) -> Vec<TorchSnapshotDiff> {
-    let paired = Paired::by(base.iter().collect(), new.iter().collect(), |r: &&TorchSnapshotReport| Some(r.device.as_str()));
+    let paired =
+        Paired::by(base.iter().collect(), new.iter().collect(), |r: &&TorchSnapshotReport| Some(r.device.as_str()));
     let mut diffs: Vec<TorchSnapshotDiff> = paired.sides().filter_map(|(b, n)| compare_device(b, n)).collect();
-    diffs.sort_by(|a, b| a.peak.delta.larger_change_first(&b.peak.delta).then_with(|| a.peak.device.cmp(&b.peak.device)));
+    diffs.sort_by(|a, b| {
+        a.peak.delta.larger_change_first(&b.peak.delta).then_with(|| a.peak.device.cmp(&b.peak.device))
+    });
     diffs
 }
 

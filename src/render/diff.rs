@@ -4,12 +4,12 @@
 
 use std::io::{self, Write};
 
-use super::{device_memory, torch_snapshot};
 use super::table::{
     align_right, bytes, change_style, heading, percent, plural, ratio_text, styled, table, unwrapped, Cell, Flavor,
     GROWTH, ID_COLUMN, SHRINK,
 };
 use super::text::Detail;
+use super::{device_memory, torch_snapshot};
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
     AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict, Violation,

@@ -12,8 +12,8 @@ use super::diff::{
 };
 use super::html::{figure, foot, head, table};
 use super::svg::{timeline, ChartKind};
-use super::torch_snapshot;
 use super::table::Cell;
+use super::torch_snapshot;
 use crate::analysis::{MemorySpaceReport, Report};
 use crate::diff::{Change, Diff, PeakDiff, Verdict};
 

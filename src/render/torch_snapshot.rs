@@ -8,9 +8,9 @@ use std::io::{self, Write};
 use super::table::{align_right, bytes, fact, file_name_and_line, heading, percent, plural, ratio_text, table, Flavor};
 use crate::analysis::device_memory::StackFrame;
 use crate::analysis::torch_snapshot::user_frame::{is_library, is_python};
+use crate::analysis::torch_snapshot::{Allocation, FrameGroup, StackGroup, TorchOom, TorchSnapshotReport};
 use crate::diff::TorchSnapshotDiff;
 use crate::units::human_delta;
-use crate::analysis::torch_snapshot::{Allocation, FrameGroup, StackGroup, TorchOom, TorchSnapshotReport};
 
 pub const GROUP_HEADER: [&str; 4] = ["Bytes", "Share", "Blocks", "User frame"];
 pub const GROUP_NUMBERS: [usize; 3] = [0, 1, 2];
@@ -327,7 +327,13 @@ pub fn diff_facts(diff: &TorchSnapshotDiff) -> Vec<(&'static str, String)> {
     let mut facts = vec![
         (
             "Peak (active)",
-            format!("{} → {} ({}, {})", side(delta.base_peak_bytes), side(delta.new_peak_bytes), human_delta(delta.delta_bytes), ratio_text(delta.delta_ratio)),
+            format!(
+                "{} → {} ({}, {})",
+                side(delta.base_peak_bytes),
+                side(delta.new_peak_bytes),
+                human_delta(delta.delta_bytes),
+                ratio_text(delta.delta_ratio)
+            ),
         ),
         ("Reserved", change(diff.base_reserved_bytes, diff.new_reserved_bytes)),
         ("Live at the snapshot", change(diff.base_live_at_end_bytes, diff.new_live_at_end_bytes)),

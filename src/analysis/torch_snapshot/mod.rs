@@ -20,7 +20,7 @@ use super::device_memory::StackFrame;
 use super::drawing::drawing_indices;
 use crate::model::torch_snapshot::{Action, BlockState, DeviceMemoryTrace, TorchSnapshot};
 use crate::units::{human_bytes, human_bytes_precise};
-use replay::{Change, LiveBlock, Replay, StartState};
+use replay::{Change, LiveBlock, Replay, Sizing, StartState};
 pub use user_frame::frame_label;
 use user_frame::Owner;
 
@@ -300,12 +300,17 @@ fn analyze_device(
     let expandable = settings.expandable_segments
         || device.segments.iter().any(|s| s.expandable)
         || device.trace.iter().any(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap));
-    let start = StartState::of(device, settings);
+    let sizing = match (device.device < 0, expandable) {
+        (true, _) => Sizing::AsRecorded,
+        (false, true) => Sizing::Expandable,
+        (false, false) => Sizing::Blocks,
+    };
+    let start = StartState::of(device, settings, sizing);
     let actions = count_actions(device);
-    let first = first_pass(device, &start, settings, expandable, actions.oom);
+    let first = first_pass(device, &start, settings, sizing, actions.oom);
 
     // The live set at the peak: a second replay stopped there.
-    let mut replay = Replay::new(&start, settings, expandable);
+    let mut replay = Replay::new(&start, settings, sizing);
     if let Some(peak_entry) = first.peak_entry {
         for (index, entry) in device.trace.iter().enumerate().take(peak_entry + 1) {
             replay.step(index, entry);
@@ -331,20 +336,9 @@ fn analyze_device(
 
     let segments = segment_summary(device, expandable);
     let segments_active: u64 = device.segments.iter().fold(0, |t, s| t.saturating_add(s.active_size));
-    let timeline = timeline(device, &start, settings, expandable, &first, &at_peak_by_user_frame, stacks);
+    let timeline = timeline(device, &start, settings, sizing, &first, &at_peak_by_user_frame, stacks);
     let oom = first.oom.as_ref().map(|(entry, live, reserved, largest, blocks)| {
-        oom_report(
-            device,
-            *entry,
-            *live,
-            *reserved,
-            *largest,
-            blocks,
-            actions.oom,
-            expandable,
-            settings.expandable_segments,
-            stacks,
-        )
+        oom_report(device, *entry, (*live, *reserved, *largest), blocks, actions.oom, expandable, stacks)
     });
     let mut notes = Vec::new();
     if device.trace.is_empty() {
@@ -381,7 +375,11 @@ fn analyze_device(
         ));
     }
     if device.device < 0 {
-        notes.push("pinned host memory: replayed with the CUDA allocator's rounding, which the host allocator does not share; sizes are as recorded".to_string());
+        notes.push(
+            "pinned host memory: blocks are counted at the sizes the trace records (the host allocator's rounding is not \
+             in the snapshot)"
+                .to_string(),
+        );
     }
     TorchSnapshotReport {
         input: input.to_string(),
@@ -442,10 +440,10 @@ fn first_pass(
     device: &DeviceMemoryTrace,
     start: &StartState,
     settings: &crate::model::torch_snapshot::AllocatorSettings,
-    expandable: bool,
+    sizing: Sizing,
     ooms: usize,
 ) -> FirstPass {
-    let mut replay = Replay::new(start, settings, expandable);
+    let mut replay = Replay::new(start, settings, sizing);
     let mut pass = FirstPass {
         peak: replay.active,
         peak_entry: None,
@@ -540,7 +538,7 @@ fn timeline(
     device: &DeviceMemoryTrace,
     start: &StartState,
     settings: &crate::model::torch_snapshot::AllocatorSettings,
-    expandable: bool,
+    sizing: Sizing,
     first: &FirstPass,
     at_peak: &[FrameGroup],
     stacks: &mut Stacks,
@@ -565,7 +563,7 @@ fn timeline(
         })
     };
     let mut totals = vec![0u64; rest + 1];
-    let mut replay = Replay::new(start, settings, expandable);
+    let mut replay = Replay::new(start, settings, sizing);
     for block in replay.live.values() {
         totals[band(block.stack, stacks)] += block.size;
     }
@@ -604,19 +602,18 @@ fn timeline(
     timeline
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The failure at trace entry `entry`, with what was active and reserved
+/// then and the largest free block (`state`), and the blocks live then.
 fn oom_report(
     device: &DeviceMemoryTrace,
     entry: usize,
-    live: u64,
-    reserved: u64,
-    largest_free: Option<u64>,
+    state: (u64, u64, Option<u64>),
     blocks: &[LiveBlock],
     ooms: usize,
     expandable: bool,
-    expandable_configured: bool,
     stacks: &mut Stacks,
 ) -> TorchOom {
+    let (live, reserved, largest_free) = state;
     let failed = device.trace.get(entry).copied().unwrap_or(crate::model::torch_snapshot::TraceEntry {
         time_us: 0,
         addr: 0,
@@ -679,7 +676,7 @@ fn oom_report(
         ));
     }
     match cause {
-        OomCause::Fragmentation if !expandable_configured && !expandable => explanation.push(
+        OomCause::Fragmentation if !expandable => explanation.push(
             "To change: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets the allocator map the free memory into \
              one range instead of keeping it in pieces."
                 .to_string(),

@@ -24,6 +24,28 @@ const MIN_BLOCK: u64 = 512;
 /// A large-pool block is split only when more than this is left (`kSmallSize`).
 const SPLIT_REMAINDER: u64 = 1 << 20;
 
+/// How an allocation's block size follows from its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sizing {
+    /// The CUDA caching allocator with `cudaMalloc` segments: rounded, and
+    /// the whole free block where too little would be left to split off.
+    Blocks,
+    /// Expandable segments: always split, so the rounded request.
+    Expandable,
+    /// As recorded: pinned host memory, whose allocator rounds by rules the snapshot does not record.
+    AsRecorded,
+}
+
+impl Sizing {
+    /// `request` as a block before any segment is looked at.
+    fn rounded(self, request: u64, settings: &AllocatorSettings) -> u64 {
+        match self {
+            Sizing::Blocks | Sizing::Expandable => round_size(request, settings),
+            Sizing::AsRecorded => request,
+        }
+    }
+}
+
 /// A block live during the replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LiveBlock {
@@ -56,7 +78,7 @@ pub struct StartState {
 }
 
 impl StartState {
-    pub fn of(device: &DeviceMemoryTrace, settings: &AllocatorSettings) -> Self {
+    pub fn of(device: &DeviceMemoryTrace, settings: &AllocatorSettings, sizing: Sizing) -> Self {
         let mut start = StartState::default();
         // Blocks the trace frees without having allocated them were live at its start.
         let mut allocated: rustc_hash::FxHashSet<u64> = Default::default();
@@ -66,7 +88,7 @@ impl StartState {
                     allocated.insert(entry.addr);
                 }
                 Action::FreeCompleted if !allocated.remove(&entry.addr) => {
-                    let size = round_size(entry.size, settings);
+                    let size = sizing.rounded(entry.size, settings);
                     let block = LiveBlock { size, requested: entry.size, stack: entry.stack, allocated_at: None };
                     if start.blocks.insert(entry.addr, block).is_none() {
                         start.freed_unseen.0 += 1;
@@ -139,7 +161,7 @@ fn pool_of(segment_size: u64) -> Pool {
 /// The allocator's state as the trace is replayed.
 pub struct Replay<'a> {
     settings: &'a AllocatorSettings,
-    expandable: bool,
+    sizing: Sizing,
     pub live: BTreeMap<u64, LiveBlock>,
     segments: BTreeMap<u64, SegmentExtent>,
     /// Active bytes: the blocks live now.
@@ -158,12 +180,12 @@ pub enum Change {
 }
 
 impl<'a> Replay<'a> {
-    pub fn new(start: &StartState, settings: &'a AllocatorSettings, expandable: bool) -> Self {
+    pub fn new(start: &StartState, settings: &'a AllocatorSettings, sizing: Sizing) -> Self {
         let active = start.live_bytes();
         let requested = start.blocks.values().fold(0u64, |total, b| total.saturating_add(b.requested));
         Replay {
             settings,
-            expandable,
+            sizing,
             live: start.blocks.clone(),
             segments: start.segments.clone(),
             active,
@@ -220,8 +242,8 @@ impl<'a> Replay<'a> {
     /// pool the whole free block it came from when the rest would be 1 MiB or
     /// less (or when the request is at least `max_split_size`).
     fn block_size(&self, entry: &TraceEntry) -> u64 {
-        let rounded = round_size(entry.size, self.settings);
-        if self.expandable {
+        let rounded = self.sizing.rounded(entry.size, self.settings);
+        if self.sizing != Sizing::Blocks {
             // Expandable segments split whenever 512 bytes are left, so a block is its rounded request.
             return rounded;
         }
@@ -246,9 +268,9 @@ impl<'a> Replay<'a> {
 
     /// The largest run of free memory in one segment now, as the allocator
     /// could hand it out; `None` with expandable segments, whose free pages
-    /// are remapped rather than kept in runs.
+    /// are remapped rather than kept in runs, and for host memory.
     pub fn largest_free_block(&self) -> Option<u64> {
-        if self.expandable {
+        if self.sizing != Sizing::Blocks {
             return None;
         }
         let mut largest = 0;
