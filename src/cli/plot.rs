@@ -61,8 +61,7 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
     for snapshot in &report.torch_snapshots {
         let charts = svg::torch_snapshot_charts(snapshot, args.selection.top)
             .with_context(|| format!("drawing {} {}", snapshot.input, snapshot.device))?;
-        let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
-        let stem = format!("{stem}.{}", safe(&snapshot.device));
+        let stem = format!("{}.{}", snapshot_stem(&snapshot.input), safe(&snapshot.device));
         for (kind, chart) in charts {
             save(&args.output.join(names.claim_stem(&stem, kind)), &chart, &mut saved)?;
             written += 1;
@@ -146,6 +145,14 @@ impl FileNames {
         }
         name
     }
+}
+
+/// `oom` of `runs/oom.pickle.gz`: the file's name without the extensions snapshots are saved with.
+fn snapshot_stem(input: &str) -> String {
+    let name = Path::new(input).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let name = [".pickle", ".pkl"].iter().find_map(|ext| name.strip_suffix(ext)).unwrap_or(name);
+    safe(name)
 }
 
 /// ASCII letters, digits and `-` kept, anything else `_`, at most 100

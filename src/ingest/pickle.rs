@@ -431,7 +431,7 @@ impl<'a> Machine<'a> {
         items: Vec<Value>,
         hooks: &mut dyn Hooks,
     ) -> Result<(), PickleError> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(self.error(start, "SETITEMS with a key and no value"));
         }
         let (id, object) = self.container(start, dict)?;

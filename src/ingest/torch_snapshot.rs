@@ -36,8 +36,7 @@ pub const HOW_TO_RECORD: &str =
 /// Reads a snapshot; warnings are what was read leniently (an unknown block state).
 pub fn decode(path: &Path, bytes: &[u8]) -> Result<(TorchSnapshot, Vec<String>)> {
     let mut reader = Reader::default();
-    let pickle = pickle::read(bytes, &mut reader)
-        .map_err(|e| Error::malformed(path, Some(e.offset), format!("{} (reading the pickle)", e.what)))?;
+    let pickle = pickle::read(bytes, &mut reader).map_err(|e| Error::malformed(path, Some(e.offset), e.what))?;
     let mut objects = pickle.objects;
     let root = pickle.root;
     let not_a_snapshot = || {
@@ -65,10 +64,10 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(TorchSnapshot, Vec<String>)>
         let entries = list(&objects, Some(*entries), "device_traces[i]").map_err(fail)?;
         devices.push(reader.device_trace(&objects, index as i64, entries).map_err(fail)?);
     }
-    for segment in list(&objects, segments, "segments").map_err(fail)?.to_vec() {
-        let segment_value = segment;
-        let device = int(&objects, segment_value, "device").map_err(fail)?.unwrap_or(0);
-        let segment = reader.segment(&mut objects, segment_value).map_err(fail)?;
+    for (index, value) in list(&objects, segments, "segments").map_err(fail)?.to_vec().into_iter().enumerate() {
+        let in_segment = |what: String| fail(format!("segments[{index}]: {what}"));
+        let device = int(&objects, value, "device").map_err(in_segment)?.unwrap_or(0);
+        let segment = reader.segment(&mut objects, value).map_err(in_segment)?;
         match devices.iter_mut().find(|d| d.device == device) {
             Some(trace) => trace.segments.push(segment),
             None => devices.push(DeviceMemoryTrace { device, segments: vec![segment], ..Default::default() }),

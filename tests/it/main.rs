@@ -22,3 +22,4 @@ mod oom_logs;
 mod plot;
 mod readme;
 mod terminal;
+mod torch_snapshot;

@@ -286,7 +286,16 @@ struct FirstPass {
     active: Vec<u64>,
     reserved: Vec<u64>,
     live_at_end: u64,
-    oom: Option<(usize, u64, u64, Option<u64>, Vec<LiveBlock>)>,
+    oom: Option<OomState>,
+}
+
+/// The allocator when the last out-of-memory entry was recorded.
+struct OomState {
+    entry: usize,
+    live: u64,
+    reserved: u64,
+    largest_free: Option<u64>,
+    blocks: Vec<LiveBlock>,
 }
 
 fn analyze_device(
@@ -337,9 +346,7 @@ fn analyze_device(
     let segments = segment_summary(device, expandable);
     let segments_active: u64 = device.segments.iter().fold(0, |t, s| t.saturating_add(s.active_size));
     let timeline = timeline(device, &start, settings, sizing, &first, &at_peak_by_user_frame, stacks);
-    let oom = first.oom.as_ref().map(|(entry, live, reserved, largest, blocks)| {
-        oom_report(device, *entry, (*live, *reserved, *largest), blocks, actions.oom, expandable, stacks)
-    });
+    let oom = first.oom.as_ref().map(|state| oom_report(device, state, actions.oom, expandable, stacks));
     let mut notes = Vec::new();
     if device.trace.is_empty() {
         notes.push(
@@ -466,8 +473,13 @@ fn first_pass(
         if entry.action == Action::Oom {
             seen_ooms += 1;
             if seen_ooms == ooms {
-                let blocks = replay.live.values().copied().collect();
-                pass.oom = Some((index, replay.active, replay.reserved, replay.largest_free_block(), blocks));
+                pass.oom = Some(OomState {
+                    entry: index,
+                    live: replay.active,
+                    reserved: replay.reserved,
+                    largest_free: replay.largest_free_block(),
+                    blocks: replay.live.values().copied().collect(),
+                });
             }
         }
         pass.active.push(replay.active);
@@ -602,18 +614,15 @@ fn timeline(
     timeline
 }
 
-/// The failure at trace entry `entry`, with what was active and reserved
-/// then and the largest free block (`state`), and the blocks live then.
+/// The failure, from the allocator's state when it was recorded.
 fn oom_report(
     device: &DeviceMemoryTrace,
-    entry: usize,
-    state: (u64, u64, Option<u64>),
-    blocks: &[LiveBlock],
+    state: &OomState,
     ooms: usize,
     expandable: bool,
     stacks: &mut Stacks,
 ) -> TorchOom {
-    let (live, reserved, largest_free) = state;
+    let OomState { entry, live, reserved, largest_free, ref blocks } = *state;
     let failed = device.trace.get(entry).copied().unwrap_or(crate::model::torch_snapshot::TraceEntry {
         time_us: 0,
         addr: 0,

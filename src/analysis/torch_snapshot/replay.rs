@@ -332,8 +332,7 @@ mod tests {
         assert_eq!(round_size(3 << 20, &plain), 3 << 20);
         assert_eq!(round_size(u64::MAX, &plain), u64::MAX - 511);
         // roundup_power2_divisions:4 — 1200 MiB lies between 1024 and 2048 MiB, whose quarters are 256 MiB apart.
-        let mut divided = AllocatorSettings::default();
-        divided.roundup_power2_divisions = [4; 16];
+        let divided = AllocatorSettings { roundup_power2_divisions: [4; 16], ..Default::default() };
         assert_eq!(round_size(1200 << 20, &divided), 1280 << 20);
         assert_eq!(round_size(1024 << 20, &divided), 1024 << 20);
         // At or below 512 × divisions the plain rounding applies.
