@@ -36,17 +36,19 @@ pub enum Value {
     Object(ObjectId),
 }
 
-/// What the arena holds.
+/// What the arena holds. Containers are boxed so that a slot takes 16
+/// bytes: a million trace entries leave a million slots behind once the
+/// hooks have converted them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Object {
     /// UTF-8, a range of the input.
-    Str(Range<usize>),
+    Str(Box<Range<usize>>),
     /// A range of the input.
-    Bytes(Range<usize>),
-    List(Vec<Value>),
-    Tuple(Vec<Value>),
-    Dict(Vec<(Value, Value)>),
-    Set(Vec<Value>),
+    Bytes(Box<Range<usize>>),
+    List(Box<Vec<Value>>),
+    Tuple(Box<Vec<Value>>),
+    Dict(Box<Vec<(Value, Value)>>),
+    Set(Box<Vec<Value>>),
     /// What [`Hooks::dict`] made of a dict: an index the hooks' owner
     /// gave it and knows the meaning of.
     Converted(u32),
@@ -112,9 +114,13 @@ impl<'a> Objects<'a> {
 
     /// The text of a string value.
     pub fn str(&self, value: Value) -> Option<&'a str> {
+        // Checked to be UTF-8 when it was read.
+        std::str::from_utf8(self.str_bytes(value)?).ok()
+    }
+
+    fn str_bytes(&self, value: Value) -> Option<&'a [u8]> {
         match self.of(value)? {
-            // Checked to be UTF-8 when it was read.
-            Object::Str(range) => std::str::from_utf8(self.input.get(range.clone())?).ok(),
+            Object::Str(range) => self.input.get(range.start..range.end),
             _ => None,
         }
     }
@@ -137,7 +143,7 @@ impl<'a> Objects<'a> {
 
     /// The value under string key `key` in a dict value (the last, if set twice, as Python keeps).
     pub fn lookup(&self, dict: Value, key: &str) -> Option<Value> {
-        self.pairs(dict)?.iter().rev().find(|(k, _)| self.str(*k) == Some(key)).map(|(_, v)| *v)
+        self.pairs(dict)?.iter().rev().find(|(k, _)| self.str_bytes(*k) == Some(key.as_bytes())).map(|(_, v)| *v)
     }
 
     /// Replaces an object's content, e.g. to free a list the hooks have converted.
@@ -373,12 +379,12 @@ impl<'a> Machine<'a> {
         let range = self.at..self.at + n;
         self.at += n;
         if !text {
-            return self.push_object(start, Object::Bytes(range));
+            return self.push_object(start, Object::Bytes(Box::new(range)));
         }
         if std::str::from_utf8(&self.objects.input[range.clone()]).is_err() {
             return Err(self.error(start, "a string that is not UTF-8"));
         }
-        self.push_object(start, Object::Str(range))
+        self.push_object(start, Object::Str(Box::new(range)))
     }
 
     fn memo_put(&mut self, start: usize, index: u32) -> Result<(), PickleError> {
@@ -542,33 +548,33 @@ impl<'a> Machine<'a> {
                     let n = u64::from_le_bytes(self.array(start)?);
                     self.string(start, n, false)?;
                 }
-                op::EMPTY_LIST => self.push_object(start, Object::List(Vec::new()))?,
-                op::EMPTY_DICT => self.push_object(start, Object::Dict(Vec::new()))?,
-                op::EMPTY_SET => self.push_object(start, Object::Set(Vec::new()))?,
-                op::EMPTY_TUPLE => self.push_object(start, Object::Tuple(Vec::new()))?,
+                op::EMPTY_LIST => self.push_object(start, Object::List(Box::default()))?,
+                op::EMPTY_DICT => self.push_object(start, Object::Dict(Box::default()))?,
+                op::EMPTY_SET => self.push_object(start, Object::Set(Box::default()))?,
+                op::EMPTY_TUPLE => self.push_object(start, Object::Tuple(Box::default()))?,
                 op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
                     let n = usize::from(opcode - op::TUPLE1 + 1);
                     let mut items = vec![Value::None; n];
                     for slot in items.iter_mut().rev() {
                         *slot = self.pop(start)?;
                     }
-                    self.push_object(start, Object::Tuple(items))?;
+                    self.push_object(start, Object::Tuple(Box::new(items)))?;
                 }
                 op::TUPLE => {
                     let items = self.pop_mark(start)?;
-                    self.push_object(start, Object::Tuple(items))?;
+                    self.push_object(start, Object::Tuple(Box::new(items)))?;
                 }
                 op::LIST => {
                     let items = self.pop_mark(start)?;
-                    self.push_object(start, Object::List(items))?;
+                    self.push_object(start, Object::List(Box::new(items)))?;
                 }
                 op::FROZENSET => {
                     let items = self.pop_mark(start)?;
-                    self.push_object(start, Object::Set(items))?;
+                    self.push_object(start, Object::Set(Box::new(items)))?;
                 }
                 op::DICT => {
                     let items = self.pop_mark(start)?;
-                    let dict = self.new_object(start, Object::Dict(Vec::new()))?;
+                    let dict = self.new_object(start, Object::Dict(Box::default()))?;
                     self.stack.push(dict);
                     self.set_items(start, dict, items, hooks)?;
                 }
@@ -648,6 +654,12 @@ fn long(digits: &[u8]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_arena_slot_takes_16_bytes() {
+        assert_eq!(std::mem::size_of::<Object>(), 16);
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
 
     fn read_all(bytes: &[u8]) -> Result<(Value, Vec<Object>), PickleError> {
         let pickle = read(bytes, &mut KeepAll)?;

@@ -210,33 +210,32 @@ impl Reader {
         Ok(index)
     }
 
-    /// The entries of one device's trace, read as the pickle was.
+    /// The entries of one device's trace, read as the pickle was. The
+    /// entries of a snapshot with one device are all its entries, in order:
+    /// they are moved, not copied.
     fn device_trace(
         &mut self,
         objects: &Objects,
         device: i64,
         items: &[Value],
     ) -> std::result::Result<DeviceMemoryTrace, String> {
-        let mut trace = DeviceMemoryTrace { device, timed: true, ..Default::default() };
-        trace.trace.reserve_exact(items.len());
+        let mut indices = Vec::with_capacity(items.len());
         for &item in items {
-            let index = match objects.of(item) {
-                Some(Object::Converted(index)) => *index,
+            match objects.of(item) {
+                Some(Object::Converted(index)) => indices.push(*index),
                 _ => return Err(format!("device_traces[{device}] holds an entry without an action")),
-            };
-            let entry = *self.entries.get(index as usize).ok_or("a trace entry read twice")?;
-            if self.untimed.contains_key(&index) {
-                trace.timed = false;
             }
-            if entry.action == Action::Oom {
-                trace.oom_device_free.push(self.device_free.get(&index).copied().unwrap_or(0));
-            }
-            trace.trace.push(entry);
         }
-        if trace.trace.is_empty() {
-            trace.timed = false;
-        }
-        Ok(trace)
+        let timed = !indices.is_empty() && !indices.iter().any(|index| self.untimed.contains_key(index));
+        let oom_device_free = indices.iter().filter_map(|index| self.device_free.get(index).copied()).collect();
+        let in_order = indices.iter().enumerate().all(|(i, &index)| i == index as usize);
+        let trace = if in_order && indices.len() == self.entries.len() {
+            std::mem::take(&mut self.entries)
+        } else {
+            let entry = |&index: &u32| self.entries.get(index as usize).copied().ok_or("a trace entry read twice");
+            indices.iter().map(entry).collect::<std::result::Result<_, _>>()?
+        };
+        Ok(DeviceMemoryTrace { device, segments: Vec::new(), trace, oom_device_free, timed })
     }
 
     fn segment(&mut self, objects: &mut Objects, value: Value) -> std::result::Result<Segment, String> {

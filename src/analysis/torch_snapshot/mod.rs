@@ -284,7 +284,6 @@ struct FirstPass {
     reserved_peak: u64,
     /// Active bytes after each entry.
     active: Vec<u64>,
-    reserved: Vec<u64>,
     live_at_end: u64,
     oom: Option<OomState>,
 }
@@ -457,7 +456,6 @@ fn first_pass(
         reserved_at_peak: replay.reserved,
         reserved_peak: replay.reserved,
         active: Vec::with_capacity(device.trace.len()),
-        reserved: Vec::with_capacity(device.trace.len()),
         live_at_end: 0,
         oom: None,
     };
@@ -483,7 +481,6 @@ fn first_pass(
             }
         }
         pass.active.push(replay.active);
-        pass.reserved.push(replay.reserved);
     }
     pass.live_at_end = replay.active;
     pass
@@ -598,7 +595,7 @@ fn timeline(
                 timeline.time_us.push(entry.time_us);
             }
             timeline.active_bytes.push(active[index]);
-            timeline.reserved_bytes.push(signed(first.reserved[index]));
+            timeline.reserved_bytes.push(signed(replay.reserved));
             for (values, total) in series.iter_mut().zip(&totals) {
                 values.push(signed(*total));
             }
