@@ -54,14 +54,9 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, report: &TorchSnapshotReport, 
             }
         }
     }
-    writeln!(out, "\n{}", allocations_title(report, top))?;
-    if flavor == Flavor::Markdown {
-        writeln!(out)?;
-    }
-    let mut t = table(flavor, &ALLOCATION_HEADER);
-    t.add_rows(allocation_rows(report, top));
-    align_right(&mut t, &ALLOCATION_NUMBERS);
-    writeln!(out, "{t}")
+    writeln!(out)?;
+    let rows = allocation_rows(report, top);
+    titled_table(out, flavor, &allocations_title(report, top), (&ALLOCATION_HEADER, &ALLOCATION_NUMBERS), rows)
 }
 
 fn write_groups(
@@ -72,13 +67,26 @@ fn write_groups(
     total: i64,
     top: usize,
 ) -> io::Result<()> {
-    writeln!(out, "\n{title}")?;
+    writeln!(out)?;
+    titled_table(out, flavor, title, (&GROUP_HEADER, &GROUP_NUMBERS), group_rows(groups, total, top))
+}
+
+/// A line saying what the table holds, then the table, its `columns`'
+/// header and the numbers among them.
+fn titled_table(
+    out: &mut dyn Write,
+    flavor: Flavor,
+    title: &str,
+    columns: (&[&str], &[usize]),
+    rows: Vec<Vec<String>>,
+) -> io::Result<()> {
+    writeln!(out, "{title}")?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
-    let mut t = table(flavor, &GROUP_HEADER);
-    t.add_rows(group_rows(groups, total, top));
-    align_right(&mut t, &GROUP_NUMBERS);
+    let mut t = table(flavor, columns.0);
+    t.add_rows(rows);
+    align_right(&mut t, columns.1);
     writeln!(out, "{t}")
 }
 
@@ -384,12 +392,6 @@ pub fn write_diff(out: &mut dyn Write, flavor: Flavor, diff: &TorchSnapshotDiff,
     if diff.owners.is_empty() {
         return writeln!(out, "No owner changed at the peak: every user frame holds the same bytes in both.\n");
     }
-    writeln!(out, "{}", owners_title(diff, top))?;
-    if flavor == Flavor::Markdown {
-        writeln!(out)?;
-    }
-    let mut t = table(flavor, &OWNER_HEADER);
-    t.add_rows(owner_rows(diff, top));
-    align_right(&mut t, &OWNER_NUMBERS);
-    writeln!(out, "{t}\n")
+    titled_table(out, flavor, &owners_title(diff, top), (&OWNER_HEADER, &OWNER_NUMBERS), owner_rows(diff, top))?;
+    writeln!(out)
 }
