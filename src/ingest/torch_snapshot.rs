@@ -29,6 +29,10 @@ use crate::model::torch_snapshot::{
 /// the pool of a segment whose `segment_type` is not recorded.
 const SMALL_SEGMENT_BYTES: u64 = 2 << 20;
 
+/// The time of an entry recorded without one (PyTorch before 2.1), until
+/// its trace is known to be untimed; no real time is this far before the epoch.
+const UNTIMED: i64 = i64::MIN;
+
 /// Where a snapshot comes from, for messages that say how to make one.
 pub const HOW_TO_RECORD: &str =
     "torch.cuda.memory._record_memory_history() then torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")";
@@ -97,8 +101,6 @@ struct Reader {
     entries: Vec<TraceEntry>,
     /// `device_free` of the out-of-memory entries, by entry index.
     device_free: FxHashMap<u32, u64>,
-    /// Entries without `time_us`.
-    untimed: FxHashMap<u32, ()>,
     warnings: Vec<String>,
 }
 
@@ -115,7 +117,6 @@ impl Default for Reader {
             stack_of_object: FxHashMap::default(),
             entries: Vec::new(),
             device_free: FxHashMap::default(),
-            untimed: FxHashMap::default(),
             warnings: Vec::new(),
         }
     }
@@ -140,17 +141,15 @@ impl Hooks for Reader {
             None => return Err("a trace entry whose action is not a string".to_string()),
         };
         let index = u32::try_from(self.entries.len()).map_err(|_| "more than 4 billion trace entries".to_string())?;
-        let time_us = int(objects, entry, "time_us")?;
-        if time_us.is_none() {
-            self.untimed.insert(index, ());
-        }
+        // An entry without a time is marked until its device's trace is assembled.
+        let time_us = int(objects, entry, "time_us")?.unwrap_or(UNTIMED);
         if action == Action::Oom {
             self.device_free.insert(index, uint(objects, entry, "device_free")?.unwrap_or(0));
         }
         let frames = objects.lookup(entry, "frames");
         let stack = self.stack(objects, frames)?;
         self.entries.push(TraceEntry {
-            time_us: time_us.unwrap_or(0),
+            time_us,
             addr: uint(objects, entry, "addr")?.unwrap_or(0),
             size: uint(objects, entry, "size")?.unwrap_or(0),
             stack,
@@ -226,15 +225,18 @@ impl Reader {
                 _ => return Err(format!("device_traces[{device}] holds an entry without an action")),
             }
         }
-        let timed = !indices.is_empty() && !indices.iter().any(|index| self.untimed.contains_key(index));
         let oom_device_free = indices.iter().filter_map(|index| self.device_free.get(index).copied()).collect();
         let in_order = indices.iter().enumerate().all(|(i, &index)| i == index as usize);
-        let trace = if in_order && indices.len() == self.entries.len() {
+        let mut trace = if in_order && indices.len() == self.entries.len() {
             std::mem::take(&mut self.entries)
         } else {
             let entry = |&index: &u32| self.entries.get(index as usize).copied().ok_or("a trace entry read twice");
-            indices.iter().map(entry).collect::<std::result::Result<_, _>>()?
+            indices.iter().map(entry).collect::<std::result::Result<Vec<_>, _>>()?
         };
+        let timed = !trace.is_empty() && trace.iter().all(|e| e.time_us != UNTIMED);
+        if !timed {
+            trace.iter_mut().for_each(|e| e.time_us = 0);
+        }
         Ok(DeviceMemoryTrace { device, segments: Vec::new(), trace, oom_device_free, timed })
     }
 
