@@ -3,7 +3,7 @@
 //! drawing is thinned; the report's figures keep every point.
 
 use super::allocator_timeline::AllocatorReport;
-use super::torch_snapshot::TorchSnapshotReport;
+use super::torch_snapshot::{Allocation, FrameGroup, TorchSnapshotReport};
 use super::{Lifetime, MemorySpaceReport};
 use crate::units::{human_bytes, milliseconds};
 
@@ -236,6 +236,37 @@ pub fn torch_timeline(report: &TorchSnapshotReport) -> Option<Timeline> {
         holds_until_next: true,
         boundaries: Vec::new(),
     })
+}
+
+/// One owner of a PyTorch snapshot's peak with its largest blocks, as a bar draws them.
+#[derive(Debug)]
+pub struct OwnerBlocks<'a> {
+    pub group: &'a FrameGroup,
+    /// Largest first.
+    pub blocks: Vec<&'a Allocation>,
+    /// The owner's other blocks, summed.
+    pub rest_bytes: i64,
+}
+
+/// The `top` largest owners of a snapshot's peak, each with its `max_blocks` largest blocks.
+pub fn torch_peak_owners(report: &TorchSnapshotReport, top: usize, max_blocks: usize) -> Vec<OwnerBlocks<'_>> {
+    let mut owners: Vec<OwnerBlocks> = report
+        .at_peak_by_user_frame
+        .iter()
+        .take(top)
+        .map(|group| OwnerBlocks { group, blocks: Vec::new(), rest_bytes: 0 })
+        .collect();
+    // `at_peak` is largest first, so each owner's first blocks are its largest.
+    for allocation in &report.at_peak {
+        if let Some(owner) = owners.iter_mut().find(|o| o.group.owner == allocation.owner) {
+            if owner.blocks.len() < max_blocks {
+                owner.blocks.push(allocation);
+            } else {
+                owner.rest_bytes = owner.rest_bytes.saturating_add(allocation.size_bytes);
+            }
+        }
+    }
+    owners
 }
 
 /// Every simulated buffer of a memory space as a box: x from the heap point
