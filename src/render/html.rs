@@ -101,15 +101,12 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     foot(out)
 }
 
-/// A PyTorch snapshot's device: its facts, its charts, the OOM, and who
+/// A PyTorch snapshot's device: its facts, the OOM, its charts, and who
 /// owned the peak by user frame, by stack and by block.
 fn write_torch_snapshot(out: &mut dyn Write, report: &TorchSnapshotReport, top: usize) -> io::Result<()> {
     writeln!(out, "<section>\n<h2>{}</h2>", encode_text(&torch_snapshot::snapshot_heading(report)))?;
     let notes = report.notes.iter().map(|note| ("Note", note.clone()));
     facts(out, torch_snapshot::facts(report).into_iter().chain(notes))?;
-    for (kind, chart) in svg::torch_snapshot_charts(report, top)? {
-        figure(out, kind, &chart)?;
-    }
     if let Some(oom) = &report.oom {
         writeln!(out, "<h3>{}</h3>", encode_text(&torch_snapshot::oom_heading(report, oom)))?;
         facts(out, torch_snapshot::oom_facts(oom))?;
@@ -119,6 +116,9 @@ fn write_torch_snapshot(out: &mut dyn Write, report: &TorchSnapshotReport, top: 
         writeln!(out, "<h4>{}</h4>", encode_text(&torch_snapshot::oom_groups_title(oom)))?;
         let rows = torch_snapshot::group_rows(&oom.at_oom, oom.live_bytes, top);
         table(out, &torch_snapshot::GROUP_HEADER, &rows, &torch_snapshot::GROUP_NUMBERS)?;
+    }
+    for (kind, chart) in svg::torch_snapshot_charts(report, top)? {
+        figure(out, kind, &chart)?;
     }
     if !report.at_peak.is_empty() {
         writeln!(out, "<h3>{}</h3>", encode_text(&torch_snapshot::peak_groups_title(report)))?;
