@@ -254,7 +254,7 @@ impl<'a> Stacks<'a> {
     }
 }
 
-/// Groups live blocks by user frame, largest first (ties by label).
+/// Groups live blocks by owner, largest first (ties in owner order).
 fn by_user_frame<'b>(stacks: &mut Stacks, blocks: impl Iterator<Item = &'b LiveBlock>) -> Vec<FrameGroup> {
     let mut groups: HashMap<Owner, (i64, i64)> = HashMap::new();
     for block in blocks {
