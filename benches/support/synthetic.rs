@@ -742,7 +742,7 @@ impl PickleWriter {
                     frame_memo[frame] = Some(self.memoize());
                     self.out.push(b'(');
                     self.key("filename");
-                    let file = if frame % 3 == 0 {
+                    let file = if frame.is_multiple_of(3) {
                         format!("/home/user/model_{frame}.py")
                     } else {
                         format!("/venv/lib/python3.12/site-packages/torch/nn/f{frame}.py")
