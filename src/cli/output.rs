@@ -72,7 +72,12 @@ pub fn read_options(input: &InputOptions) -> ReadOptions {
 
 /// Loads one input; with `--strict`, any warning is an error.
 pub fn load(path: &Path, input: &InputOptions) -> anyhow::Result<Capture> {
-    let capture = ingest::load(path, &read_options(input))?;
+    checked(ingest::load(path, &read_options(input))?, input)
+}
+
+/// A capture as loaded: with `--strict`, any warning is an error; else the
+/// warnings go to standard error.
+pub fn checked(capture: Capture, input: &InputOptions) -> anyhow::Result<Capture> {
     if input.strict {
         if let Some(first) = capture.warnings.first() {
             anyhow::bail!("{} (--strict)", first);
@@ -136,8 +141,16 @@ pub fn usable_report(
     input: &InputOptions,
     options: &attribution::Options,
 ) -> anyhow::Result<Report> {
-    let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
-    let report = analysis::analyze_with(&captures, options);
+    let captures = ingest::load_inputs(paths, &read_options(input))?
+        .into_iter()
+        .map(|capture| checked(capture, input))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    report_of(&captures, options)
+}
+
+/// The analysis of loaded inputs; an error when nothing in them could be analysed.
+pub fn report_of(captures: &[Capture], options: &attribution::Options) -> anyhow::Result<Report> {
+    let report = analysis::analyze_with(captures, options);
     match report.nothing_usable() {
         Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
         None => Ok(report),
