@@ -767,15 +767,23 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             live_history = LiveHistory { pushes, revivals };
             status
         }
-        None if temporary_allocations => {
-            notes.push(
+        None if temporary_allocations => match xla_peak(index, &allocations) {
+            Some(xla) => {
+                notes.push(xla.note.into());
+                at_peak.extend(xla.slots.iter().map(|&slot| buffer_at_peak(index, slot)));
+                (peak, peak_unpadded) = (xla.bytes, xla.unpadded_bytes);
+                TraceStatus::XlaPeakBuffers
+            }
+            None => {
+                notes.push(
                 "no heap-simulator trace for this memory space: the peak counts only always-live buffers \
                  (parameters, outputs, constants), not temporaries. TensorFlow's profiler stores such protos; \
                  dump the module with XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_proto\" and pass DIR for the full picture"
                     .into(),
-            );
-            TraceStatus::Missing
-        }
+                );
+                TraceStatus::Missing
+            }
+        },
         None => TraceStatus::NotNeeded,
     };
     breakdown.temporaries = peak;
@@ -824,6 +832,52 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     }
 }
 
+/// The temporaries at the peak as XLA recorded them, for a memory space
+/// whose heap-simulator trace XLA left out of the proto.
+struct XlaPeak {
+    /// Logical buffer slots, allocation by allocation.
+    slots: Vec<usize>,
+    bytes: i64,
+    unpadded_bytes: i64,
+    note: String,
+}
+
+/// The heap simulator's peak from `peak_buffers` (XLA writes them from
+/// jaxlib 0.10 on, also where it leaves the traces out, as the buffer
+/// assignment JAX's `memory_analysis()` returns does): the buffers live at
+/// the peak of each of the colour's heap-simulated allocations (neither
+/// always-live nor thread-local). `None` when an allocation has no such
+/// record. With one such allocation (the common case) this is the trace's
+/// peak; with several their peaks are added, which may overstate the peak
+/// if they fall at different points, and the note says so.
+fn xla_peak(index: &Index, allocations: &[&Allocation]) -> Option<XlaPeak> {
+    let peak_buffers = &index.assignment.peak_buffers;
+    let heap: Vec<&Allocation> =
+        allocations.iter().copied().filter(|a| !is_indefinite(a) && !a.is_thread_local && a.size > 0).collect();
+    let mut slots = Vec::new();
+    for allocation in &heap {
+        let recorded = peak_buffers.iter().find(|p| p.allocation_index == allocation.index)?;
+        slots.extend(recorded.logical_buffer_ids.iter().filter_map(|&id| index.buffer(id).map(|(slot, _)| slot)));
+    }
+    let buffers = || slots.iter().filter_map(|&slot| index.assignment.logical_buffers.get(slot));
+    let mut note = "no heap-simulator trace for this memory space (XLA left it out of this proto): the peak is \
+                    XLA's own, the always-live buffers and the buffers XLA records live at the peak (peak_buffers); \
+                    there is no timeline"
+        .to_string();
+    if heap.len() > 1 {
+        note.push_str(&format!(
+            "; the peaks of {} allocations are added, which overstates the peak if they fall at different points",
+            heap.len()
+        ));
+    }
+    Some(XlaPeak {
+        bytes: sum_bytes(buffers().map(|b| b.size)),
+        unpadded_bytes: sum_bytes(buffers().map(|b| b.unpadded_size)),
+        slots,
+        note,
+    })
+}
+
 /// Logical buffers by their place in the assignment, described as
 /// [`BufferAtPeak`]s; places the assignment does not hold are left out.
 pub fn describe(assignment: &BufferAssignment, slots: &[usize]) -> Vec<BufferAtPeak> {
@@ -870,10 +924,33 @@ mod tests {
                 ..Default::default()
             }],
             heap_traces: vec![HeapTrace { events, instruction_names: vec!["fusion".into()] }],
+            peak_buffers: Vec::new(),
         }
     }
 
     use HeapEventKind::{Alloc, Free, ShareWith, Unknown};
+
+    #[test]
+    fn without_a_trace_the_peak_is_xlas_recorded_peak_buffers() {
+        // As JAX's memory_analysis() proto on jaxlib 0.10+: the trace left out, peak_buffers kept.
+        let mut assignment = assignment(&[100, 40, 60], Vec::new());
+        assignment.heap_traces.clear();
+        let missing = analyze(&assignment, &[], None);
+        assert_eq!((missing[0].heap_simulation, missing[0].peak_bytes), (TraceStatus::Missing, 0));
+        assignment.peak_buffers =
+            vec![crate::model::PeakBuffers { allocation_index: 0, logical_buffer_ids: vec![0, 2] }];
+        let space = &analyze(&assignment, &[], None)[0];
+        assert_eq!(
+            (space.heap_simulation, space.peak_bytes, space.breakdown.temporaries),
+            (TraceStatus::XlaPeakBuffers, 160, 160)
+        );
+        let at_peak: Vec<i64> = space.at_peak.iter().map(|b| b.logical_buffer_id).collect();
+        assert_eq!(at_peak, [0, 2]);
+        assert!(space.heap_bytes.is_empty() && space.lifetimes.is_empty());
+        // An allocation without a record: nothing to go by.
+        assignment.peak_buffers[0].allocation_index = 7;
+        assert_eq!(analyze(&assignment, &[], None)[0].heap_simulation, TraceStatus::Missing);
+    }
 
     #[test]
     fn peak_is_the_first_maximum_and_its_live_set() {

@@ -105,6 +105,9 @@ pub enum TraceStatus {
     /// Temporaries exist but the proto carries no trace: the peak covers only
     /// always-live buffers.
     Missing,
+    /// No trace, but XLA's record of the buffers live at each allocation's
+    /// peak (`peak_buffers`): the peak and the buffers at it, without a timeline.
+    XlaPeakBuffers,
     /// The trace does not add up; the figures cover the events before the fault.
     Broken,
 }

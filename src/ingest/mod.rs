@@ -363,17 +363,19 @@ fn pair_bare_protos(protos: Vec<(PathBuf, Bytes)>) -> Result<Vec<Module>> {
                 }
                 paired.push(decoded);
             }
-            0 => return Err(match (modules.len(), last_error) {
-                (1, Some(e)) => e,
-                (0, _) => Error::unrecognised(assignment, ASSIGNMENT_WITHOUT_MODULE),
-                _ => Error::unrecognised(
-                    assignment,
-                    format!(
+            0 => {
+                return Err(match (modules.len(), last_error) {
+                    (1, Some(e)) => e,
+                    (0, _) => Error::unrecognised(assignment, ASSIGNMENT_WITHOUT_MODULE),
+                    _ => Error::unrecognised(
+                        assignment,
+                        format!(
                         "this BufferAssignmentProto is the buffer assignment of none of the HloModuleProtos given ({})",
                         names()
                     ),
-                ),
-            }),
+                    ),
+                })
+            }
             _ => {
                 let both: Vec<String> = fits
                     .iter()
