@@ -122,8 +122,19 @@ pub fn selected_report(
     input: &InputOptions,
     options: &attribution::Options,
 ) -> anyhow::Result<Report> {
+    // The selection is checked before any input is read.
+    module_filter(selection)?;
+    selected_report_of(&load_all(paths, input)?, selection, options)
+}
+
+/// [`selected_report`] of inputs already loaded.
+pub fn selected_report_of(
+    captures: &[Capture],
+    selection: &Selection,
+    options: &attribution::Options,
+) -> anyhow::Result<Report> {
     let filter = module_filter(selection)?;
-    let mut report = usable_report(paths, input, options)?;
+    let mut report = report_of(captures, options)?;
     select(std::slice::from_mut(&mut report), &filter, selection.allocator.as_deref())?;
     Ok(report)
 }
@@ -141,11 +152,13 @@ pub fn usable_report(
     input: &InputOptions,
     options: &attribution::Options,
 ) -> anyhow::Result<Report> {
-    let captures = ingest::load_inputs(paths, &read_options(input))?
-        .into_iter()
-        .map(|capture| checked(capture, input))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    report_of(&captures, options)
+    report_of(&load_all(paths, input)?, options)
+}
+
+/// Loads the inputs, pairing bare HLO modules with their buffer assignments
+/// (see [`ingest::load_inputs`]), each checked as [`load`] checks one.
+fn load_all(paths: &[PathBuf], input: &InputOptions) -> anyhow::Result<Vec<Capture>> {
+    ingest::load_inputs(paths, &read_options(input))?.into_iter().map(|capture| checked(capture, input)).collect()
 }
 
 /// The analysis of loaded inputs; an error when nothing in them could be analysed.

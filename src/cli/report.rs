@@ -4,6 +4,7 @@ use super::args::{AttributionOptions, Format, ReportArgs};
 use super::{output, Outcome};
 use crate::analysis::attribution::{Options, PeakSearch, ProgramPoint};
 use crate::analysis::Report;
+use crate::model::Capture;
 use crate::render::table::Flavor;
 use crate::render::{html, json, pprof_export, text};
 
@@ -20,6 +21,12 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
 /// The report the arguments ask for, before it is written.
 pub fn build(args: &ReportArgs) -> anyhow::Result<Report> {
     output::selected_report(&args.inputs, &args.selection, &args.input, &attribution_options(&args.attribution))
+}
+
+/// The report the arguments ask for of inputs already loaded (the Python
+/// module's protos of a compiled JAX program); `args.inputs` only name them.
+pub fn build_of(args: &ReportArgs, captures: &[Capture]) -> anyhow::Result<Report> {
+    output::selected_report_of(captures, &args.selection, &attribution_options(&args.attribution))
 }
 
 pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text::Detail) -> io::Result<()> {
