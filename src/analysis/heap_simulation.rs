@@ -846,8 +846,10 @@ struct XlaPeak {
 /// jaxlib 0.10 on, also where it leaves the traces out, as the buffer
 /// assignment JAX's `memory_analysis()` returns does): the buffers live at
 /// the peak of each of the colour's heap-simulated allocations (neither
-/// always-live nor thread-local). `None` when an allocation has no such
-/// record. With one such allocation (the common case) this is the trace's
+/// always-live nor thread-local), which XLA's record extends with the
+/// buffers it placed in the allocation outside the heap simulation (small
+/// tuples of a loop; XProf's replay of the trace never sees those). `None`
+/// when an allocation has no such record. With one such allocation (the common case) this is the trace's
 /// peak; with several their peaks are added, which may overstate the peak
 /// if they fall at different points, and the note says so.
 fn xla_peak(index: &Index, allocations: &[&Allocation]) -> Option<XlaPeak> {
@@ -861,8 +863,9 @@ fn xla_peak(index: &Index, allocations: &[&Allocation]) -> Option<XlaPeak> {
     }
     let buffers = || slots.iter().filter_map(|&slot| index.assignment.logical_buffers.get(slot));
     let mut note = "no heap-simulator trace for this memory space (XLA left it out of this proto): the peak is \
-                    XLA's own, the always-live buffers and the buffers XLA records live at the peak (peak_buffers); \
-                    there is no timeline"
+                    XLA's own, the always-live buffers and the buffers XLA records live at the peak (peak_buffers), \
+                    which also counts any buffer XLA placed in the allocation outside the heap simulation (XProf \
+                    leaves those out); there is no timeline"
         .to_string();
     if heap.len() > 1 {
         note.push_str(&format!(
