@@ -78,6 +78,17 @@ pub fn decode_pair(module: (&Path, &[u8]), assignment: (&Path, &[u8])) -> Result
     )
 }
 
+/// Whether an array shape's byte size is its dense size whatever the backend:
+/// whole-byte elements, static dimensions, and a layout without tiling,
+/// element size or memory space (nothing after a `:`).
+fn dense_shape(shape: &str) -> bool {
+    const WHOLE_BYTES: [&str; 15] =
+        ["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f16", "bf16", "f32", "f64", "c64", "c128"];
+    let Some((element, rest)) = shape.split_once('[') else { return false };
+    let layout = rest.split_once('{').map_or("", |(_, layout)| layout);
+    WHOLE_BYTES.contains(&element) && !rest.contains("<=") && !layout.contains(':')
+}
+
 /// What [`decode_pair`] checks while it walks the module: the instruction
 /// names the assignment's heap traces use and the module has not shown yet.
 struct BelongingCheck<'a> {
@@ -87,13 +98,19 @@ struct BelongingCheck<'a> {
 
 impl BelongingCheck<'_> {
     /// The first fact that tells the assignment is another module's, once the
-    /// module is walked.
+    /// module is walked: a buffer defined by an instruction the module lacks,
+    /// or whose size is not its shape's where the shape fixes the size (see
+    /// [`dense_shape`]); a parameter the module aliases to an output whose
+    /// allocation is not live out; a heap-simulator event at an instruction
+    /// the module lacks. The same program compiled for other shapes or
+    /// donation is told by the sizes or the aliases.
     fn verdict(
         &self,
         module_path: &Path,
         module_name: &str,
         raw: &RawAssignment,
         defining: &DefiningInstructions,
+        aliases: &[InputOutputAlias],
     ) -> Result<()> {
         let mismatch = |what: String| {
             Err(Error::Inconsistent {
@@ -104,11 +121,36 @@ impl BelongingCheck<'_> {
         };
         for buffer in &raw.logical_buffers {
             let Some(defined_at) = &buffer.defined_at else { continue };
-            let found = defining.slots.get(defined_at.instruction_id).and_then(|slot| defining.instructions.get(slot));
-            if !matches!(found, Some(Some(_))) {
+            let slot = defining.slots.get(defined_at.instruction_id);
+            if !matches!(slot.and_then(|slot| defining.instructions.get(slot)), Some(Some(_))) {
                 return mismatch(format!(
                     "its logical buffer {} is defined by instruction id {}, which the module does not have",
                     buffer.id, defined_at.instruction_id
+                ));
+            }
+            // The shape of a nested tuple element is not resolved (see `resolve_shape_index`).
+            let shape = match defined_at.shape_index.as_slice() {
+                [] | [_] => slot.and_then(|slot| defining.shape_of(slot, defined_at.shape_index.last().copied())),
+                _ => None,
+            };
+            if let Some((shape, dense)) = shape.filter(|(shape, dense)| dense_shape(shape) && *dense != buffer.size) {
+                return mismatch(format!(
+                    "its logical buffer {} has {} bytes, but the module's instruction id {} makes a {shape} of {dense}",
+                    buffer.id, buffer.size, defined_at.instruction_id
+                ));
+            }
+        }
+        for alias in aliases.iter().filter(|a| a.parameter_index.is_empty()) {
+            let live_out = raw.buffer_allocations.iter().any(|a| {
+                a.is_entry_computation_parameter
+                    && a.parameter_number == alias.parameter_number
+                    && a.parameter_shape_index.is_empty()
+                    && a.maybe_live_out
+            });
+            if !live_out {
+                return mismatch(format!(
+                    "the module aliases parameter {} to an output (donated), but its allocation is not live out",
+                    alias.parameter_number
                 ));
             }
         }
@@ -345,7 +387,7 @@ fn decode_module_parts(
         }
     }
     if let (Some(check), Some(raw)) = (belonging, &assignment) {
-        check.verdict(path, &name, raw, &defining)?;
+        check.verdict(path, &name, raw, &defining, &entry_interface.aliases)?;
     }
     let buffer_assignment = match assignment {
         Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref(), strings)),

@@ -634,4 +634,18 @@ mod tests {
         let not_a_profile = kind_of("fixtures/pprof/host_offload/memory_analysis.json").unwrap_err().to_string();
         assert!(not_a_profile.contains("memory_analysis.json") && not_a_profile.contains("pprof"), "{not_a_profile}");
     }
+
+    #[test]
+    fn the_two_halves_of_an_hlo_proto_are_told_apart() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/profiles/pair_base/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb");
+        let bytes = source::read(&path, 1 << 30, &Progress::default()).unwrap().bytes;
+        let field = |number| {
+            let field = wire::Fields::new(&bytes, 0).flatten().find(|f| f.number == number).unwrap();
+            Bytes::copy_from_slice(field.as_bytes().unwrap())
+        };
+        assert_eq!(guess_file(&path, &field(1)).unwrap(), FileKind::HloModule);
+        assert_eq!(guess_file(&path, &field(3)).unwrap(), FileKind::BufferAssignment);
+        assert!(!is_buffer_assignment(&bytes));
+    }
 }

@@ -4,6 +4,7 @@ mod common;
 
 mod attribution;
 mod bad_input;
+mod bare_protos;
 mod charts;
 mod cli_allocators;
 mod cli_report;
