@@ -384,7 +384,7 @@ class Fit:
             if not check["exact"]:
                 sections.append((f"{where}: why it cannot be told", [w for w in self.report["warnings"]]))
             rows = [
-                f"{_bytes(b['size_bytes']):>10}  {b['category']:<11} {b['shape']}  {b['instruction']}"
+                f"{_bytes(b['size_bytes']):>10}  {b['category']:<11} {b['shape']}  {_buffer_name(b)}"
                 + (f"  {b['source']}" if b.get("source") else "")
                 for b in check["largest"]
             ]
@@ -411,6 +411,13 @@ class Fit:
             parts.append(f"<h4{style}>{html.escape(title)}</h4>")
             parts.append("<pre>" + "\n".join(html.escape(line) for line in lines) + "</pre>")
         return '<div class="xmem-fit">' + "".join(parts) + "</div>"
+
+
+def _buffer_name(buffer: Mapping[str, Any]) -> str:
+    """A parameter by the name the user gave it (JAX: its pytree path), anything else by its instruction."""
+    if buffer["category"] == "parameter" and buffer.get("op_name"):
+        return str(buffer["op_name"])
+    return str(buffer["instruction"])
 
 
 def _hints(module: Mapping[str, Any], space: Mapping[str, Any], over: int) -> list[str]:
