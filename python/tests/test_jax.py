@@ -59,6 +59,13 @@ def dump_report(dump, program_id):
     return json.loads(result.stdout)
 
 
+def with_dump(compiled, program):
+    """What the program's process wrote of it, and `xmem report` of its module in the dump."""
+    results, dump = compiled
+    result = results[program]
+    return result, dump_report(dump, result["program_id"])
+
+
 def without_inputs(report, ids=True):
     """A report less what names the input (and, for another compilation, its ids)."""
     report = json.loads(json.dumps(report))
@@ -78,9 +85,7 @@ def spaces(report):
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_names_and_ids_are_the_dumps(compiled, program):
-    results, dump = compiled
-    result = results[program]
-    expected = dump_report(dump, result["program_id"])
+    result, expected = with_dump(compiled, program)
     got = result["compiled"]
     identity = lambda r: [(m["name"], m["program_id"], m["module_id"]) for m in r["modules"]]  # noqa: E731
     assert identity(got) == identity(expected)
@@ -91,9 +96,7 @@ def test_names_and_ids_are_the_dumps(compiled, program):
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_compiled_numbers_are_the_dumps_in_every_memory_space(compiled, program):
-    results, dump = compiled
-    result = results[program]
-    expected = dump_report(dump, result["program_id"])
+    result, expected = with_dump(compiled, program)
     got = result["compiled"]
     assert spaces(got) == spaces(expected)
     statuses = {s["heap_simulation"] for m in got["modules"] for s in m["memory_spaces"]}
@@ -129,9 +132,7 @@ def test_compiled_numbers_are_the_dumps_in_every_memory_space(compiled, program)
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_lowered_is_the_dump_of_its_compilation(compiled, program):
-    results, dump = compiled
-    result = results[program]
-    expected = dump_report(dump, result["program_id"])
+    result, expected = with_dump(compiled, program)
     got = result["lowered"]
     # A Lowered is compiled again where the jaxlib leaves the trace out, under another module id.
     assert without_inputs(got, ids=False) == without_inputs(expected, ids=False)
@@ -141,9 +142,8 @@ def test_lowered_is_the_dump_of_its_compilation(compiled, program):
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_fits_compares_each_peak_with_the_limit(compiled, program):
-    results, dump = compiled
-    result = results[program]
-    peak = dump_report(dump, result["program_id"])["modules"][0]["memory_spaces"][0]["peak_bytes"]
+    result, expected = with_dump(compiled, program)
+    peak = expected["modules"][0]["memory_spaces"][0]["peak_bytes"]
     below, at = result["fits_below_peak"], result["fits_at_peak"]
     check = below["checks"][0]
     assert (check["memory_space"], check["color"], check["limit_bytes"]) == ("hbm", 0, check["peak_bytes"] - 1)
