@@ -101,7 +101,10 @@ def protos_of(compiled: Any) -> tuple[str, list[tuple[str, bytes]], str]:
     version = jaxlib_version()
     executable = _executable(compiled)
     stats = _memory_stats(compiled, executable)
-    modules = list(executable.hlo_modules()) if executable is not None and hasattr(executable, "hlo_modules") else []
+    try:
+        modules = list(executable.hlo_modules())
+    except Exception:  # noqa: BLE001 - no executable, or one without modules
+        modules = []
     name = str(modules[0].name) if modules else "compiled program"
     assignment = getattr(stats, "serialized_buffer_assignment_proto", None)
     if assignment and modules:
@@ -157,7 +160,8 @@ def report_output(stage: Any, flags: list[str]) -> tuple[_native.Output, Any]:
         f"jaxlib {version} leaves the heap-simulator trace out of {_ASSIGNMENT}: this report is of the program "
         "compiled with XLA's dump on, read from a private temporary directory"
     )
-    if lowered is not None and version in _LEAVE_TRACE_OUT:
+    dump_tried = lowered is not None and version in _LEAVE_TRACE_OUT
+    if dump_tried:
         compiled, dumped = _compile_with_dump(lowered)
         if dumped:
             name, _, _ = protos_of(compiled)
@@ -175,7 +179,7 @@ def report_output(stage: Any, flags: list[str]) -> tuple[_native.Output, Any]:
         return output, compiled
     _LEAVE_TRACE_OUT.add(version)
     if lowered is not None:
-        recompiled, dumped = _compile_with_dump(lowered)
+        recompiled, dumped = (compiled, []) if dump_tried else _compile_with_dump(lowered)
         if dumped:
             return build(dumped, [dumped_note]), recompiled
         return build(
@@ -388,8 +392,12 @@ class Fit:
                 + (f"  {b['source']}" if b.get("source") else "")
                 for b in check["largest"]
             ]
-            sections.append((f"{where}: largest buffers at the peak", rows))
-            lines = [f"{_bytes(g['bytes']):>10}  {g['key']} ({g['count']} buffers)" for g in check["by_source"]]
+            known = "at the peak" if check["exact"] else "always live (the temporaries are not known)"
+            sections.append((f"{where}: largest buffers {known}", rows))
+            lines = [
+                f"{_bytes(g['bytes']):>10}  {g['key']} ({g['count']} buffer{'' if g['count'] == 1 else 's'})"
+                for g in check["by_source"]
+            ]
             if lines:
                 sections.append((f"{where}: source lines that hold the most at the peak", lines))
             if check["hints"]:
