@@ -19,7 +19,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
 
 /// The report the arguments ask for, before it is written.
 pub fn build(args: &ReportArgs) -> anyhow::Result<Report> {
-    output::selected_report(&args.inputs, &args.selection, &args.input, &attribution_options(&args.attribution))
+    let options = attribution_options(&args.attribution, args.output.format);
+    output::selected_report(&args.inputs, &args.selection, &args.input, &options)
 }
 
 pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text::Detail) -> io::Result<()> {
@@ -32,8 +33,10 @@ pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text:
     }
 }
 
-fn attribution_options(args: &AttributionOptions) -> Options {
+fn attribution_options(args: &AttributionOptions, format: Format) -> Options {
     Options {
+        // The page lets its reader move along the timeline.
+        intervals: format == Format::Html,
         op_name_depth: args.op_depth.and_then(|d| usize::try_from(d).ok()),
         at: args.at.as_deref().map(ProgramPoint::parse),
         peaks: args.peaks.map(|count| PeakSearch { count, drop: args.peak_drop }),
