@@ -2,6 +2,7 @@ use std::io::{self, Write};
 
 use super::args::{DiffArgs, Format};
 use super::{output, Outcome};
+use crate::analysis::attribution::Options;
 use crate::analysis::Report;
 use crate::diff::{self, Diff, Limit, Verdict};
 use crate::render::table::Flavor;
@@ -36,7 +37,8 @@ pub fn build(args: &DiffArgs) -> anyhow::Result<Comparison> {
     if args.base == args.new && args.base.as_os_str() == "-" {
         anyhow::bail!("diff: standard input (-) can be only one of the two inputs");
     }
-    let options = Default::default();
+    // The page lets its reader move along either run's timeline.
+    let options = Options { intervals: args.output.format == Format::Html, ..Options::default() };
     let base = output::usable_report(std::slice::from_ref(&args.base), &args.input, &options)?;
     let new = output::usable_report(std::slice::from_ref(&args.new), &args.input, &options)?;
     if base.device_memory.is_empty() != new.device_memory.is_empty() {

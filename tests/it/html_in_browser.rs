@@ -54,6 +54,9 @@ fn chromium(profile_dir: &Path, page: &Path, action: &[String]) -> String {
 /// Appended to a copy of the report, never to the report itself: writes the
 /// laid-out size of every chart into the DOM, where `--dump-dom` shows it.
 const MEASURE: &str = r#"<script>
+// The page's script shows one module at a time; the charts of all are measured.
+const every = document.querySelector("input.every-module");
+if (every && !every.checked) every.click();
 const sizes = [...document.querySelectorAll("figure.chart > svg")].map(svg => {
   const box = svg.getBoundingClientRect();
   return svg.closest("figure").classList[1] + " " + Math.round(box.width) + " " + Math.round(box.height);
