@@ -51,7 +51,7 @@ nav.explorer .every { color: #555; }
 .live-controls { display: flex; gap: 0.5em; align-items: center; }
 .live-controls input.point { flex: 1; }
 .live-title { font-weight: bold; }
-.live-panel td { overflow-wrap: anywhere; }
+.live-panel td.wrap { overflow-wrap: anywhere; }
 .table-tools { display: flex; gap: 0.5em; margin-top: 0.5em; }
 .table-tools input { min-width: 20em; }
 th.sortable { cursor: pointer; }

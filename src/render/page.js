@@ -235,8 +235,8 @@
     { name: "Unpadded", kind: "bytes", value: function (b) { return b.unpadded; } },
     { name: "Category", value: function (b) { return b.category; } },
     { name: "Instruction", value: function (b) { return b.instruction; } },
-    { name: "Shape", value: function (b) { return b.shape; } },
-    { name: "Op name", value: function (b) { return b.opName; } },
+    { name: "Shape", wrap: true, value: function (b) { return b.shape; } },
+    { name: "Op name", wrap: true, value: function (b) { return b.opName; } },
     { name: "Source", value: function (b) { return b.source === null ? "" : fileAndLine(b.source); } },
   ];
   function largestFirst(a, b) {
@@ -290,6 +290,7 @@
           var value = c.value(record);
           var td = el("td", { text: c.kind === "bytes" ? bytes(value) : String(value) });
           if (c.kind) td.className = "num";
+          if (c.wrap) td.className = "wrap";
           if (c.kind === "bytes") td.dataset.bytes = value;
           return td;
         }));
@@ -489,8 +490,8 @@
     { name: "Total", kind: "bytes", value: function (a) { return a.size; } },
     { name: "Region", value: function (a) { return a.region; } },
     { name: "Data type", value: function (a) { return a.dataType; } },
-    { name: "Shape", value: function (a) { return a.shape; } },
-    { name: "Op name", value: function (a) { return a.opName || data.labels.no_op_recorded; } },
+    { name: "Shape", wrap: true, value: function (a) { return a.shape; } },
+    { name: "Op name", wrap: true, value: function (a) { return a.opName || data.labels.no_op_recorded; } },
   ];
   function allocatorPanel(section, allocator) {
     var times = sums(allocator.time);
