@@ -19,7 +19,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
 
 /// The report the arguments ask for, before it is written.
 pub fn build(args: &ReportArgs) -> anyhow::Result<Report> {
-    let options = attribution_options(&args.attribution, args.output.format);
+    build_for(args, args.output.format)
+}
+
+/// [`build`], for writing in `format` (a report kept to be written in
+/// several formats is built for HTML, which needs the most).
+pub fn build_for(args: &ReportArgs, format: Format) -> anyhow::Result<Report> {
+    let options = attribution_options(&args.attribution, format);
     output::selected_report(&args.inputs, &args.selection, &args.input, &options)
 }
 
