@@ -14,9 +14,9 @@ use std::io::{self, Write};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::analysis::allocator_timeline::AllocationIntervals;
+use crate::analysis::allocator_timeline::{AllocationIntervals, LiveAllocation};
 use crate::analysis::attribution::{LiveIntervals, BEFORE_CAPTURE, NO_OP_RECORDED, NO_SOURCE};
-use crate::analysis::{AllocatorReport, MemorySpaceReport};
+use crate::analysis::{AllocatorReport, BufferAtPeak, MemorySpaceReport};
 
 /// How many buffers (or allocations) of one memory space (or allocator) the
 /// page describes one by one, the largest; the others are given by their size.
@@ -135,6 +135,22 @@ fn described(sizes: &[i64]) -> Vec<bool> {
     described
 }
 
+/// Each item as `describe` writes it when it is among the [`MAX_DESCRIBED`]
+/// largest by `size`, else by its size alone.
+fn largest_described<'i, T, D>(
+    items: &'i [T],
+    size: impl Fn(&T) -> i64,
+    mut describe: impl FnMut(&'i T) -> D,
+    size_alone: impl Fn(i64) -> D,
+) -> Vec<D> {
+    let sizes: Vec<i64> = items.iter().map(&size).collect();
+    items
+        .iter()
+        .zip(described(&sizes))
+        .map(|(item, described)| if described { describe(item) } else { size_alone(size(item)) })
+        .collect()
+}
+
 impl<'r> PageData<'r> {
     pub fn new(top: usize) -> Self {
         PageData { top, ..PageData::default() }
@@ -178,26 +194,19 @@ impl<'r> PageData<'r> {
     }
 
     fn buffers(&mut self, intervals: &'r LiveIntervals) -> Vec<BufferData> {
-        let sizes: Vec<i64> = intervals.buffers.iter().map(|b| b.size_bytes).collect();
-        let described = described(&sizes);
-        intervals
-            .buffers
-            .iter()
-            .zip(described)
-            .map(|(b, described)| match described {
-                true => BufferData::Described(
-                    self.string(&b.instruction),
-                    b.size_bytes,
-                    b.unpadded_bytes,
-                    self.string(b.category.label()),
-                    self.string(&b.shape),
-                    self.string(&b.op_name),
-                    b.source.as_deref().map(|s| self.string(s)),
-                    b.logical_buffer_id,
-                ),
-                false => BufferData::Size(b.size_bytes),
-            })
-            .collect()
+        let described = |b: &'r BufferAtPeak| {
+            BufferData::Described(
+                self.string(&b.instruction),
+                b.size_bytes,
+                b.unpadded_bytes,
+                self.string(b.category.label()),
+                self.string(&b.shape),
+                self.string(&b.op_name),
+                b.source.as_deref().map(|s| self.string(s)),
+                b.logical_buffer_id,
+            )
+        };
+        largest_described(&intervals.buffers, |b| b.size_bytes, described, BufferData::Size)
     }
 
     /// Adds an allocator's live allocations, when analysis kept them and
@@ -223,24 +232,17 @@ impl<'r> PageData<'r> {
     }
 
     fn allocations(&mut self, intervals: &'r AllocationIntervals) -> Vec<AllocationData> {
-        let sizes: Vec<i64> = intervals.allocations.iter().map(|a| a.row.allocation_bytes).collect();
-        let described = described(&sizes);
-        intervals
-            .allocations
-            .iter()
-            .zip(described)
-            .map(|(a, described)| match described {
-                true => AllocationData::Described(
-                    self.string(&a.row.op_name),
-                    a.row.allocation_bytes,
-                    a.row.requested_bytes,
-                    self.string(&a.row.region_type),
-                    self.string(&a.row.data_type),
-                    self.string(&a.row.shape),
-                ),
-                false => AllocationData::Size(a.row.allocation_bytes),
-            })
-            .collect()
+        let described = |a: &'r LiveAllocation| {
+            AllocationData::Described(
+                self.string(&a.row.op_name),
+                a.row.allocation_bytes,
+                a.row.requested_bytes,
+                self.string(&a.row.region_type),
+                self.string(&a.row.data_type),
+                self.string(&a.row.shape),
+            )
+        };
+        largest_described(&intervals.allocations, |a| a.row.allocation_bytes, described, AllocationData::Size)
     }
 
     /// The data as an inert `<script type="application/json">` element: the

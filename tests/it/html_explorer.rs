@@ -198,6 +198,28 @@ fn a_reader_moves_along_the_timeline_and_sees_what_report_at_prints() {
     assert_eq!(browser.requests(), pages, "the pages asked for nothing else");
 }
 
+/// With JavaScript off the page is what it was before it had a script: every
+/// section shown with its charts and tables, nothing added.
+#[test]
+fn without_javascript_the_page_shows_everything_statically() {
+    if !browser_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_page("memory_hungry", dir.path());
+    let html = std::fs::read_to_string(&page).unwrap();
+    let mut browser = Browser::start(1100, 1400);
+    browser.page("Emulation.setScriptExecutionDisabled", serde_json::json!({ "value": true }));
+    browser.open(&page);
+    let state = browser.eval(
+        "[document.querySelectorAll('section').length, [...document.querySelectorAll('section')].filter(s => s.hidden).length,
+          document.querySelectorAll('figure.chart > svg').length, document.querySelectorAll('nav, .live-panel, .table-tools, .flame-tools').length,
+          document.documentElement.classList.contains('js')]",
+    );
+    let figures = html.matches("<figure class=\"chart ").count();
+    assert_eq!(state, serde_json::json!([html.matches("<section>").count(), 0, figures, 0, false]));
+}
+
 /// The README's screenshot: memory_hungry's page at its largest module's peak,
 /// as it opens. Written only when `XMEM_SCREENSHOTS` names a directory.
 #[test]
