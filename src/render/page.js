@@ -673,7 +673,7 @@
   }
   function selector() {
     var headings = Array.prototype.slice.call(document.querySelectorAll("h2[data-module]"));
-    if (!headings.length) return;
+    if (!headings.length) return false;
     var modules = [];
     var byName = {};
     headings.forEach(function (heading) {
@@ -713,7 +713,11 @@
     }
     function showSelected() {
       headings.forEach(function (heading) {
-        heading.closest("section").hidden = !every.checked && heading.id !== spaceList.value;
+        var hidden = !every.checked && heading.id !== spaceList.value;
+        heading.closest("section").hidden = hidden;
+        if (hidden) return;
+        livePanel(heading.id);
+        if (panels[heading.id]) activePanel = panels[heading.id];
       });
       notes.forEach(function (note) {
         note.hidden = !every.checked && note.dataset.notesOf !== moduleList.value;
@@ -748,6 +752,7 @@
     });
     fillModules();
     if (!select(decodeURIComponent(location.hash.slice(1)))) select(modules[0].sections[0].id);
+    return true;
   }
 
   // ---- Start -----------------------------------------------------------------
@@ -759,15 +764,19 @@
     if (!runsBySection[space.section]) order.push(space.section);
     (runsBySection[space.section] = runsBySection[space.section] || []).push(space);
   });
-  order.forEach(function (id) {
+  /** A section's live-set panel, made when the section is first shown: a page may have thousands. */
+  var panels = {};
+  function livePanel(id) {
+    if (panels[id] !== undefined || !runsBySection[id]) return;
     var section = sectionOf(id);
-    if (section) spacePanel(section, id, runsBySection[id]);
-  });
+    panels[id] = section ? spacePanel(section, id, runsBySection[id]) : null;
+  }
   data.allocators.forEach(function (allocator) {
     var section = sectionOf(allocator.section);
     if (section) allocatorPanel(section, allocator);
   });
   Array.prototype.forEach.call(document.querySelectorAll("svg.flame"), flameGraph);
-  selector();
+  // A report shows the selected module's sections; a diff all of its own.
+  if (!selector()) order.forEach(livePanel);
   document.documentElement.dataset.xmemReady = String(Math.round(performance.now()));
 })();
