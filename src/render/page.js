@@ -329,7 +329,7 @@
   function groupTable(title, header, groups, total) {
     var rows = groups.slice(0, data.top).map(function (g) {
       return el("tr", {}, [
-        el("td", { class: "num", text: bytes(g.bytes) }),
+        el("td", { class: "num", text: bytes(g.bytes), "data-bytes": String(g.bytes) }),
         el("td", { class: "num", text: percent(g.bytes, total) }),
         el("td", { class: "num", text: String(g.count) }),
         el("td", { text: g.label }),

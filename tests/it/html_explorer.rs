@@ -38,10 +38,19 @@ fn write_page(workload: &str, dir: &Path) -> PathBuf {
     page
 }
 
-/// What `--at` gives for a module's first memory space: the heap after the
-/// event, and the buffers (instruction, bytes) largest first, as the page lists them.
-fn live_set_by_cli(workload: &str, module: &str, at: usize) -> (i64, Vec<(String, i64)>) {
-    let json = report_json(workload, &["--module", module, "--at", &at.to_string()]);
+/// What `xmem report --at` prints and gives for a module's first memory
+/// space after event `at`: the title line of the text, the buffers
+/// (instruction, bytes) largest first as the page lists them, and the groups
+/// by source line (named as the text names them, bytes, buffers).
+struct LiveByCli {
+    title: String,
+    buffers: Vec<(String, i64)>,
+    by_source: Vec<(String, i64, u64)>,
+}
+
+fn live_set_by_cli(workload: &str, module: &str, at: usize) -> LiveByCli {
+    let at = at.to_string();
+    let json = report_json(workload, &["--module", module, "--at", &at]);
     let live = &json["modules"][0]["memory_spaces"][0]["at"];
     let mut buffers: Vec<(i64, i64, String)> = live["buffers"]
         .as_array()
@@ -56,12 +65,33 @@ fn live_set_by_cli(workload: &str, module: &str, at: usize) -> (i64, Vec<(String
         })
         .collect();
     buffers.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    (live["heap_bytes"].as_i64().unwrap(), buffers.into_iter().map(|(size, _, name)| (name, size)).collect())
+    let by_source = live["groups"]["by_source"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let key = g["key"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+            (key, g["bytes"].as_i64().unwrap(), g["count"].as_u64().unwrap())
+        })
+        .collect();
+    let text =
+        cargo_bin_cmd!("xmem").arg("report").arg(profile(workload)).args(["--module", module, "--at", &at]).output();
+    let text = String::from_utf8(text.unwrap().stdout).unwrap();
+    let title = text.lines().find(|l| l.starts_with("Live after event")).expect("the --at title").to_string();
+    LiveByCli { title, buffers: buffers.into_iter().map(|(size, _, name)| (name, size)).collect(), by_source }
 }
 
-/// The live set the page shows in the panel of section `id`: the event, the
-/// heap after it, and every buffer row (instruction, bytes), after "show all".
-fn live_set_on_page(browser: &mut Browser, id: &str) -> (usize, i64, Vec<(String, i64)>) {
+/// What the page shows in the panel of section `id`: the event, its title,
+/// every buffer row (instruction, bytes) after "show all", and the groups by
+/// source line (source line, bytes, buffers).
+struct LiveOnPage {
+    position: usize,
+    title: String,
+    buffers: Vec<(String, i64)>,
+    by_source: Vec<(String, i64, u64)>,
+}
+
+fn live_set_on_page(browser: &mut Browser, id: &str) -> LiveOnPage {
     let shown = browser.eval(&format!(
         r#"(() => {{
             const panel = document.querySelector('.live-panel[data-section="{id}"]');
@@ -71,16 +101,22 @@ fn live_set_on_page(browser: &mut Browser, id: &str) -> (usize, i64, Vec<(String
             const rows = [...panel.querySelectorAll('table.live-buffers tr[data-buffer]')]
                 .filter(row => !row.hidden)
                 .map(row => [row.cells[3].textContent, Number(row.cells[0].dataset.bytes)]);
-            return [Number(title.dataset.position), Number(title.dataset.heapBytes), rows];
+            const groups = [...panel.querySelectorAll('table.groups tr')].slice(1)
+                .map(row => [row.cells[3].textContent, Number(row.cells[0].dataset.bytes), Number(row.cells[2].textContent)]);
+            return [Number(title.dataset.position), title.textContent, rows, groups];
         }})()"#
     ));
-    let rows = shown[2]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_i64().unwrap()))
-        .collect();
-    (shown[0].as_u64().unwrap() as usize, shown[1].as_i64().unwrap(), rows)
+    let text = |v: &Value| v.as_str().unwrap().to_string();
+    let rows = |v: &Value| v.as_array().unwrap().clone();
+    LiveOnPage {
+        position: shown[0].as_u64().unwrap() as usize,
+        title: text(&shown[1]),
+        buffers: rows(&shown[2]).iter().map(|r| (text(&r[0]), r[1].as_i64().unwrap())).collect(),
+        by_source: rows(&shown[3])
+            .iter()
+            .map(|r| (text(&r[0]), r[1].as_i64().unwrap(), r[2].as_u64().unwrap()))
+            .collect(),
+    }
 }
 
 /// The viewport point over `expression` (an element), scrolled into view: `[x, y]`.
@@ -155,16 +191,18 @@ fn a_reader_moves_along_the_timeline_and_sees_what_report_at_prints() {
         browser.key("ArrowRight", "ArrowRight", 39);
     }
     seen.push((after, live_set_on_page(&mut browser, &id)));
-    for (at, (position, heap, rows)) in seen {
-        assert_eq!(position, at, "the page shows event {position}, not {at}");
-        let (expected_heap, expected_rows) = live_set_by_cli("memory_hungry", "jit_keep_everything", at);
-        assert_eq!(heap, expected_heap, "heap after event {at}");
-        assert_eq!(rows, expected_rows, "buffers live after event {at}");
+    for (at, page) in seen {
+        assert_eq!(page.position, at, "the page shows event {}, not {at}", page.position);
+        let cli = live_set_by_cli("memory_hungry", "jit_keep_everything", at);
+        // The text's title, with the heap after the event as the text writes it.
+        assert!(page.title.starts_with(&cli.title), "{:?} is not {:?}", page.title, cli.title);
+        assert_eq!(page.buffers, cli.buffers, "buffers live after event {at}");
+        assert_eq!(page.by_source, cli.by_source, "by source line after event {at}");
     }
 
     // The filter keeps the rows that name what it is given, as --at lists them.
     type_into(&mut browser, &format!(".live-panel[data-section='{id}'] input.table-filter"), "sin");
-    let (_, _, rows) = live_set_on_page(&mut browser, &id);
+    let rows = live_set_on_page(&mut browser, &id).buffers;
     let json = report_json("memory_hungry", &["--module", "jit_keep_everything", "--at", &after.to_string()]);
     let buffers = json["modules"][0]["memory_spaces"][0]["at"]["buffers"].as_array().unwrap().clone();
     let naming = buffers
@@ -196,6 +234,76 @@ fn a_reader_moves_along_the_timeline_and_sees_what_report_at_prints() {
         .map(|w| format!("file://{}", dir.path().join(format!("{w}.html")).display()))
         .collect();
     assert_eq!(browser.requests(), pages, "the pages asked for nothing else");
+}
+
+/// The allocations an allocator's panel lists at a point of its timeline:
+/// (op name, one allocation's bytes, requested bytes, count), sorted, and
+/// what it says was allocated before the capture.
+fn allocations_on_page(browser: &mut Browser) -> (usize, String, Vec<(String, i64, i64, u64)>, Option<i64>) {
+    let shown = browser.eval(
+        r#"(() => {
+            const panel = document.querySelector('.live-panel');
+            const all = panel.querySelector('button.show-all');
+            if (!all.hidden && all.textContent.startsWith('show all')) all.click();
+            const rows = [...panel.querySelectorAll('table.live-allocations tr')].slice(1).filter(r => !r.classList.contains('summary'))
+                .map(r => [r.cells[7].textContent, Number(r.cells[0].dataset.bytes), Number(r.cells[1].dataset.bytes), Number(r.cells[2].textContent)]);
+            const before = [...panel.querySelectorAll('table.live-allocations tr.summary')]
+                .filter(r => r.cells[7].textContent === '(allocated before the capture started)').map(r => Number(r.cells[3].dataset.bytes));
+            const title = panel.querySelector('.live-title');
+            return [Number(title.dataset.position), title.textContent, rows, before[0] ?? null];
+        })()"#,
+    );
+    let mut rows: Vec<(String, i64, i64, u64)> = shown[2]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (r[0].as_str().unwrap().to_string(), r[1].as_i64().unwrap(), r[2].as_i64().unwrap(), r[3].as_u64().unwrap())
+        })
+        .collect();
+    rows.sort();
+    (shown[0].as_u64().unwrap() as usize, shown[1].as_str().unwrap().to_string(), rows, shown[3].as_i64())
+}
+
+#[test]
+fn an_allocators_panel_lists_what_was_live_at_its_peak_and_at_any_event() {
+    if !browser_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_page("tf_keras_fit", dir.path());
+    let allocator = report_json("tf_keras_fit", &[])["allocators"][0].clone();
+    let mut browser = Browser::start(1100, 1400);
+    browser.open(&page);
+    // It opens at the peak, with the allocations the report lists there.
+    let (position, _, rows, before) = allocations_on_page(&mut browser);
+    let heap = allocator["timeline"]["heap_bytes"].as_array().unwrap();
+    assert_eq!(heap[position], allocator["peak_heap_bytes"]);
+    let mut expected: Vec<(String, i64, i64, u64)> = allocator["at_peak"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let op = r["op_name"].as_str().unwrap();
+            let op = if op.is_empty() { "(no op recorded)" } else { op };
+            (
+                op.to_string(),
+                r["allocation_bytes"].as_i64().unwrap(),
+                r["requested_bytes"].as_i64().unwrap(),
+                r["occurrences"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(rows, expected, "allocations live at the peak");
+    assert_eq!(before, allocator["unattributed_at_peak_bytes"].as_i64().filter(|&b| b != 0));
+    // A step back (◀): the heap after that event, as the report's timeline holds it.
+    browser.eval("document.querySelector('.live-panel .live-controls button').click()");
+    let (earlier, title, _, _) = allocations_on_page(&mut browser);
+    assert_eq!(earlier, position - 1);
+    let bytes = heap[earlier].as_i64().unwrap();
+    assert!(title.contains(&format!("heap {} ({bytes} bytes)", xmem::units::human_bytes(bytes as u64))), "{title}");
+    assert!(browser.exceptions().is_empty(), "{:?}", browser.exceptions());
 }
 
 /// With JavaScript off the page is what it was before it had a script: every
