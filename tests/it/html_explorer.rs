@@ -236,10 +236,13 @@ fn a_reader_moves_along_the_timeline_and_sees_what_report_at_prints() {
     assert_eq!(browser.requests(), pages, "the pages asked for nothing else");
 }
 
-/// The allocations an allocator's panel lists at a point of its timeline:
-/// (op name, one allocation's bytes, requested bytes, count), sorted, and
-/// what it says was allocated before the capture.
-fn allocations_on_page(browser: &mut Browser) -> (usize, String, Vec<(String, i64, i64, u64)>, Option<i64>) {
+/// An allocation row: op name, one allocation's bytes, requested bytes, count.
+type AllocationRow = (String, i64, i64, u64);
+
+/// What an allocator's panel shows at a point of its timeline: the event,
+/// the title, the allocation rows sorted, and what it says was allocated
+/// before the capture.
+fn allocations_on_page(browser: &mut Browser) -> (usize, String, Vec<AllocationRow>, Option<i64>) {
     let shown = browser.eval(
         r#"(() => {
             const panel = document.querySelector('.live-panel');
@@ -253,7 +256,7 @@ fn allocations_on_page(browser: &mut Browser) -> (usize, String, Vec<(String, i6
             return [Number(title.dataset.position), title.textContent, rows, before[0] ?? null];
         })()"#,
     );
-    let mut rows: Vec<(String, i64, i64, u64)> = shown[2]
+    let mut rows: Vec<AllocationRow> = shown[2]
         .as_array()
         .unwrap()
         .iter()
@@ -279,7 +282,7 @@ fn an_allocators_panel_lists_what_was_live_at_its_peak_and_at_any_event() {
     let (position, _, rows, before) = allocations_on_page(&mut browser);
     let heap = allocator["timeline"]["heap_bytes"].as_array().unwrap();
     assert_eq!(heap[position], allocator["peak_heap_bytes"]);
-    let mut expected: Vec<(String, i64, i64, u64)> = allocator["at_peak"]
+    let mut expected: Vec<AllocationRow> = allocator["at_peak"]
         .as_array()
         .unwrap()
         .iter()
