@@ -438,3 +438,18 @@ fn raw_table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric
     }
     writeln!(out, "</table>")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SectionIds;
+
+    #[test]
+    fn section_ids_are_given_once_and_fit_a_link() {
+        let mut ids = SectionIds::default();
+        assert_eq!(ids.give("module-jit_step(22)"), "module-jit_step_22_");
+        // The same module from a second input, and a name that only differs in what an id cannot hold.
+        assert_eq!(ids.give("module-jit_step(22)"), "module-jit_step_22_-2");
+        assert_eq!(ids.give("module-jit_step[22]"), "module-jit_step_22_-3");
+        assert_eq!(ids.give("allocator-vm-GPU_0_bfc"), "allocator-vm-GPU_0_bfc");
+    }
+}
