@@ -164,13 +164,13 @@ impl<'r> PageData<'r> {
     }
 
     /// Adds a memory space's live sets, when analysis kept them, it has
-    /// events, and its sizes are ones a browser holds exactly; says whether it did.
-    pub fn add_space(&mut self, section: &str, run: Option<&'static str>, space: &'r MemorySpaceReport) -> bool {
-        let Some(intervals) = space.attribution.intervals.as_deref() else { return false };
+    /// events, and its sizes are ones a browser holds exactly.
+    pub fn add_space(&mut self, section: &str, run: Option<&'static str>, space: &'r MemorySpaceReport) {
+        let Some(intervals) = space.attribution.intervals.as_deref() else { return };
         let events = space.heap_bytes.len().saturating_sub(1);
         let sizes = intervals.buffers.iter().map(|b| b.size_bytes);
         if events == 0 || !exact(space.heap_bytes.iter().copied().chain(sizes)) {
-            return false;
+            return;
         }
         let instructions = space.instructions.iter().take(events).map(|i| self.string(i)).collect();
         let peaks = match space.attribution.peaks.as_slice() {
@@ -190,7 +190,6 @@ impl<'r> PageData<'r> {
             intervals: intervals.intervals.iter().flat_map(|i| [i.buffer, i.from, i.until]).collect(),
         };
         self.spaces.push(data);
-        true
     }
 
     fn buffers(&mut self, intervals: &'r LiveIntervals) -> Vec<BufferData> {
@@ -210,14 +209,14 @@ impl<'r> PageData<'r> {
     }
 
     /// Adds an allocator's live allocations, when analysis kept them and
-    /// its figures are ones a browser holds exactly; says whether it did.
-    pub fn add_allocator(&mut self, section: &str, allocator: &'r AllocatorReport) -> bool {
-        let Some(intervals) = allocator.intervals.as_deref() else { return false };
+    /// its figures are ones a browser holds exactly.
+    pub fn add_allocator(&mut self, section: &str, allocator: &'r AllocatorReport) {
+        let Some(intervals) = allocator.intervals.as_deref() else { return };
         let timeline = &allocator.timeline;
         let sizes = intervals.allocations.iter().map(|a| a.row.allocation_bytes);
         let times = timeline.time_ps.first().copied().into_iter().chain(timeline.time_ps.last().copied());
         if timeline.time_ps.is_empty() || !exact(timeline.heap_bytes.iter().copied().chain(sizes).chain(times)) {
-            return false;
+            return;
         }
         let data = AllocatorData {
             section: section.to_string(),
@@ -228,7 +227,6 @@ impl<'r> PageData<'r> {
             intervals: intervals.allocations.iter().enumerate().flat_map(|(i, a)| [i, a.from, a.until]).collect(),
         };
         self.allocators.push(data);
-        true
     }
 
     fn allocations(&mut self, intervals: &'r AllocationIntervals) -> Vec<AllocationData> {
@@ -272,6 +270,13 @@ mod tests {
             })
             .collect();
         assert_eq!(summed, series);
+    }
+
+    #[test]
+    fn sizes_past_what_a_browser_holds_exactly_are_found() {
+        assert!(exact([0, -5, (1 << 53) - 1, -((1 << 53) - 1)]));
+        assert!(!exact([1, 1 << 53]));
+        assert!(!exact([i64::MIN]));
     }
 
     #[test]
