@@ -105,7 +105,8 @@ fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> u8 {
 #[pyfunction]
 fn report(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
     let args: ReportArgs = parse("report", args)?;
-    let report = py.detach(|| xmem::cli::report::build(&args)).map_err(xmem_error)?;
+    // Built for HTML, the format that needs the most: the object may be shown as any.
+    let report = py.detach(|| xmem::cli::report::build_for(&args, Format::Html)).map_err(xmem_error)?;
     Ok(Output(Computed::Report(report, args.selection.detail())))
 }
 
@@ -153,7 +154,7 @@ fn human_bytes(bytes: u64) -> String {
 #[pyfunction]
 fn diff(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
     let args: DiffArgs = parse("diff", args)?;
-    let comparison = py.detach(|| xmem::cli::diff::build(&args)).map_err(xmem_error)?;
+    let comparison = py.detach(|| xmem::cli::diff::build_for(&args, Format::Html)).map_err(xmem_error)?;
     Ok(Output(Computed::Diff(Box::new(comparison), args.selection.detail())))
 }
 

@@ -572,6 +572,47 @@ impl LiveHistory {
     pub fn live_at(&self, position: usize) -> Vec<usize> {
         live_at(&self.pushes, &self.revivals, position)
     }
+
+    /// The whole history as stretches of program order, one per entry of
+    /// the list and in its order: the slots [`LiveHistory::live_at`] gives
+    /// for a position are those of the stretches that cover it. An entry
+    /// shows the sharer of the last revival of its buffer at or before it; a
+    /// later revival cannot change that while the entry is on the list, for
+    /// a buffer is revived only once its count fell to zero, which took all
+    /// of its entries off.
+    pub fn stretches(&self) -> Vec<LiveStretch> {
+        let mut revivals_of: FxHashMap<usize, Vec<&Revival>> = FxHashMap::default();
+        for revival in &self.revivals {
+            revivals_of.entry(revival.root).or_default().push(revival);
+        }
+        self.pushes
+            .iter()
+            .map(|push| {
+                // Revivals are recorded in event order.
+                let revivals = revivals_of.get(&push.slot).map_or(&[][..], Vec::as_slice);
+                let shown = match revivals.partition_point(|r| r.event <= push.event) {
+                    0 => push.slot,
+                    later => revivals[later - 1].sharer,
+                };
+                LiveStretch { slot: shown, from: push.event, until: push.removed_at }
+            })
+            .collect()
+    }
+}
+
+/// A buffer on XProf's live list after every event from `from` up to, not
+/// including, `until` (to the end of the trace when `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveStretch {
+    pub slot: usize,
+    pub from: usize,
+    pub until: Option<usize>,
+}
+
+impl LiveStretch {
+    pub fn covers(&self, position: usize) -> bool {
+        self.from <= position && self.until.is_none_or(|until| position < until)
+    }
 }
 
 /// Replays `positions` of `trace` (all of it when `None`).
@@ -980,6 +1021,36 @@ mod tests {
         assert_eq!(space.heap_bytes, [0, 64, 0, 64, 0]);
         assert_eq!(space.peak_position, 0);
         assert_eq!(space.at_peak.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>(), [0]);
+    }
+
+    /// The live list at every event, as [`LiveHistory::live_at`] gives it
+    /// and as the stretches that cover the event give it.
+    fn live_lists(history: &LiveHistory, events: usize) -> [Vec<Vec<usize>>; 2] {
+        let stretches = history.stretches();
+        let from_stretches =
+            (0..events).map(|at| stretches.iter().filter(|s| s.covers(at)).map(|s| s.slot).collect()).collect();
+        [(0..events).map(|at| history.live_at(at)).collect(), from_stretches]
+    }
+
+    #[test]
+    fn stretches_give_the_live_list_of_every_event_with_revived_buffers_shown_as_their_sharer() {
+        // Buffer 0 is freed, revived by 1, freed, revived by 2; 3 lives across it all.
+        let events = vec![
+            event(Alloc, 3, 0),
+            event(Alloc, 0, 0),
+            event(Free, 0, 0),
+            event(ShareWith, 1, 0),
+            event(Free, 1, 0),
+            event(ShareWith, 2, 0),
+            event(Alloc, 4, 0),
+            event(Free, 2, 0),
+            event(Free, 3, 0),
+        ];
+        let space = &analyze(&assignment(&[64, 64, 64, 8, 16], events), &[], None)[0];
+        let [expected, from_stretches] = live_lists(&space.live_history, 9);
+        assert_eq!(expected[3], [3, 1], "the revived buffer shows as its sharer");
+        assert_eq!(expected[6], [3, 2, 4]);
+        assert_eq!(from_stretches, expected);
     }
 
     #[test]

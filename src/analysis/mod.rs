@@ -338,7 +338,12 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
     modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
     let mut allocators: Vec<AllocatorReport> = captures
         .iter()
-        .flat_map(|c| c.allocators.par_iter().map(allocator_timeline::analyze_allocator).collect::<Vec<_>>())
+        .flat_map(|c| {
+            c.allocators
+                .par_iter()
+                .map(|a| allocator_timeline::analyze_allocator(a, options.intervals))
+                .collect::<Vec<_>>()
+        })
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
     let mut notes = Vec::new();

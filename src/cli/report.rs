@@ -20,7 +20,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
 
 /// The report the arguments ask for, before it is written.
 pub fn build(args: &ReportArgs) -> anyhow::Result<Report> {
-    output::selected_report(&args.inputs, &args.selection, &args.input, &attribution_options(&args.attribution))
+    build_for(args, args.output.format)
+}
+
+/// [`build`], for writing in `format` (a report kept to be written in
+/// several formats is built for HTML, which needs the most).
+pub fn build_for(args: &ReportArgs, format: Format) -> anyhow::Result<Report> {
+    let options = attribution_options(&args.attribution, format);
+    output::selected_report(&args.inputs, &args.selection, &args.input, &options)
 }
 
 /// The report the arguments ask for of inputs already loaded (the Python
@@ -39,8 +46,10 @@ pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text:
     }
 }
 
-fn attribution_options(args: &AttributionOptions) -> Options {
+fn attribution_options(args: &AttributionOptions, format: Format) -> Options {
     Options {
+        // The page lets its reader move along the timeline.
+        intervals: format == Format::Html,
         op_name_depth: args.op_depth.and_then(|d| usize::try_from(d).ok()),
         at: args.at.as_deref().map(ProgramPoint::parse),
         peaks: args.peaks.map(|count| PeakSearch { count, drop: args.peak_drop }),
