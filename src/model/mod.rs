@@ -10,7 +10,7 @@ pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind};
 pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 pub use program::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
-    LogicalBuffer, Module, ScopedAllocation, SourceLocation,
+    LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
 };
 pub use torch_snapshot::TorchSnapshot;
 
