@@ -262,6 +262,16 @@ pub struct OomArgs {
     #[arg(long, value_name = "SIZE", default_value = "16GiB", value_parser = parse_size)]
     pub max_input_size: u64,
 
+    /// Join each incident with the program that failed, from what `xmem report` reads (an XLA dump dir, a
+    /// profile, an HLO proto): its peak against the log's limit, the lines that own it, what to change.
+    /// Give it after the log.
+    #[arg(long = "with", value_name = "INPUT", num_args = 1..)]
+    pub with: Vec<PathBuf>,
+
+    /// With --with, show this many rows of the program's tables.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub top: usize,
+
     #[command(flatten)]
     pub output: PlainOutputOptions,
 }

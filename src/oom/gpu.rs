@@ -4,22 +4,83 @@
 //! and the BufferAssignment report XLA prints after the first two.
 
 use super::block::{Block, Detected, Feed};
-use super::event::{Kind, OomEvent};
+use super::event::{Kind, OomEvent, Phase};
 use super::line::Line;
 use super::listing::Listing;
 use super::size::{self, SIZE};
 
 const STATS: &str = "BufferAssignment stats";
+const REMAT: &str = "Rematerialization";
+const ARGUMENTS: &str = "Program arguments";
+const AUTOTUNING: &str = "Autotuning";
+
+/// The executable a message names: `[executable_name='jit_step']`.
+pub(super) fn program(text: &str) -> Option<String> {
+    regex!(r"\[executable_name='([^']+)'\]").captures(text).map(|found| found[1].to_string())
+}
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
-    if let Some(found) =
-        regex!(&format!(r"Out of memory while trying to allocate (?:(\d+) bytes|({SIZE}))\.?")).captures(text)
+    if let Some(found) = regex!(&format!(
+        r"Out of memory while trying to allocate (?:(\d+) bytes|({SIZE}))(?: with allocator (\S+?))?(?: on device (\d+))?\.?"
+    ))
+    .captures(text)
     {
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
         let exact = found.get(1).and_then(|n| size::parse_exact(n.as_str()));
         event.requested_bytes = size::unsigned(exact.or_else(|| found.get(2).and_then(|s| size::parse(s.as_str()))));
+        event.allocator = found.get(3).map(|name| name.as_str().to_string());
+        event.memory_space = found.get(4).map(|device| format!("device {}", device.as_str()));
+        event.program = program(text);
         return Some(Detected::at(event, text, &found).with_block(Report::default()));
+    }
+    if let Some(found) = regex!(&format!(
+        r"Can't reduce memory use below ({SIZE}) \((\d+) bytes\) by rematerialization; only reduced to ({SIZE}) \((\d+) bytes\)(?:, down from ({SIZE}) \((\d+) bytes\) originally)?"
+    ))
+    .captures(text)
+    {
+        // XLA's estimate of the program's peak against the limit it compiles
+        // for: a warning (it compiles anyway), the error follows if it does not fit.
+        let mut event = OomEvent::new(Kind::CompileTimeOom, line);
+        let exact = |at: usize| found.get(at).and_then(|n| size::parse_exact(n.as_str()));
+        event.capacity_bytes = size::unsigned(exact(2));
+        event.used_bytes = size::unsigned(exact(4));
+        event.non_fatal = true;
+        event.phase = Some(Phase::Compile);
+        event.fact(REMAT, "limit", exact(2), None);
+        event.fact(REMAT, "reduced to", exact(4), None);
+        if let Some(original) = exact(6) {
+            event.fact(REMAT, "originally", Some(original), None);
+        }
+        return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) =
+        regex!(r"The byte size of input/output arguments \((\d+)\) exceeds the base limit \((\d+)\)").captures(text)
+    {
+        // XLA GPU's scheduler: the program's parameters and outputs alone do not fit the device's memory limit.
+        let mut event = OomEvent::new(Kind::CompileTimeOom, line);
+        event.used_bytes = size::unsigned(size::parse_exact(&found[1]));
+        event.capacity_bytes = size::unsigned(size::parse_exact(&found[2]));
+        event.limit_bytes = event.capacity_bytes;
+        event.non_fatal = true;
+        event.phase = Some(Phase::Compile);
+        event.fact(ARGUMENTS, "input/output arguments", size::parse_exact(&found[1]), None);
+        event.fact(ARGUMENTS, "base limit", size::parse_exact(&found[2]), None);
+        return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) =
+        regex!(r"RESOURCE_EXHAUSTED: Failed to get configs for: (\d+) out of (\d+) instructions").captures(text)
+    {
+        // The GEMM autotuner gave up: the candidates it tried ran out of memory.
+        let mut event = OomEvent::new(Kind::CompileTimeOom, line);
+        event.phase = Some(Phase::Autotune);
+        event.program = program(text);
+        for (name, at) in [("instructions without a config", 1), ("instructions tuned", 2)] {
+            if let Ok(count) = found[at].parse() {
+                event.count(AUTOTUNING, name, count);
+            }
+        }
+        return Some(Detected::at(event, text, &found));
     }
     if let Some(found) =
         regex!(&format!(r"Failed to allocate request for ({SIZE}) \((\d+)B\) on device ordinal (\d+)")).captures(text)

@@ -31,11 +31,14 @@ macro_rules! regex {
 mod advice;
 mod bfc;
 mod block;
+mod context;
+mod cupy;
 mod event;
 mod explain;
 mod gpu;
 mod host;
 mod incident;
+pub mod join;
 mod line;
 mod listing;
 mod pytorch;
@@ -46,10 +49,14 @@ mod tpu_compile;
 mod tpu_report;
 mod tpu_runtime;
 mod triton;
+mod verdict;
 
 use std::io::BufRead;
 
-pub use event::{Allocation, BfcBin, Framework, Incident, Item, Kind, OomEvent, OomReport, Section, OOM_SCHEMA};
+pub use event::{
+    Allocation, BfcBin, Cause, Framework, Holder, Incident, Item, Kind, OomEvent, OomReport, Phase, Section, UserFrame,
+    OOM_SCHEMA,
+};
 
 use crate::error::Error;
 
