@@ -108,15 +108,15 @@ fn stream_text(
     let mut joined = Vec::new();
     let mut report = oom::scan_each(name, reader, |incident, events| {
         let mut incident = incident.clone();
-        incident.program_report = programs.join(&incident, events);
+        programs.join(&mut incident, events);
         if written.is_ok() {
             written = render_oom::write_incident(out, flavor, name, joined.len() + 1, &incident, events)
                 .and_then(|()| out.flush());
         }
-        joined.push(incident.program_report);
+        joined.push(incident);
     })?;
-    for (incident, program_report) in report.incidents.iter_mut().zip(joined) {
-        incident.program_report = program_report;
+    if joined.len() == report.incidents.len() {
+        report.incidents = joined;
     }
     output::finish(written.and_then(|()| render_oom::write_end(out, flavor, &report)), out)?;
     Ok(report)
@@ -143,29 +143,30 @@ impl Programs {
             Ok(report) => Programs::Loaded(report, top),
             Err(e) => {
                 let reason = super::one_line(&e);
-                eprintln!("xmem: --with: {reason}; the log alone is explained");
+                eprintln!("xmem: {reason}; the log alone is explained");
                 Programs::Unusable(reason)
             }
         }
     }
 
-    /// The program report of one incident, if `--with` was given.
-    pub fn join(&self, incident: &Incident, events: &[OomEvent]) -> Option<ProgramReport> {
-        match self {
-            Programs::NotAsked => None,
-            Programs::Unusable(reason) => Some(ProgramReport::unmatched(format!("--with: {reason}"))),
+    /// Joins one incident with its program, if `--with` was given.
+    pub fn join(&self, incident: &mut Incident, events: &[OomEvent]) {
+        let joined = match self {
+            Programs::NotAsked => return,
+            Programs::Unusable(reason) => ProgramReport::unmatched(reason.clone()),
             Programs::Loaded(report, top) => {
                 let mut joined = join::program_report(incident, events, report);
                 joined.top = *top;
-                Some(joined)
+                joined
             }
-        }
+        };
+        join::attach(incident, joined);
     }
 
     /// Joins every incident of a report read whole.
     pub fn join_all(&self, report: &mut OomReport) {
         for incident in &mut report.incidents {
-            incident.program_report = self.join(incident, &report.events);
+            self.join(incident, &report.events);
         }
     }
 }

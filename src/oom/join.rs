@@ -10,9 +10,11 @@
 use serde::Serialize;
 
 use super::event::{Incident, OomEvent, Phase};
+use crate::analysis::attribution::NO_SOURCE;
 use crate::analysis::hints::DonationCandidate;
 use crate::analysis::{MemorySpaceReport, ModuleReport, Report};
 use crate::suggest::closest_first;
+use crate::units::human_bytes_precise as size;
 
 /// A printed size is rounded to its last digit: `6.00GiB` is within half a
 /// hundredth of a GiB, under 0.5% of it. Sizes this close to the request match it.
@@ -51,6 +53,8 @@ pub struct ProgramReport {
     pub memory_space: Option<MemorySpaceReport>,
     /// Entry parameters not donated but shaped like an output, largest first.
     pub donation_candidates: Vec<DonationCandidate>,
+    /// What the program's peak says about the failure, in a sentence.
+    pub finding: Option<String>,
     /// The one change that saves the most, when the report finds one.
     pub top_change: Option<Change>,
     /// How many rows of its tables a report shows (`--top`).
@@ -81,6 +85,7 @@ impl ProgramReport {
             over_limit_bytes: None,
             memory_space: None,
             donation_candidates: Vec::new(),
+            finding: None,
             top_change: None,
             top: 0,
         }
@@ -122,6 +127,15 @@ impl<'a> Failure<'a> {
             limit,
         }
     }
+}
+
+/// Joins an incident with its program: the report goes under it, and advice
+/// that only says to make this join goes once it is made.
+pub fn attach(incident: &mut Incident, report: ProgramReport) {
+    if report.matched_by.is_some() {
+        incident.advice.retain(|advice| !advice.starts_with(super::verdict::JOIN_HINT));
+    }
+    incident.program_report = Some(report);
 }
 
 /// The program report of one incident, from the modules of `programs`.
@@ -173,13 +187,13 @@ fn choose<'m>(failure: &Failure, modules: &[&'m ModuleReport]) -> Result<(&'m Mo
         [only] => Ok((only, MatchedBy::Size)),
         [] => Err(format!(
             "the log names no program, and no program in the inputs has an allocation of {} (they hold {})",
-            crate::units::human_bytes_precise(request),
+            size(request),
             closest_first("", modules.iter().map(|m| m.name.as_str()))
         )),
         several => Err(format!(
             "the log names no program, and {} programs have an allocation of {}: {}",
             several.len(),
-            crate::units::human_bytes_precise(request),
+            size(request),
             closest_first("", several.iter().map(|m| m.name.as_str()))
         )),
     }
@@ -210,7 +224,9 @@ fn matched(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure) -> P
         (Some(space), Some(limit)) => i64::try_from(limit).ok().map(|limit| space.peak_bytes.saturating_sub(limit)),
         _ => None,
     };
+    let finding = space.map(|space| finding(module, space, failure.limit, over));
     ProgramReport {
+        finding,
         matched_by: Some(matched_by),
         reason: None,
         module: Some(module.display_name()),
@@ -226,6 +242,37 @@ fn matched(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure) -> P
     }
 }
 
+/// Whether the program could fit at all, and which source line owns most of its peak.
+fn finding(module: &ModuleReport, space: &MemorySpaceReport, limit: Option<u64>, over: Option<i64>) -> String {
+    let mut text = match (limit, over) {
+        (Some(limit), Some(over)) if over > 0 => format!(
+            "{}'s own peak, {}, is {} above the {} limit: it cannot run in this memory, whatever else is alive",
+            module.name,
+            size(space.peak_bytes),
+            size(over),
+            size(limit)
+        ),
+        (Some(limit), Some(over)) => format!(
+            "{}'s own peak, {}, fits under the {} limit with {} to spare: it ran out because of what else was alive",
+            module.name,
+            size(space.peak_bytes),
+            size(limit),
+            size(-over)
+        ),
+        _ => format!("{}'s peak is {}", module.name, size(space.peak_bytes)),
+    };
+    let owner = space.attribution.at_peak_groups.by_source.iter().find(|g| g.key != NO_SOURCE);
+    if let Some(owner) = owner.filter(|_| space.peak_bytes > 0) {
+        text.push_str(&format!(
+            "; the source line that owns most of it is {} ({}, {:.0}%)",
+            owner.key,
+            size(owner.bytes),
+            owner.bytes as f64 * 100.0 / space.peak_bytes as f64
+        ));
+    }
+    text
+}
+
 /// The change that saves the most: donating the parameters the program
 /// replaces, or removing layout padding.
 fn top_change(module: &ModuleReport, space: Option<&MemorySpaceReport>, over: Option<i64>) -> Option<Change> {
@@ -236,7 +283,6 @@ fn top_change(module: &ModuleReport, space: Option<&MemorySpaceReport>, over: Op
         Some(over) if over > 0 => " (not enough alone to fit under the limit)",
         _ => "",
     };
-    let size = crate::units::human_bytes_precise;
     if donation > 0 && donation >= padding {
         let names: Vec<&str> = module.donation_candidates.iter().take(3).map(|c| c.parameter.as_str()).collect();
         let more = module.donation_candidates.len().saturating_sub(names.len());

@@ -19,6 +19,9 @@
 use super::event::{Cause, Framework, Holder, Kind, OomEvent, Phase, UserFrame};
 use crate::units::human_bytes_precise as size;
 
+/// The advice that asks for the program's dump: dropped once `--with` joins it.
+pub(super) const JOIN_HINT: &str = "Run `xmem oom LOG --with DUMP_DIR`";
+
 /// How many holders the title names.
 const NAMED_HOLDERS: usize = 3;
 
@@ -328,9 +331,10 @@ fn program_need(facts: &Facts) -> Option<Decision> {
             "Shrink the step: a smaller batch (with gradient accumulation to keep the effective batch), bf16 \
              instead of f32, or shard parameters and optimizer state over more devices."
                 .to_string(),
-            "Run `xmem oom LOG --with DUMP_DIR` (dump with XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_proto, or \
-             use `xmem run`) to see which lines of your code own the peak and what donation saves."
-                .to_string(),
+            format!(
+                "{JOIN_HINT} (dump with XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_proto, or use `xmem run`) to see \
+                 which lines of your code own the peak and what donation saves."
+            ),
         ],
     };
     Some((Cause::ProgramNeed, with_context(facts, title), advice))

@@ -97,6 +97,9 @@ fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport) ->
         peak.push_str(&format!(" against the {} limit the log gives: {relation}", size(limit)));
     }
     fact(out, flavor, "Peak", &peak)?;
+    if let Some(finding) = &joined.finding {
+        fact(out, flavor, "Finding", finding)?;
+    }
     let b = &space.breakdown;
     fact(
         out,
