@@ -102,7 +102,9 @@ impl Dump {
     fn holds_programs(&self) -> bool {
         std::fs::read_dir(&self.dir)
             .map(|entries| {
-                entries.flatten().any(|entry| entry.file_name().to_string_lossy().ends_with("after_optimizations.hlo.pb"))
+                entries
+                    .flatten()
+                    .any(|entry| entry.file_name().to_string_lossy().ends_with("after_optimizations.hlo.pb"))
             })
             .unwrap_or(false)
     }
@@ -113,7 +115,6 @@ impl Dump {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
-
 }
 
 /// Lines waiting for the scanner; past this many, the readers wait, so
@@ -177,7 +178,8 @@ fn post_mortem(
 ) -> anyhow::Result<()> {
     let found = report.found_errors();
     if found {
-        let programs = if dump.holds_programs() { Programs::load(&[dump.dir.clone()], args.top) } else { Programs::NotAsked };
+        let programs =
+            if dump.holds_programs() { Programs::load(&[dump.dir.clone()], args.top) } else { Programs::NotAsked };
         programs.join_all(&mut report);
     }
     let mut rendered = Vec::new();

@@ -22,7 +22,7 @@ pub(super) fn program(text: &str) -> Option<String> {
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
     if let Some(found) = regex!(&format!(
-        r"Out of memory while trying to allocate (?:(\d+) bytes|({SIZE}))(?: with allocator (\S+?))?(?: on device (\d+))?\.?"
+        r"Out of memory while trying to allocate (?:(\d+) bytes|({SIZE}))(?: with allocator ([\w\-]+))?(?: on device (\d+))?\.?"
     ))
     .captures(text)
     {

@@ -448,7 +448,7 @@ fn holders_clause(facts: &Facts) -> Option<String> {
 }
 
 fn autotuning(facts: &Facts) -> Option<Decision> {
-    let event = facts.autotune?;
+    facts.autotune?;
     let kernel = facts.events.iter().find_map(|e| {
         let op = e.op.as_deref().filter(|_| e.phase == Some(Phase::Autotune))?;
         Some(match &e.shape {
@@ -466,12 +466,14 @@ fn autotuning(facts: &Facts) -> Option<Decision> {
         title.push_str(&format!(" ({} for a candidate kernel)", size(request)));
     }
     title.push_str(": the program's own buffers leave too little memory for the autotuner's scratch");
-    if let Some(count) =
-        event.breakdown.iter().flat_map(|s| &s.items).find(|i| i.name == "instructions without a config")
-    {
-        if let Some(failed) = count.count {
-            title.push_str(&format!("; {failed} instruction(s) got no config"));
-        }
+    let failed = facts
+        .events
+        .iter()
+        .flat_map(|e| e.breakdown.iter().flat_map(|s| &s.items))
+        .find(|i| i.name == "instructions without a config")
+        .and_then(|i| i.count);
+    if let Some(failed) = failed {
+        title.push_str(&format!("; {failed} instruction(s) got no config"));
     }
     let advice = vec![
         "Skip or limit autotuning: XLA_FLAGS=--xla_gpu_autotune_level=0 compiles with default kernels (possibly \

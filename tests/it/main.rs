@@ -18,6 +18,7 @@ mod memory_profile_parity;
 mod memory_viewer_parity;
 mod module_identity;
 mod oom_cli;
+mod oom_gpu;
 mod oom_logs;
 mod plot;
 mod readme;
