@@ -22,4 +22,5 @@ mod oom_gpu;
 mod oom_logs;
 mod plot;
 mod readme;
+mod run;
 mod terminal;
