@@ -178,8 +178,11 @@ fn post_mortem(
 ) -> anyhow::Result<()> {
     let found = report.found_errors();
     if found {
-        let programs =
-            if dump.holds_programs() { Programs::load(&[dump.dir.clone()], args.top) } else { Programs::NotAsked };
+        let programs = if dump.holds_programs() {
+            Programs::load(std::slice::from_ref(&dump.dir), args.top)
+        } else {
+            Programs::NotAsked
+        };
         programs.join_all(&mut report);
     }
     let mut rendered = Vec::new();

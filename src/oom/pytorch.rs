@@ -62,11 +62,9 @@ fn allowed(event: &mut OomEvent, text: &str) -> bool {
     event.device_bytes = event.capacity_bytes;
     event.free_bytes = size::unsigned(size::parse(&found[5]));
     // Without a fraction set, PyTorch prints a limit far above any device: there is no cap then.
-    let fraction_limit = regex!(&format!(
-        r"PyTorch limit \(set by user-supplied memory fraction\)\s*:\s*(\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB|TiB))"
-    ))
-    .captures(text)
-    .and_then(|limit| size::unsigned(size::parse(&limit[1])));
+    let fraction_limit = regex!(&format!(r"PyTorch limit \(set by user-supplied memory fraction\)\s*:\s*({P})"))
+        .captures(text)
+        .and_then(|limit| size::unsigned(size::parse(&limit[1])));
     event.limit_bytes = fraction_limit.filter(|&limit| event.device_bytes.is_none_or(|device| limit < device));
     true
 }
