@@ -32,6 +32,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     let dump = Dump::prepare(args.dump_dir.as_deref(), &user_flags)?;
     let mut command = Command::new(program);
     command.args(arguments).env("XLA_FLAGS", dump.xla_flags(&user_flags)).stdin(Stdio::inherit());
+    // Its stdout is a pipe now, not the terminal: Python would hold prints back in a buffer.
+    if std::env::var_os("PYTHONUNBUFFERED").is_none() {
+        command.env("PYTHONUNBUFFERED", "1");
+    }
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = match command.spawn() {
         Ok(child) => child,

@@ -299,24 +299,20 @@ fn program_need(facts: &Facts) -> Option<Decision> {
         };
         return Some((Cause::ProgramNeed, title, Vec::new()));
     }
-    let remat = need.find_section("Rematerialization").is_some();
-    let what = if remat {
-        "XLA's rematerialization could not bring it under the limit it compiles for".to_string()
-    } else if need.find_section("Program arguments").is_some() {
-        "its arguments and outputs alone exceed the memory limit".to_string()
+    let why = if need.find_section("Rematerialization").is_some() {
+        "XLA compiled it for (rematerialization could not lower it)"
     } else {
-        format!("{} capacity", need.memory_space.as_deref().unwrap_or("memory").to_uppercase())
+        "of memory it may use (its arguments and outputs alone exceed it)"
     };
     let mut title = format!(
-        "{} needs {}, more than the {} it may use ({}): {} over; the program's own need, not fragmentation",
+        "{} needs {}, {} more than the {} limit {why}: the program's own need, not fragmentation",
         capitalised(&facts.who()),
         size(used),
+        size(used - capacity),
         size(capacity),
-        what,
-        size(used - capacity)
     );
     if let Some(request) = facts.request {
-        title.push_str(&format!(", and the {} allocation that followed failed", size(request)));
+        title.push_str(&format!("; then a {} allocation failed", size(request)));
     }
     let advice = match facts.framework {
         Some(Framework::PyTorch) => Vec::new(),

@@ -119,6 +119,7 @@ fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport) ->
         write_group_table(out, flavor, table)?;
     }
     if !joined.donation_candidates.is_empty() {
+        writeln!(out)?;
         let total: i64 = joined.donation_candidates.iter().map(|c| c.bytes_at_most).fold(0, i64::saturating_add);
         paragraph(
             out,
