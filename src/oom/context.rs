@@ -54,12 +54,17 @@ impl Context {
         let pending = self.autotuning.as_ref().is_some_and(|a| a.instruction_follows && a.line + 1 == number);
         if !pending && !regex!(bytes concat!(
             r#"File "|File ~|File /|Cell In\[|Traceback \(most recent call last\)"#,
-            r"|XLA backend|Created (?:TensorFlow )?device|with properties|totalMemory:|deviceMemorySize:",
+            r"|XLA backend|Created (?:TensorFlow )?device|with properties|totalMemory:|deviceMemorySize:|Total memory:",
             r"|Could not get config for HLO|best cudnn convolution algorithm|Autotuning failed|All algorithms tried for",
+            r"|algorithm_picker\w*\.cc:\d|autotuner\w*\.cc:\d",
         ))
         .is_match(raw)
         {
             return;
+        }
+        // XLA's autotuners log from their own files: `cudnn_conv_algorithm_picker.cc:525] Resource exhausted: …`.
+        if regex!(bytes r"algorithm_picker\w*\.cc:\d|autotuner\w*\.cc:\d").is_match(raw) {
+            self.autotuning_seen(number);
         }
         let line = normalise(number, raw);
         let text = line.text.trim();
@@ -82,6 +87,7 @@ impl Context {
 
     /// Gives a new event what the lines before it said about it.
     pub fn apply(&mut self, event: &mut OomEvent) {
+        event.program = event.program.take().or_else(|| program(&event.message));
         if let Some(traceback) = &self.traceback {
             if event.line >= traceback.last_line && event.line <= traceback.last_line + TRACEBACK_REACH {
                 event.user_frame = event.user_frame.take().or_else(|| traceback.user_frame.clone());
@@ -117,6 +123,17 @@ impl Context {
         self.autotuning = Some(Autotuning { instruction, shape, line: number, instruction_follows });
     }
 
+    /// A line from an autotuner without the instruction's name: autotuning goes on.
+    fn autotuning_seen(&mut self, number: u64) {
+        match &mut self.autotuning {
+            Some(autotuning) if number <= autotuning.line + AUTOTUNE_REACH => autotuning.line = number,
+            _ => {
+                self.autotuning =
+                    Some(Autotuning { instruction: None, shape: None, line: number, instruction_follows: false })
+            }
+        }
+    }
+
     fn instruction_follows(&mut self, text: &str) {
         if let Some(autotuning) = &mut self.autotuning {
             autotuning.instruction_follows = false;
@@ -143,12 +160,17 @@ impl Context {
         } else if let Some(found) = regex!(r"Found device (\d+) with properties").captures(text) {
             self.describing = found[1].parse().ok();
         }
-        if let Some(found) = regex!(&format!(r"(?:totalMemory|deviceMemorySize): ({SIZE})")).captures(text) {
+        if let Some(found) = regex!(&format!(r"(?:totalMemory|deviceMemorySize|Total memory): ({SIZE})")).captures(text) {
             if let Some(device) = self.describing {
                 remember(&mut self.devices, &device.to_string(), size::unsigned(size::parse(&found[1])));
             }
         }
     }
+}
+
+/// The executable a message names: `[executable_name='jit_step']`.
+pub(super) fn program(text: &str) -> Option<String> {
+    regex!(r"\[executable_name='([^']+)'\]").captures(text).map(|found| found[1].to_string())
 }
 
 fn remember(table: &mut Vec<(u32, u64)>, device: &str, bytes: Option<u64>) {

@@ -4,6 +4,7 @@
 //! and the BufferAssignment report XLA prints after the first two.
 
 use super::block::{Block, Detected, Feed};
+use super::context::program;
 use super::event::{Kind, OomEvent, Phase};
 use super::line::Line;
 use super::listing::Listing;
@@ -14,10 +15,6 @@ const REMAT: &str = "Rematerialization";
 const ARGUMENTS: &str = "Program arguments";
 const AUTOTUNING: &str = "Autotuning";
 
-/// The executable a message names: `[executable_name='jit_step']`.
-pub(super) fn program(text: &str) -> Option<String> {
-    regex!(r"\[executable_name='([^']+)'\]").captures(text).map(|found| found[1].to_string())
-}
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
