@@ -98,7 +98,14 @@ impl<'a> Facts<'a> {
             device,
             free: first(&|e| e.free_bytes.filter(|_| e.kind != Kind::CompileTimeOom)),
             largest_free,
-            used: failure.and_then(|e| e.used_bytes),
+            used: failure.and_then(|e| {
+                // PyTorch's older wording gives what its allocator holds instead of the process's total.
+                let held = ["reserved in total by PyTorch", "cached", "already allocated"]
+                    .iter()
+                    .find_map(|name| e.figure("PyTorch", name))
+                    .and_then(|b| u64::try_from(b).ok());
+                e.used_bytes.or(held)
+            }),
             need,
             holders: events.iter().map(|e| e.held_by.as_slice()).find(|h| !h.is_empty()).unwrap_or_default(),
             autotune: events.iter().copied().find(|e| e.phase == Some(Phase::Autotune)),
@@ -259,10 +266,10 @@ fn cap(facts: &Facts) -> Option<Decision> {
         (Some(free), Some(device)) => format!(", while {} of the {} device is free", size(free), size(device)),
         _ => String::new(),
     };
+    let in_use = facts.used.map(|used| format!("{} in use and ", size(used))).unwrap_or_default();
     let title = format!(
-        "The {} cap was reached: {} in use and {} more requested{room}; the cap, not the device, is the limit",
+        "The {} cap was reached: {in_use}{} more requested{room}; the cap, not the device, is the limit",
         size(limit),
-        size(used),
         size(request)
     );
     let needed = used.saturating_add(request);
