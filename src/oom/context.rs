@@ -37,7 +37,20 @@ pub(super) struct Context {
 struct Traceback {
     /// The innermost frame so far that is the user's own code.
     user_frame: Option<UserFrame>,
+    /// The innermost frame of code without a file (`<string>`: `python -c`, or code a library generated),
+    /// the user's only when no file of theirs is in the traceback.
+    unnamed_frame: Option<UserFrame>,
     last_line: u64,
+}
+
+impl Traceback {
+    fn starting(line: u64) -> Traceback {
+        Traceback { user_frame: None, unnamed_frame: None, last_line: line }
+    }
+
+    fn user_frame(&self) -> Option<UserFrame> {
+        self.user_frame.clone().or_else(|| self.unnamed_frame.clone())
+    }
 }
 
 struct Autotuning {
@@ -72,11 +85,15 @@ impl Context {
             self.instruction_follows(text);
         }
         if text.starts_with("Traceback (most recent call last)") {
-            self.traceback = Some(Traceback { user_frame: None, last_line: number });
+            self.traceback = Some(Traceback::starting(number));
         } else if let Some(frame) = frame(text) {
-            let traceback = self.traceback.get_or_insert(Traceback { user_frame: None, last_line: number });
+            let traceback = self.traceback.get_or_insert_with(|| Traceback::starting(number));
             traceback.last_line = number;
-            if is_user_code(&frame.file) {
+            if frame.file.starts_with("<frozen ") {
+                // The interpreter's own bootstrap code.
+            } else if frame.file.starts_with('<') && frame.file.ends_with('>') {
+                traceback.unnamed_frame = Some(frame);
+            } else if is_user_code(&frame.file) {
                 traceback.user_frame = Some(frame);
             }
         } else {
@@ -90,7 +107,7 @@ impl Context {
         event.program = event.program.take().or_else(|| program(&event.message));
         if let Some(traceback) = &self.traceback {
             if event.line >= traceback.last_line && event.line <= traceback.last_line + TRACEBACK_REACH {
-                event.user_frame = event.user_frame.take().or_else(|| traceback.user_frame.clone());
+                event.user_frame = event.user_frame.take().or_else(|| traceback.user_frame());
             }
         }
         if let Some(autotuning) = &self.autotuning {
@@ -160,7 +177,8 @@ impl Context {
         } else if let Some(found) = regex!(r"Found device (\d+) with properties").captures(text) {
             self.describing = found[1].parse().ok();
         }
-        if let Some(found) = regex!(&format!(r"(?:totalMemory|deviceMemorySize|Total memory): ({SIZE})")).captures(text) {
+        if let Some(found) = regex!(&format!(r"(?:totalMemory|deviceMemorySize|Total memory): ({SIZE})")).captures(text)
+        {
             if let Some(device) = self.describing {
                 remember(&mut self.devices, &device.to_string(), size::unsigned(size::parse(&found[1])));
             }
@@ -229,7 +247,7 @@ fn is_user_code(file: &str) -> bool {
     let file = file.replace('\\', "/");
     !(file.contains("/site-packages/")
         || file.contains("/dist-packages/")
-        || regex!(r"(?i)/lib/python\d+(?:\.\d+)?t?/|/Lib/|^<frozen ").is_match(&file)
+        || regex!(r"(?i)/lib/python\d+(?:\.\d+)?t?/|/Lib/").is_match(&file)
         || regex!(r"\.(?:pyx|pxd|pxi|so|pyd)$").is_match(&file))
 }
 
@@ -251,14 +269,36 @@ mod tests {
     #[test]
     fn libraries_are_not_the_users_code() {
         assert!(is_user_code("/home/user/models/oom_jax_fraction.py"));
-        assert!(is_user_code("<string>"));
         assert!(is_user_code("Cell In[3]"));
         assert!(!is_user_code("/opt/venv/lib/python3.12/site-packages/jax/_src/array.py"));
         assert!(!is_user_code("/usr/lib/python3/dist-packages/numpy/core/numeric.py"));
         assert!(!is_user_code("/usr/lib/python3.11/threading.py"));
         assert!(!is_user_code("cupy/_core/core.pyx"));
-        assert!(!is_user_code("<frozen runpy>"));
         assert!(!is_user_code(r"C:\Python311\Lib\site-packages\torch\nn\modules\module.py"));
+    }
+
+    #[test]
+    fn a_file_of_the_users_wins_over_generated_code() {
+        let mut context = Context::default();
+        let lines = [
+            "Traceback (most recent call last):",
+            r#"  File "/home/user/train.py", line 12, in <module>"#,
+            r#"  File "/venv/lib/python3.10/site-packages/triton/runtime/autotuner.py", line 114, in run"#,
+            r#"  File "<string>", line 65, in cvmm_kernel"#,
+            r#"  File "<frozen runpy>", line 88, in _run_code"#,
+        ];
+        for (number, line) in (1..).zip(lines) {
+            context.observe(number, line.as_bytes());
+        }
+        let frame = context.traceback.as_ref().and_then(Traceback::user_frame).unwrap();
+        assert_eq!((frame.file.as_str(), frame.line), ("/home/user/train.py", 12));
+        // `python -c`: the command's own code is all there is.
+        let mut context = Context::default();
+        context.observe(1, br#"  File "<string>", line 1, in <module>"#);
+        assert_eq!(
+            context.traceback.as_ref().and_then(Traceback::user_frame).map(|f| f.file),
+            Some("<string>".to_string())
+        );
     }
 
     #[test]

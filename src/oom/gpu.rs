@@ -15,7 +15,6 @@ const REMAT: &str = "Rematerialization";
 const ARGUMENTS: &str = "Program arguments";
 const AUTOTUNING: &str = "Autotuning";
 
-
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
     if let Some(found) = regex!(&format!(

@@ -239,7 +239,9 @@ fn the_programs_own_need_above_its_limit() {
     let incident = &report.incidents[0];
     assert_eq!(incident.cause, Some(Cause::ProgramNeed));
     assert!(
-        incident.title.starts_with("jit_train_step needs 9.84 GiB, 2.34 GiB more than the 7.50 GiB limit XLA compiled it for"),
+        incident
+            .title
+            .starts_with("jit_train_step needs 9.84 GiB, 2.34 GiB more than the 7.50 GiB limit XLA compiled it for"),
         "{}",
         incident.title
     );
