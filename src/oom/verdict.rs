@@ -187,14 +187,19 @@ fn request_above_device(facts: &Facts) -> Option<Decision> {
     if request <= device {
         return None;
     }
-    let title = format!(
-        "{} requested {} in one allocation, more than the whole device ({}): {} over",
+    let title = request_above(facts, request, "device", device);
+    Some((Cause::RequestAboveDevice, with_context(facts, title), array_too_large(facts, true)))
+}
+
+/// `jit_step requested 3.00 GiB in one allocation, more than the whole GPU_0_bfc pool (2.80 GiB): 208.00 MiB over`.
+fn request_above(facts: &Facts, request: u64, memory: &str, bytes: u64) -> String {
+    format!(
+        "{} requested {} in one allocation, more than the whole {memory} ({}): {} over",
         capitalised(&facts.who()),
         size(request),
-        size(device),
-        size(request - device)
-    );
-    Some((Cause::RequestAboveDevice, with_context(facts, title), array_too_large(facts, true)))
+        size(bytes),
+        size(request - bytes)
+    )
 }
 
 fn request_above_pool(facts: &Facts) -> Option<Decision> {
@@ -202,14 +207,11 @@ fn request_above_pool(facts: &Facts) -> Option<Decision> {
     if request <= pool || facts.capped().is_some() {
         return None;
     }
-    let allocator = facts.allocator.map(|a| format!("{a} ")).unwrap_or_default();
-    let title = format!(
-        "{} requested {} in one allocation, more than the whole {allocator}pool ({}): {} over",
-        capitalised(&facts.who()),
-        size(request),
-        size(pool),
-        size(request - pool)
-    );
+    let pool_name = match facts.allocator {
+        Some(allocator) => format!("{allocator} pool"),
+        None => "pool".to_string(),
+    };
+    let title = request_above(facts, request, &pool_name, pool);
     let mut advice = Vec::new();
     match facts.framework {
         Some(Framework::PyTorch) | Some(Framework::CuPy) => {}
