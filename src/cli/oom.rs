@@ -62,6 +62,44 @@ struct Reports<'a> {
     reports: &'a [OomReport],
 }
 
+/// A run's folder, as a job leaves it (`output.log`, `xla_dump/`, `profile/`),
+/// stands for the XLA dump in it, else for its profile; any other input for itself.
+fn beside(input: &Path) -> Vec<PathBuf> {
+    if !input.is_dir() || is_dump_or_profile(input) {
+        return vec![input.to_path_buf()];
+    }
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(input)
+        .map(|entries| entries.flatten().map(|entry| entry.path()).filter(|path| path.is_dir()).collect())
+        .unwrap_or_default();
+    folders.sort();
+    let dumps: Vec<PathBuf> = folders.iter().filter(|folder| holds_dump(folder)).cloned().collect();
+    let found = if dumps.is_empty() { folders.into_iter().filter(|f| is_dump_or_profile(f)).collect() } else { dumps };
+    if found.is_empty() {
+        vec![input.to_path_buf()]
+    } else {
+        found
+    }
+}
+
+/// An XLA dump directory: programs after optimization, as protos.
+fn holds_dump(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| entry.file_name().to_string_lossy().ends_with("after_optimizations.hlo.pb"))
+    })
+}
+
+/// What `xmem report` reads as a folder: a dump, a log dir, a run dir.
+fn is_dump_or_profile(dir: &Path) -> bool {
+    holds_dump(dir)
+        || dir.join("plugins").is_dir()
+        || std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|entry| {
+                let name = entry.file_name().to_string_lossy().to_string();
+                name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz")
+            })
+        })
+}
+
 /// The logs named, with glob patterns expanded (for shells that do not, or
 /// patterns quoted to reach xmem); `-` is standard input.
 fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
@@ -139,7 +177,8 @@ impl Programs {
             return Programs::NotAsked;
         }
         let options = InputOptions { run: None, max_input_size: None, strict: false };
-        match output::usable_report(inputs, &options, &Default::default()) {
+        let inputs: Vec<PathBuf> = inputs.iter().flat_map(|input| beside(input)).collect();
+        match output::usable_report(&inputs, &options, &Default::default()) {
             Ok(report) => Programs::Loaded(report, top),
             Err(e) => {
                 let reason = super::one_line(&e);

@@ -286,6 +286,15 @@ fn joined_with_its_dump_the_failed_program_shows_its_peak_owners_and_the_donatio
 }
 
 #[test]
+fn the_runs_folder_stands_for_the_dump_beside_the_log() {
+    // `adam_nodonate/` holds `output.log` and `xla_dump/`, as the job left them.
+    let doc = json(&["adam_nodonate/output.log", "--with", "adam_nodonate"]);
+    let joined = &doc["incidents"][0]["program_report"];
+    assert_eq!(joined["module"], "jit_train_step(11275)");
+    assert_eq!(joined["input"], "adam_nodonate/xla_dump");
+}
+
+#[test]
 fn of_several_programs_of_one_name_the_one_the_size_of_the_request() {
     let doc = json(&["accumulate_oom/output.log", "--with", "accumulate_oom/xla_dump"]);
     let joined = &doc["incidents"][0]["program_report"];
