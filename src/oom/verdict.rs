@@ -404,7 +404,7 @@ const CUDA_MALLOC_ASYNC_TF: &str = "TF_GPU_ALLOCATOR=cuda_malloc_async replaces 
     allocator, which fragments differently.";
 
 fn other_holders(facts: &Facts) -> Option<Decision> {
-    let holders = holders_clause(facts)?;
+    let Some(holders) = holders_clause(facts) else { return other_processes(facts) };
     let request = facts.request.map(|r| format!("the {} {} requested could not be allocated; ", size(r), facts.who()));
     let title = format!("{}{holders}", request.unwrap_or_default());
     let advice = holders_advice(facts);
@@ -412,6 +412,41 @@ fn other_holders(facts: &Facts) -> Option<Decision> {
         return None;
     }
     Some((Cause::OtherHolders, with_context(facts, capitalised(&title)), advice))
+}
+
+/// PyTorch names the other processes on the GPU (`Process 1246069 has 577.00 MiB
+/// memory in use`): when they hold more than the request, they are why it failed.
+fn other_processes(facts: &Facts) -> Option<Decision> {
+    let failure = facts.failure.filter(|f| f.kind == Kind::PytorchCudaOom)?;
+    let request = facts.request?;
+    let processes: Vec<(&str, u64)> = failure
+        .find_section("PyTorch")?
+        .items
+        .iter()
+        .filter_map(|i| Some((i.name.strip_prefix("process ")?, u64::try_from(i.bytes?).ok()?)))
+        .collect();
+    let others: u64 = processes.iter().map(|(_, bytes)| bytes).sum();
+    if others < request || facts.free.is_some_and(|free| free >= request) {
+        return None;
+    }
+    let list: Vec<String> = processes.iter().map(|(pid, bytes)| format!("process {pid} {}", size(*bytes))).collect();
+    let this = facts.used.map(|used| format!(" beside this process's {}", size(used))).unwrap_or_default();
+    let free = facts.free.map(|free| format!(" ({} free)", size(free))).unwrap_or_default();
+    let title = format!(
+        "Other processes hold {} of the GPU ({}){this}: the {} requested did not fit{free}",
+        size(others),
+        list.join(", "),
+        size(request)
+    );
+    let advice = vec![
+        "Another process holds GPU memory (a notebook kernel, a data-loader worker that touched CUDA, an earlier \
+         run): nvidia-smi shows it; stop it, or give each job its own GPU (CUDA_VISIBLE_DEVICES)."
+            .to_string(),
+        "Data-loader workers must not use CUDA: keep tensors on the CPU in the Dataset and move batches to the GPU \
+         in the training loop."
+            .to_string(),
+    ];
+    Some((Cause::OtherHolders, title, advice))
 }
 
 /// What to do about live arrays that fill the pool.

@@ -370,3 +370,20 @@ fn a_request_above_the_device_gets_no_allocator_advice() {
     assert!(advice.contains("no allocator setting"), "{advice}");
     assert_eq!(incident.title.matches("16.00 GiB").count(), 1);
 }
+
+/// PyTorch's message as its pull request (pytorch/pytorch#99699) shows it, on one line as PyTorch prints it.
+#[test]
+fn other_processes_on_the_gpu_are_named() {
+    let log = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 138.00 MiB. GPU 0 has a total capacty of 15.90 GiB of which 8.44 MiB is free. Process 1246069 has 577.00 MiB memory in use. Including non-PyTorch memory, this process has 15.32 GiB memory in use. Of the allocated memory 14.12 GiB is allocated by PyTorch, and 110.41 MiB is reserved by PyTorch but unallocated.\n";
+    let report = xmem::oom::scan("log", log.as_bytes()).unwrap();
+    let incident = &report.incidents[0];
+    assert_eq!(incident.cause, Some(Cause::OtherHolders));
+    assert!(
+        incident.title.starts_with(
+            "Other processes hold 577.00 MiB of the GPU (process 1246069 577.00 MiB) beside this process's 15.32 GiB"
+        ),
+        "{}",
+        incident.title
+    );
+    assert!(incident.advice[0].contains("nvidia-smi"), "{:?}", incident.advice);
+}
