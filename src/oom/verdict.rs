@@ -416,11 +416,14 @@ fn other_holders(facts: &Facts) -> Option<Decision> {
 
 /// PyTorch names the other processes on the GPU (`Process 1246069 has 577.00 MiB
 /// memory in use`): when they hold more than the request, they are why it failed.
+/// Only when it also names this process (`this process has …`): in a container
+/// it cannot tell itself apart, and lists itself as one more process.
 fn other_processes(facts: &Facts) -> Option<Decision> {
     let failure = facts.failure.filter(|f| f.kind == Kind::PytorchCudaOom)?;
     let request = facts.request?;
-    let processes: Vec<(&str, u64)> = failure
-        .find_section("PyTorch")?
+    let section = failure.find_section("PyTorch")?;
+    section.items.iter().find(|i| i.name == "this process, including non-PyTorch memory")?;
+    let processes: Vec<(&str, u64)> = section
         .items
         .iter()
         .filter_map(|i| Some((i.name.strip_prefix("process ")?, u64::try_from(i.bytes?).ok()?)))
