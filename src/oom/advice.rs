@@ -348,6 +348,13 @@ fn runtime(event: &OomEvent) -> Vec<String> {
              what is live."
                 .to_string(),
         ],
+        _ if event.note("Driver", "error").is_some_and(|e| e.contains("loading the program's code")) => vec![
+            "CUDA could not load the compiled program's code: that memory lives outside XLA's pool, and the pool left \
+             too little of the GPU. Give the pool less, not more: a lower XLA_PYTHON_CLIENT_MEM_FRACTION \
+             (XLA_CLIENT_MEM_FRACTION), or XLA_PYTHON_CLIENT_PREALLOCATE=false; large constants captured in the \
+             program make its code larger (pass big arrays as arguments instead)."
+                .to_string(),
+        ],
         _ if event.phase == Some(Phase::Autotune) => autotuning(),
         _ if event.framework == Some(Framework::CuPy) => cupy(event),
         _ => {

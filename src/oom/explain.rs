@@ -245,6 +245,10 @@ fn runtime(event: &OomEvent) -> Option<String> {
         return Some(format!("an allocation of {} would exceed the {} of {space}", size(requested), size(capacity)));
     }
     let Some(mut text) = could_not(event, "allocate") else {
+        if event.note("Driver", "error").is_some_and(|e| e.contains("loading the program's code")) {
+            let program = event.program.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
+            return Some(format!("CUDA could not load the program{program}'s code: memory outside XLA's pool ran out"));
+        }
         return event.shape.as_ref().map(|shape| format!("could not allocate a tensor of shape {shape}"));
     };
     if let Some(error) = event.note("Driver", "error") {

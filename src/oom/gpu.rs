@@ -96,6 +96,14 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         }
         return Some(Detected::at(event, text, &found));
     }
+    if let Some(found) = regex!(r"Failed to load in-memory CUBIN[^:]*:\s*CUDA_ERROR_OUT_OF_MEMORY").find(text) {
+        // The driver could not load the program's compiled code: memory outside XLA's pool ran out.
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.program = program(text);
+        event.fact("Driver", "error", None, Some("CUDA_ERROR_OUT_OF_MEMORY loading the program's code".to_string()));
+        let key = text.get(found.start()..).unwrap_or(text).trim_end();
+        return Some(Detected::new(event, key).with_block(Report::default()));
+    }
     if let Some(found) =
         regex!(r"failed to alloc (\d+) bytes (on host|unified memory)(?:[:;]\s*(?:result: )?(.*))?").captures(text)
     {
@@ -143,6 +151,14 @@ impl Block for Report {
             return Feed::Consumed;
         }
         if !self.started {
+            // The executable's name, when a terminal or a person wrapped it onto the next line.
+            // (In a quote that keeps its comment marks on every line: `#   [executable_name=…]`.)
+            if event.program.is_none() && t.trim_start_matches(['#', ' ', '\t']).starts_with('[') {
+                if let Some(name) = program(t) {
+                    event.program = Some(name);
+                    return Feed::Consumed;
+                }
+            }
             return Feed::Ended;
         }
         if self.listing.field(&line.text) {

@@ -396,3 +396,34 @@ fn other_processes_on_the_gpu_are_named_when_this_one_is_too() {
     let report = xmem::oom::scan("log", container.as_bytes()).unwrap();
     assert_ne!(report.incidents[0].cause, Some(Cause::OtherHolders), "{}", report.incidents[0].title);
 }
+
+/// JAX failures as people quoted them in public repositories' notes, wrapped
+/// by hand (the search index's files 68489809269, 59681175222 and 58497991221).
+#[test]
+fn the_program_is_read_from_a_wrapped_quote() {
+    let cases = [
+        (
+            "    jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to\n    allocate 19.59GiB. [executable_name='jit_concatenate']\n      walker.py write_state -> ds.to_netcdf -> xarray_jax __array__ -> np.asarray\n",
+            "jit_concatenate",
+        ),
+        (
+            "    #   RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.50GiB\n    #   [executable_name='jit_convert_element_type']\n",
+            "jit_convert_element_type",
+        ),
+        (
+            "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: [0] Failed to load in-memory\nCUBIN (compiled for a different GPU?).: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n[executable_name='jit_advance_output']\n",
+            "jit_advance_output",
+        ),
+    ];
+    for (log, program) in cases {
+        let report = xmem::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!(report.events.len(), 1, "{log}: {:#?}", report.events);
+        assert_eq!(report.events[0].program.as_deref(), Some(program), "{log}");
+        assert_eq!(report.incidents[0].program.as_deref(), Some(program), "{log}");
+    }
+    // Loading the program's code is memory outside the pool: a smaller pool, not a larger one.
+    let report = xmem::oom::scan("log", cases[2].0.as_bytes()).unwrap();
+    let advice = report.incidents[0].advice.join(" ");
+    assert!(advice.contains("Give the pool less, not more"), "{advice}");
+    assert!(!advice.contains("MEM_FRACTION=.95"), "{advice}");
+}
