@@ -164,10 +164,13 @@ fn compile_time(event: &OomEvent) -> Option<String> {
         ));
     }
     if event.find_section(ARGUMENTS).is_some() {
+        let limit = match event.capacity_bytes {
+            Some(capacity) => format!("the {} memory limit", size(capacity)),
+            None => "the memory limit".to_string(),
+        };
         return Some(format!(
-            "the program's arguments and outputs take {}, more than the {} memory limit",
-            size(event.used_bytes?),
-            size(event.capacity_bytes?)
+            "the program's arguments and outputs take {}, more than {limit}",
+            size(event.used_bytes?)
         ));
     }
     if event.phase == Some(Phase::Autotune) {

@@ -31,37 +31,44 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }
     if let Some(found) = regex!(&format!(
-        r"Can't reduce memory use below ({SIZE}) \((\d+) bytes\) by rematerialization; only reduced to ({SIZE}) \((\d+) bytes\)(?:, down from ({SIZE}) \((\d+) bytes\) originally)?"
+        r"(?:Can't reduce memory use below\s+)?({SIZE})(?:\s*\((\d+) bytes\))?\s+by rematerialization; only reduced to ({SIZE})(?:\s*\((\d+) bytes\))?(?:, down from ({SIZE})(?:\s*\((\d+) bytes\))? originally)?"
     ))
     .captures(text)
     {
         // XLA's estimate of the program's peak against the limit it compiles
         // for: a warning (it compiles anyway), the error follows if it does not fit.
+        // Each size is exact where the line gives the count, rounded where a wrap or an old XLA left only the size.
         let mut event = OomEvent::new(Kind::CompileTimeOom, line);
-        let exact = |at: usize| found.get(at).and_then(|n| size::parse_exact(n.as_str()));
-        event.capacity_bytes = size::unsigned(exact(2));
-        event.used_bytes = size::unsigned(exact(4));
+        let bytes = |size_at: usize| {
+            let exact = found.get(size_at + 1).and_then(|n| size::parse_exact(n.as_str()));
+            exact.or_else(|| found.get(size_at).and_then(|s| size::parse(s.as_str())))
+        };
+        event.capacity_bytes = size::unsigned(bytes(1));
+        event.used_bytes = size::unsigned(bytes(3));
         event.non_fatal = true;
         event.phase = Some(Phase::Compile);
-        event.fact(REMAT, "limit", exact(2), None);
-        event.fact(REMAT, "reduced to", exact(4), None);
-        if let Some(original) = exact(6) {
-            event.fact(REMAT, "originally", Some(original), None);
+        event.fact(REMAT, "limit", bytes(1), None);
+        event.fact(REMAT, "reduced to", bytes(3), None);
+        if found.get(5).is_some() {
+            event.fact(REMAT, "originally", bytes(5), None);
         }
         return Some(Detected::at(event, text, &found));
     }
     if let Some(found) =
-        regex!(r"The byte size of input/output arguments \((\d+)\) exceeds the base limit \((\d+)\)").captures(text)
+        regex!(r"The byte size of input/output arguments \((\d+)\) exceeds the base limit(?: \((\d+)\))?")
+            .captures(text)
     {
         // XLA GPU's scheduler: the program's parameters and outputs alone do not fit the device's memory limit.
         let mut event = OomEvent::new(Kind::CompileTimeOom, line);
         event.used_bytes = size::unsigned(size::parse_exact(&found[1]));
-        event.capacity_bytes = size::unsigned(size::parse_exact(&found[2]));
+        event.capacity_bytes = found.get(2).and_then(|n| size::unsigned(size::parse_exact(n.as_str())));
         event.limit_bytes = event.capacity_bytes;
         event.non_fatal = true;
         event.phase = Some(Phase::Compile);
         event.fact(ARGUMENTS, "input/output arguments", size::parse_exact(&found[1]), None);
-        event.fact(ARGUMENTS, "base limit", size::parse_exact(&found[2]), None);
+        if let Some(limit) = found.get(2) {
+            event.fact(ARGUMENTS, "base limit", size::parse_exact(limit.as_str()), None);
+        }
         return Some(Detected::at(event, text, &found));
     }
     if let Some(found) =

@@ -169,14 +169,14 @@ fn not_a_failure(facts: &Facts) -> Option<Decision> {
         Cause::NotAFailure,
         format!(
             "Only a warning: XLA estimates {} needs {}, more than the {} limit it compiles for, and compiled it \
-             anyway; nothing failed in this log",
+             anyway; no memory error follows in this log",
             facts.who(),
             size(used),
             size(capacity)
         ),
         vec![format!(
-            "If this program later runs out of memory, this is why: lower its peak by {} (see the advice for a \
-             program's own need: donation, jax.checkpoint, a smaller batch).",
+            "If this program runs out of memory later, this is why: lower its peak by at least {} \
+             (jax.jit(..., donate_argnums=...), jax.checkpoint, a smaller batch).",
             size(used - capacity)
         )],
     ))

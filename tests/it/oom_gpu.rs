@@ -427,3 +427,29 @@ fn the_program_is_read_from_a_wrapped_quote() {
     assert!(advice.contains("Give the pool less, not more"), "{advice}");
     assert!(!advice.contains("MEM_FRACTION=.95"), "{advice}");
 }
+
+/// XLA's rematerialization warning in the shapes people quote it (public
+/// repositories' notes, the search index's files 59687541769, 60858421566 and
+/// 60023510020): without the exact counts, wrapped by hand, and after the
+/// scheduler's warning with its limit cut off.
+#[test]
+fn the_rematerialization_warning_in_every_shape() {
+    let bare = "W0130 11:23:59.296923 hlo_rematerialization.cc:3204] Can't reduce memory use below 2.52GiB by rematerialization; only reduced to 631.67GiB\nE0130 11:24:11.521010 pjrt_stream_executor_client.cc:2111] RESOURCE_EXHAUSTED: Out of memory while trying to allocate 631.67GiB.\n";
+    let report = xmem::oom::scan("log", bare.as_bytes()).unwrap();
+    let remat = of_kind(&report, Kind::CompileTimeOom);
+    assert_eq!((remat.used_bytes, remat.capacity_bytes), (Some(gib(631.67)), Some(gib(2.52))));
+    assert_eq!(report.incidents.len(), 1);
+    assert_eq!(report.incidents[0].cause, Some(Cause::ProgramNeed));
+    let wrapped = "W0905 17:27:21 hlo_rematerialization.cc:3231] Can't reduce memory use below\n57.03GiB (61237292825 bytes) by rematerialization; only reduced to 68.32GiB\n(73361280968 bytes), down from 68.32GiB (73361280968 bytes) originally\n";
+    let report = xmem::oom::scan("log", wrapped.as_bytes()).unwrap();
+    let remat = of_kind(&report, Kind::CompileTimeOom);
+    assert_eq!(remat.capacity_bytes, Some(61_237_292_825));
+    assert_eq!(remat.used_bytes, Some(gib(68.32)), "the exact count went to the next line; the size stands");
+    assert_eq!(report.incidents[0].cause, Some(Cause::NotAFailure));
+    let cut = "E0207 22:03:02.026958 gpu_hlo_schedule.cc:815] The byte size of input/output arguments (35562383856024) exceeds the base limit\nW0207 22:03:02.946009 hlo_rematerialization.cc:3204] Can't reduce memory use below 22.40GiB by rematerialization; only reduced to 60.04TiB\n";
+    let report = xmem::oom::scan("log", cut.as_bytes()).unwrap();
+    assert_eq!(report.events.len(), 2);
+    assert_eq!((report.events[0].used_bytes, report.events[0].capacity_bytes), (Some(35_562_383_856_024), None));
+    assert_eq!(report.events[1].used_bytes, Some((60.04 * (1u64 << 40) as f64).round() as u64));
+    assert_eq!(report.incidents.len(), 1, "the two warnings are about one compilation");
+}
