@@ -296,8 +296,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub top: usize,
 
-    #[command(flatten)]
-    pub output: PlainOutputOptions,
+    /// Format of the post-mortem.
+    #[arg(long, default_value = "text", value_parser = formats(&PLAIN_FORMATS))]
+    pub format: Format,
+
+    /// Write the post-mortem to this file (also when the job shows no memory error) instead of standard error.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 
     /// The command to run and its arguments (after --, or after xmem's own options).
     #[arg(value_name = "CMD", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]

@@ -26,7 +26,7 @@ const DUMP_TO: &str = "--xla_dump_to=";
 const DUMP_AS_PROTO: &str = "--xla_dump_hlo_as_proto";
 
 pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
-    let flavor = flavor(args.output.format)?;
+    let flavor = flavor(args.format)?;
     let (program, arguments) = args.command.split_first().context("no command to run (xmem run -- CMD ARGS...)")?;
     let user_flags = std::env::var("XLA_FLAGS").unwrap_or_default();
     let dump = Dump::prepare(args.dump_dir.as_deref(), &user_flags)?;
@@ -191,11 +191,11 @@ fn post_mortem(
     }
     let mut rendered = Vec::new();
     {
-        let mut out = output::piped(&mut rendered, args.output.format);
+        let mut out = output::piped(&mut rendered, args.format);
         write(&mut out, flavor, &report)?;
         out.flush()?;
     }
-    match &args.output.output {
+    match &args.output {
         Some(path) => std::fs::write(path, &rendered).with_context(|| format!("cannot write {}", path.display()))?,
         None if found => {
             let mut stderr = io::stderr().lock();
