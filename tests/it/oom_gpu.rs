@@ -29,6 +29,14 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// The first incident, after checking the cause it names and how its title starts.
+fn titled<'a>(report: &'a OomReport, cause: Cause, start: &str) -> &'a xmem::oom::Incident {
+    let incident = &report.incidents[0];
+    assert_eq!(incident.cause, Some(cause), "{}", incident.title);
+    assert!(incident.title.starts_with(start), "{}", incident.title);
+    incident
+}
+
 fn of_kind(report: &OomReport, kind: Kind) -> &OomEvent {
     report.events.iter().find(|e| e.kind == kind).unwrap_or_else(|| panic!("no {kind:?} in {:#?}", report.events))
 }
@@ -127,14 +135,10 @@ fn the_rematerialization_warning_is_a_compile_time_event_that_does_not_end_the_i
 #[test]
 fn a_request_above_the_whole_pool_is_said_so_without_fragmentation_advice() {
     let report = scan("oom_jax_fraction_verbose.log");
-    let incident = &report.incidents[0];
-    assert_eq!(incident.cause, Some(Cause::RequestAbovePool));
-    assert!(
-        incident.title.starts_with(
-            "jit_step requested 3.00 GiB in one allocation, more than the whole GPU_0_bfc pool (2.80 GiB): 208.00 MiB over"
-        ),
-        "{}",
-        incident.title
+    let incident = titled(
+        &report,
+        Cause::RequestAbovePool,
+        "jit_step requested 3.00 GiB in one allocation, more than the whole GPU_0_bfc pool (2.80 GiB): 208.00 MiB over",
     );
     assert!(incident.title.contains("XLA had warned that jit_step needs 3.50 GiB against a 1.48 GiB limit"));
     let advice = incident.advice.join("\n");
@@ -180,13 +184,7 @@ fn a_per_process_cap_is_the_cause_when_the_gpu_has_room() {
         ("torch-h200/oom.log", "5.59 GiB", "5.98 GiB", "133.81 GiB"),
     ] {
         let report = scan(log);
-        let incident = &report.incidents[0];
-        assert_eq!(incident.cause, Some(Cause::Cap), "{log}");
-        assert!(
-            incident.title.starts_with(&format!("The {allowed} cap was reached: {in_use} in use")),
-            "{}",
-            incident.title
-        );
+        let incident = titled(&report, Cause::Cap, &format!("The {allowed} cap was reached: {in_use} in use"));
         assert!(
             incident.title.contains(&format!("while {free} of the 139.80 GiB device is free")),
             "{}",
@@ -217,15 +215,7 @@ fn cupy_gives_the_exact_request() {
 #[test]
 fn fragmentation_in_a_pool_full_of_live_arrays() {
     let report = scan("accumulate_oom/output.log");
-    let incident = &report.incidents[0];
-    assert_eq!(incident.cause, Some(Cause::Fragmentation));
-    assert!(
-        incident.title.starts_with(
-            "Fragmentation: 12.85 GiB is free, more than the 6.00 GiB jit_broadcast_in_dim requested, but the largest free piece is 4.85 GiB"
-        ),
-        "{}",
-        incident.title
-    );
+    let incident = titled(&report, Cause::Fragmentation, "Fragmentation: 12.85 GiB is free, more than the 6.00 GiB jit_broadcast_in_dim requested, but the largest free piece is 4.85 GiB");
     assert!(incident.title.contains("92.00 GiB in 13 arrays of jit_broadcast_in_dim"), "{}", incident.title);
     let advice = incident.advice.join("\n");
     assert!(advice.contains("still alive"), "{advice}");
@@ -236,14 +226,10 @@ fn fragmentation_in_a_pool_full_of_live_arrays() {
 #[test]
 fn the_programs_own_need_above_its_limit() {
     let report = scan("adam_nodonate/output.log");
-    let incident = &report.incidents[0];
-    assert_eq!(incident.cause, Some(Cause::ProgramNeed));
-    assert!(
-        incident
-            .title
-            .starts_with("jit_train_step needs 9.84 GiB, 2.34 GiB more than the 7.50 GiB limit XLA compiled it for"),
-        "{}",
-        incident.title
+    let incident = titled(
+        &report,
+        Cause::ProgramNeed,
+        "jit_train_step needs 9.84 GiB, 2.34 GiB more than the 7.50 GiB limit XLA compiled it for",
     );
     assert!(incident.advice[0].contains("donate_argnums"), "{:?}", incident.advice);
     // `The byte size of input/output arguments (16174514380) exceeds the base limit (15011414016)`.
@@ -356,12 +342,10 @@ fn a_request_above_the_device_gets_no_allocator_advice() {
     let log =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oom-logs-extra/hip-rocm.txt")).unwrap();
     let report = xmem::oom::scan("hip-rocm.txt", &log[..]).unwrap();
-    let incident = &report.incidents[0];
-    assert_eq!(incident.cause, Some(Cause::RequestAboveDevice));
-    assert!(
-        incident.title.contains("16.00 GiB in one allocation, more than the whole device (15.24 GiB)"),
-        "{}",
-        incident.title
+    let incident = titled(
+        &report,
+        Cause::RequestAboveDevice,
+        "The program requested 16.00 GiB in one allocation, more than the whole device (15.24 GiB)",
     );
     let advice = [incident.advice.clone(), report.events[0].advice.clone()].concat().join("\n");
     for ruled_out in ["expandable_segments", "MEM_FRACTION", "cuda_malloc_async", "max_split_size_mb"] {
@@ -378,15 +362,7 @@ fn a_request_above_the_device_gets_no_allocator_advice() {
 fn other_processes_on_the_gpu_are_named_when_this_one_is_too() {
     let shared_v100 = "error: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 31.74 GiB of which 315.38 MiB is free. Process 3269913 has 1.88 GiB memory in use. Process 3269914 has 13.17 GiB memory in use. Including non-PyTorch memory, this process has 16.37 GiB memory in use. Of the allocated memory 16.00 GiB is allocated by PyTorch, and 16.00 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n";
     let report = xmem::oom::scan("log", shared_v100.as_bytes()).unwrap();
-    let incident = &report.incidents[0];
-    assert_eq!(incident.cause, Some(Cause::OtherHolders));
-    assert!(
-        incident.title.starts_with(
-            "Other processes hold 15.05 GiB of the GPU (process 3269913 1.88 GiB, process 3269914 13.17 GiB) beside this process's 16.37 GiB: the 4.00 GiB requested did not fit (315.38 MiB free)"
-        ),
-        "{}",
-        incident.title
-    );
+    let incident = titled(&report, Cause::OtherHolders, "Other processes hold 15.05 GiB of the GPU (process 3269913 1.88 GiB, process 3269914 13.17 GiB) beside this process's 16.37 GiB: the 4.00 GiB requested did not fit (315.38 MiB free)");
     assert!(incident.advice[0].contains("nvidia-smi"), "{:?}", incident.advice);
     let warmup = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.49 GiB. GPU 0 has a total capacity of 15.47 GiB of which 6.71 GiB is free. Process 28800 has 15.53 MiB memory in use. Process 54776 has 7.75 GiB memory in use. Including non-PyTorch memory, this process has 222.00 MiB memory in use. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n";
     let report = xmem::oom::scan("log", warmup.as_bytes()).unwrap();
