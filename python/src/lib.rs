@@ -132,7 +132,7 @@ fn report_protos(
         .detach(|| {
             let mut capture = xmem::ingest::load_protos(&input, protos)?;
             capture.warnings.extend(warnings);
-            xmem::cli::report::build_of(&args, std::slice::from_ref(&capture))
+            xmem::cli::report::build_of(&args, std::slice::from_ref(&capture), Format::Html)
         })
         .map_err(xmem_error)?;
     Ok(Output(Computed::Report(report, args.selection.detail())))
