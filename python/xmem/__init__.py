@@ -193,7 +193,8 @@ def report(
     dump directory or a JAX device memory profile; or, on its own, a
     compiled JAX program (``jax.stages.Compiled``, or a ``jax.stages.Lowered``
     that is compiled), analysed in process before it runs, as ``xmem report``
-    analyses its XLA dump.
+    analyses its XLA dump (a ``Compiled`` that holds no buffer assignment, as
+    on GPU, raises ``XmemError``: pass the ``Lowered``).
     ``module`` is a name, a program id or ``/REGEX/``; ``memory_space`` is
     ``hbm``, ``vmem``, ``host``, ... or a colour number; ``allocator`` is a
     name such as ``GPU_0_bfc``; ``top`` is how many rows ``str()`` and the
@@ -229,7 +230,10 @@ def fits(
     on a CPU the host's available memory. The result says whether it fits,
     by how much it does not, the largest buffers and source lines at the
     peak, and what donation or remat could save; ``str()`` is that as text
-    and a notebook shows it as HTML.
+    and a notebook shows it as HTML. A ``Compiled`` that holds no buffer
+    assignment (jaxlib on GPU) is judged by bounds of its peak from XLA's
+    totals (``compiled.memory_analysis()``): fits or does not fit where they
+    decide, else cannot tell; pass the ``Lowered`` for the buffers at the peak.
     """
     return _jax.fits(compiled, device=device, limit=limit, flags=_flags(top=top))
 
