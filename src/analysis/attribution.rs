@@ -280,15 +280,15 @@ pub fn device_memory_groups(report: &DeviceMemoryReport) -> Vec<Group> {
 
 /// The key of an allocator's heap at the peak that no captured allocation explains.
 pub const BEFORE_CAPTURE: &str = "(allocated before the capture started)";
-/// The key of allocations recorded without an op.
-pub const NO_OP_RECORDED: &str = "(no op recorded)";
-
-/// An allocator's heap at the peak by op name; sums to the heap at the peak.
+/// An allocator's heap at the peak by what made it (the op, or the
+/// program and which of its buffers); sums to the heap at the peak.
 pub fn allocator_groups(allocator: &AllocatorReport) -> Vec<Group> {
-    let rows = allocator.at_peak.iter().map(|row| {
-        let op = if row.op_name.is_empty() { NO_OP_RECORDED } else { row.op_name.as_str() };
-        (op, row.total_bytes(), usize::try_from(row.occurrences).unwrap_or(usize::MAX))
-    });
+    let keys: Vec<(String, i64, usize)> = allocator
+        .at_peak
+        .iter()
+        .map(|row| (row.made_by(), row.total_bytes(), usize::try_from(row.occurrences).unwrap_or(usize::MAX)))
+        .collect();
+    let rows = keys.iter().map(|(key, bytes, count)| (key.as_str(), *bytes, *count));
     let before = (allocator.unattributed_at_peak_bytes != 0).then_some((
         BEFORE_CAPTURE,
         allocator.unattributed_at_peak_bytes,

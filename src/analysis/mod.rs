@@ -2,6 +2,7 @@
 //! types. The structs here are what every renderer prints and what the JSON
 //! renderer serialises as `xmem.report/1`.
 
+pub mod allocation_owner;
 pub mod allocator_timeline;
 pub mod attribution;
 pub mod device_memory;
@@ -335,7 +336,10 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
     modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
     let mut allocators: Vec<AllocatorReport> = captures
         .iter()
-        .flat_map(|c| c.allocators.par_iter().map(allocator_timeline::analyze_allocator).collect::<Vec<_>>())
+        .flat_map(|c| {
+            let programs = allocation_owner::Programs::of(&c.modules);
+            c.allocators.par_iter().map(|a| allocator_timeline::analyze_allocator(a, &programs)).collect::<Vec<_>>()
+        })
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
     let mut notes = Vec::new();

@@ -148,6 +148,8 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         damage: None,
     };
     let walker = Walker::new(bytes, 0);
+    // Planes that may name the programs of the host's runs (its devices').
+    let mut other_planes = Vec::new();
     progress.start(&format!("reading {}", path.display()), bytes.len() as u64);
     for field in walker.fields(bytes) {
         let field = match field {
@@ -169,13 +171,20 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         match (field.number, field.as_bytes()) {
             (1, Some(plane)) => {
                 progress.advance(plane.len() as u64);
-                read_plane(path, bytes, walker, plane, None, &mut contents, &mut allocators);
+                other_planes.extend(read_plane(path, bytes, walker, plane, None, &mut contents, &mut allocators));
             }
             (4, Some(host)) => contents.hostnames.push(String::from_utf8_lossy(host).into_owned()),
             (1 | 4, None) => {
                 return Err(Error::malformed(path, Some(field.offset), "XSpace: field has the wrong wire type"))
             }
             _ => {}
+        }
+    }
+    if allocators.needs_program_ids() {
+        for plane in &other_planes {
+            if let Err(e) = allocator_events::read_program_ids(path, walker, plane, &mut allocators) {
+                record(&mut contents.damage, e);
+            }
         }
     }
     contents.allocators = allocators.finish();
@@ -191,7 +200,8 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
 
 /// One plane; `cut_short` says how, when the file ends inside it. Its
 /// damage goes to `contents.damage`, named by the first part that is not
-/// whole, and the rest of the file is still read.
+/// whole, and the rest of the file is still read. Returns the plane's parts
+/// when it is whole and not the metadata plane: it may name programs.
 fn read_plane<'f>(
     path: &'f Path,
     whole: &'f Bytes,
@@ -200,7 +210,7 @@ fn read_plane<'f>(
     cut_short: Option<&str>,
     contents: &mut XSpaceContents,
     allocators: &mut HostAllocators,
-) {
+) -> Option<PlaneParts<'f>> {
     let (parts, error) = split_plane(walker, plane);
     let cut = match (error, cut_short) {
         (Some(e), Some(how)) => Some(Error::malformed(
@@ -220,6 +230,7 @@ fn read_plane<'f>(
     if let Some(cut) = cut {
         record(&mut contents.damage, cut);
     }
+    contents.plane_names.push(parts.name.clone());
     if parts.name == METADATA_PLANE {
         read_metadata_plane(path, whole, &parts, is_cut, &mut contents.hlo_protos, &mut contents.damage);
     } else if !is_cut {
@@ -230,8 +241,9 @@ fn read_plane<'f>(
             allocators.rollback(checkpoint);
             record(&mut contents.damage, e);
         }
+        return Some(parts);
     }
-    contents.plane_names.push(parts.name);
+    None
 }
 
 /// `whole` is the file as `Bytes`, so the embedded HloProtos are decoded as

@@ -5,7 +5,7 @@ pub mod allocator;
 pub mod device_memory;
 pub mod program;
 
-pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind};
+pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind, ProgramRun};
 pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 pub use program::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,

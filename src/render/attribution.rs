@@ -301,11 +301,11 @@ pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupC
     Ok(())
 }
 
-/// An allocator's heap at the peak by op name, as a [`GroupTable`].
+/// An allocator's heap at the peak by what made it, as a [`GroupTable`].
 pub fn allocator_group_table(allocator: &AllocatorReport, top: usize) -> GroupTable {
     GroupTable {
-        title: "Heap at the peak by op name",
-        header: ["Bytes", "Share", "Allocations", "Op name"],
+        title: "Heap at the peak by what made it",
+        header: ["Bytes", "Share", "Allocations", "Made by"],
         rows: group_rows(&allocator_groups(allocator), allocator.peak_heap_bytes, top, str::to_string),
     }
 }
