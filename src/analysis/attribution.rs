@@ -264,14 +264,15 @@ pub fn distinct_peaks(heap_bytes: &[i64], search: PeakSearch) -> Vec<usize> {
     peaks.into_iter().take(search.count).map(|(event, _)| event).collect()
 }
 
-/// A device memory profile's live bytes by the source line of each stack's
-/// innermost frame, as a program's peak is grouped; sums to its total.
+/// A device memory profile's live bytes by the source line each stack is
+/// blamed on (its innermost frame of the user's code), as a program's peak
+/// is grouped; sums to its total.
 pub fn device_memory_groups(report: &DeviceMemoryReport) -> Vec<Group> {
     let keys: Vec<(String, i64, usize)> = report
         .stacks
         .iter()
         .map(|stack| {
-            let key = stack.frames.first().map_or_else(|| NO_SOURCE.to_string(), |f| format!("{}:{}", f.file, f.line));
+            let key = stack.blamed_frame().map_or_else(|| NO_SOURCE.to_string(), |f| format!("{}:{}", f.file, f.line));
             (key, stack.bytes, usize::try_from(stack.count).unwrap_or(0))
         })
         .collect();

@@ -322,7 +322,7 @@ pub fn write_allocator_groups(
 /// A device memory profile's live bytes by source line, as a [`GroupTable`].
 pub fn device_memory_group_table(report: &DeviceMemoryReport, top: usize) -> GroupTable {
     GroupTable {
-        title: "Live memory by source line (innermost frame)",
+        title: "Live memory by source line (innermost frame of your code)",
         header: ["Bytes", "Share", "Count", "Source line"],
         rows: group_rows(&device_memory_groups(report), report.total_bytes, top, file_name_and_line),
     }
