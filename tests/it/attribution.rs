@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -402,8 +402,76 @@ fn go_tool_pprof_totals_the_export_of_every_fixture_module_to_its_peak() {
             }
         }
     }
-    // Every fixture module and memory space with a peak (colours with several traces once).
-    assert_eq!(checked, 101);
+    // Every fixture module and memory space with a peak (colours with several traces once):
+    // 101, and the 19 modules of gpu_mlp_adam.
+    assert_eq!(checked, 120);
+}
+
+/// `go tool pprof -top -cum` of an export, every node: its name and cumulative bytes;
+/// with `focus`, the bytes the focused nodes account for.
+fn pprof_cum(go: &Path, profile: &Path, focus: Option<&str>) -> (HashMap<String, i64>, i64) {
+    let mut command = Command::new(go);
+    command.args(["tool", "pprof", "-top", "-cum", "-unit=B", "-nodefraction=0", "-nodecount=1000000"]);
+    if let Some(focus) = focus {
+        command.arg(format!("-focus={focus}"));
+    }
+    let out = command.arg(profile).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bytes = |cell: &str| cell.trim_end_matches('B').parse::<i64>().unwrap_or_else(|_| panic!("{cell}: {text}"));
+    // "Showing nodes accounting for 193604044B, 100% of 193604044B total"
+    let shown = text.lines().find_map(|l| l.strip_prefix("Showing nodes accounting for ")).unwrap();
+    let shown = bytes(shown.split(',').next().unwrap());
+    let rows = text.lines().skip_while(|l| !l.trim_start().starts_with("flat")).skip(1);
+    let cum = rows
+        .map(|row| {
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            (cells[5..].join(" "), bytes(cells[3]))
+        })
+        .collect();
+    (cum, shown)
+}
+
+/// A Go regular expression that matches `name` exactly.
+fn exactly(name: &str) -> String {
+    let escaped: String =
+        name.chars().flat_map(|c| if "()[]{}.*+?^$|\\".contains(c) { vec!['\\', c] } else { vec![c] }).collect();
+    format!("^{escaped}$")
+}
+
+/// Issue 24: a whole profile's export has each program as a root frame,
+/// so `go tool pprof -top` totals each program to its peak and `-focus`
+/// on one shows that program alone; an instruction name two programs share
+/// is two nodes, not one summed across them.
+#[test]
+fn go_tool_pprof_totals_each_program_of_a_whole_export_to_its_peak() {
+    let Some(go) = go() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for input in inputs(&fixtures()) {
+        let report = report(&input, &Options::default());
+        let file = dir.path().join(format!("{checked}.pb.gz"));
+        let status = Command::new(env!("CARGO_BIN_EXE_xmem"))
+            .args(["report", "--format", "pprof", "-o"])
+            .arg(&file)
+            .arg(&input)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let (cum, _) = pprof_cum(&go, &file, None);
+        for module in report.modules.iter().filter(|m| m.largest_peak() > 0) {
+            let peak: i64 = module.memory_spaces.iter().map(|s| s.peak_bytes).sum();
+            assert_eq!(cum.get(&module.display_name()), Some(&peak), "{}: {}", input.display(), module.display_name());
+            checked += 1;
+        }
+        if let Some(largest) = report.modules.first().filter(|_| report.modules.len() > 1) {
+            let (_, focused) = pprof_cum(&go, &file, Some(&exactly(&largest.display_name())));
+            let peak: i64 = largest.memory_spaces.iter().map(|s| s.peak_bytes).sum();
+            assert_eq!(focused, peak, "{}: -focus {}", input.display(), largest.display_name());
+        }
+    }
+    // Every fixture module with a peak (the per-module test's count, less colours counted twice).
+    assert!(checked >= 100, "{checked}");
 }
 
 #[test]
