@@ -23,7 +23,7 @@ use crate::analysis::Report;
 pub use allocators::AllocatorDiff;
 pub use device_memory::DeviceMemoryDiff;
 pub use limits::{Crossed, Limit, Verdict, Violation};
-pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, ModulePair, Pairing, PeakDiff};
+pub use programs::{BufferDiff, BufferMatch, BufferSide, MatchCounts, MemorySpaceDiff, ModulePair, Pairing, PeakDiff};
 
 pub const DIFF_SCHEMA: &str = "xmem.diff/1";
 

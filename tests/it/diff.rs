@@ -4,6 +4,8 @@
 //! and `tf_keras_xla` (one BFC allocator each, on host `vm`). Expected peaks
 //! come from XProf 2.24.2's own oracle files.
 
+use crate::common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -440,4 +442,34 @@ fn pytorch_xla_graphs_of_two_model_sizes_pair_by_role() {
                 "- SyncTensorsGraph.397(0) → SyncTensorsGraph.495(0): names differ only in the graph number; in compile order",
             ));
     }
+}
+
+/// Issue 24, on the shared corpus's H200 regression pair (a token-mixing
+/// MLP whose hidden width doubles, nothing else): the compiler renumbers the
+/// cuBLAS custom calls and the widened buffers change shape, yet each is
+/// found by what it is; under 10% of the buffers are new or gone, and no
+/// module is listed both as new and as gone.
+#[test]
+fn a_widened_gpu_model_reads_as_grown_buffers_not_new_and_gone() {
+    let Some(gpu) = common::shared_corpus_folder("gpu") else { return };
+    let (base, new) = (gpu.join("gpu_pair_base/profile"), gpu.join("gpu_pair_new/profile"));
+    let diff = diff_json(&[base.to_str().unwrap(), new.to_str().unwrap(), "--min-peak", "0"]);
+    let modules = diff["modules"].as_array().unwrap();
+    for space in modules {
+        let paired = !space["paired_by"].is_null();
+        assert!(!(paired && (space["change"] == "new" || space["change"] == "gone")), "{space}");
+    }
+    let step = modules.iter().find(|m| m["name"] == "jit_mixer_train_step").unwrap();
+    let counts = &step["matched_by"];
+    let n = |key: &str| counts[key].as_u64().unwrap();
+    let matched =
+        n("instruction") + n("role") + n("op_name_and_shape") + n("kind") + n("scope") + n("instruction_name");
+    let one_side = n("new") + n("gone");
+    assert!(one_side * 10 < matched + one_side, "{counts}");
+    // The cuBLAS output the issue names: renumbered, twice the width, grown 32 → 64 MiB.
+    let widened =
+        step["buffers"].as_array().unwrap().iter().find(|b| b["base"]["instruction"] == "custom-call.24{0}").unwrap();
+    assert_eq!(widened["new"]["instruction"], "custom-call.71{0}");
+    assert_eq!((&widened["change"], &widened["matched_by"]), (&Value::from("grown"), &Value::from("role")));
+    assert_eq!((widened["base_bytes"].as_i64(), widened["new_bytes"].as_i64()), (Some(32 << 20), Some(64 << 20)));
 }
