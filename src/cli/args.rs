@@ -235,9 +235,10 @@ pub struct DiffArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub fail_if_over: Option<u64>,
 
-    /// Leave out memory spaces whose peak is under this size in both inputs (small helper modules).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "0")]
-    pub min_peak: u64,
+    /// Do not judge memory spaces and allocators whose peak is under this size in both inputs (they are
+    /// still reported) [default: 1% of the largest peak, at least 1 MiB; 0 judges every peak].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub min_peak: Option<u64>,
 
     #[command(flatten)]
     pub selection: Selection,

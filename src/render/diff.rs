@@ -334,7 +334,23 @@ fn write_verdict(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result
 /// `PASS (no limit set)`, `FAIL, 3 limits crossed (--fail-if-peak-grows 5%)`.
 pub fn verdict(diff: &Diff) -> String {
     let limits: Vec<String> = diff.limits.iter().map(|&l| limit_flag(l)).collect();
-    let limits = if limits.is_empty() { "no limit set".to_string() } else { limits.join(", ") };
+    let limits = if limits.is_empty() {
+        "no limit set".to_string()
+    } else {
+        let min_peak = &diff.min_peak;
+        let unjudged = match (min_peak.not_judged, min_peak.default) {
+            (0, _) => String::new(),
+            (n, true) => format!(
+                "; {} under {} in both runs not judged, the default --min-peak: 1% of the largest peak, at least 1 MiB",
+                plural(n, "peak"),
+                bytes(min_peak.bytes)
+            ),
+            (n, false) => {
+                format!("; {} under --min-peak {} in both runs not judged", plural(n, "peak"), bytes(min_peak.bytes))
+            }
+        };
+        format!("{}{unjudged}", limits.join(", "))
+    };
     match diff.verdict {
         Verdict::Pass => format!("PASS ({limits})"),
         Verdict::Fail => format!("FAIL, {} crossed ({limits})", plural(diff.violations.len(), "limit")),
