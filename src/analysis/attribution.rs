@@ -149,7 +149,7 @@ pub struct LiveSet {
     pub instruction: Option<String>,
     pub heap_bytes: i64,
     pub unpadded_heap_bytes: i64,
-    /// Always-live buffers first, then temporaries in program order.
+    /// Every buffer live there, largest first (as [`MemorySpaceReport::at_peak`]).
     pub buffers: Vec<BufferAtPeak>,
     pub groups: Groups,
 }
@@ -216,7 +216,7 @@ fn resolve(space: &MemorySpaceReport, point: &ProgramPoint) -> Result<usize, Str
     }
 }
 
-/// What is live after event `position`: the always-live buffers, then every
+/// What is live after event `position`: the always-live buffers and every
 /// simulated span that covers it, described as at the peak.
 pub fn live_set(
     space: &MemorySpaceReport,
@@ -224,9 +224,9 @@ pub fn live_set(
     position: usize,
     op_name_depth: Option<usize>,
 ) -> LiveSet {
-    let always_live = space.at_peak.get(..space.always_live_count).unwrap_or_default();
-    let mut buffers = always_live.to_vec();
+    let mut buffers: Vec<BufferAtPeak> = space.at_peak.iter().filter(|b| b.always_live).cloned().collect();
     buffers.extend(heap_simulation::describe(assignment, &space.live_history.live_at(position)));
+    buffers.sort_by(BufferAtPeak::largest_first);
     LiveSet {
         position,
         instruction: space.instructions.get(position).map(|i| i.to_string()).filter(|i| !i.is_empty()),

@@ -172,11 +172,9 @@ pub struct MemorySpaceReport {
     pub unpadded_heap_bytes: Vec<i64>,
     /// The instruction of each event, aligned with `heap_bytes`.
     pub instructions: Vec<Arc<str>>,
-    /// Always-live buffers first, then temporaries in program order.
+    /// Every buffer live at the peak, largest first (by logical buffer id
+    /// among equals), as the text lists them.
     pub at_peak: Vec<BufferAtPeak>,
-    /// How many of `at_peak` are always live (they lead the list).
-    #[serde(skip)]
-    pub always_live_count: usize,
     /// XProf's live list through the replay, for the live set at any point (`--at`).
     #[serde(skip)]
     pub live_history: heap_simulation::LiveHistory,
@@ -216,7 +214,7 @@ impl<'a> BufferTable<'a> {
     /// the small ones summed.
     pub fn of(buffers: &'a [BufferAtPeak], top: usize) -> Self {
         let mut buffers: Vec<&BufferAtPeak> = buffers.iter().collect();
-        buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.logical_buffer_id.cmp(&b.logical_buffer_id)));
+        buffers.sort_by(|a, b| a.largest_first(b));
         let (large, small): (Vec<_>, Vec<_>) =
             buffers.into_iter().partition(|b| b.size_bytes >= heap_simulation::SMALL_BUFFER_BYTES);
         let rest = large.get(top..).unwrap_or_default();
@@ -262,11 +260,20 @@ pub struct BufferAtPeak {
     /// XProf's Memory Viewer lists this buffer among its buffers at the
     /// peak; it leaves out always-live buffers outside HBM.
     pub listed_by_xprof: bool,
+    /// A parameter, output or constant: live at every point of the program.
+    #[serde(skip)]
+    pub always_live: bool,
 }
 
 impl BufferAtPeak {
     pub fn padding_bytes(&self) -> i64 {
         self.size_bytes - self.unpadded_bytes
+    }
+
+    /// The order buffers are listed in, in tables and JSON: largest first,
+    /// then by logical buffer id.
+    pub fn largest_first(&self, other: &Self) -> std::cmp::Ordering {
+        other.size_bytes.cmp(&self.size_bytes).then(self.logical_buffer_id.cmp(&other.logical_buffer_id))
     }
 }
 
