@@ -227,3 +227,23 @@ fn list_carries_its_warnings_in_every_format() {
         assert!(stdout.contains("warning") && stdout.contains("b.xplane.pb"), "{format}: {stdout}");
     }
 }
+
+/// On 80 columns the summary's module names stay whole while the number
+/// columns have room: their headers wrap (`Temp at` over `peak`) first.
+#[test]
+fn module_names_keep_room_that_number_headers_give_up() {
+    let summary = piped(&["report", "fixtures/profiles/gpu_mlp_adam/profile", "--width", "80"]);
+    for line in summary.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
+    let names: Vec<&str> = summary
+        .lines()
+        .skip_while(|l| !l.starts_with("Module"))
+        .skip(2)
+        .take(19)
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    // 20 columns are left for names: 80, less the gaps and the numbers at their narrowest.
+    assert!(names.contains(&"jit_broadcast_in_dim"), "{summary}");
+    assert!(names.iter().all(|name| name.chars().count() <= 20), "{summary}");
+}
