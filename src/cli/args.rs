@@ -254,8 +254,8 @@ pub struct DiffArgs {
 #[command(after_help = "Exit codes: 0 no memory error found, 1 at least one memory error found, \
     2 bad usage or a log that could not be read.")]
 pub struct OomArgs {
-    /// Log files (plain or gzip), glob patterns such as 'logs/*.err', or - for standard input,
-    /// read as a stream: each incident is printed as soon as the log has moved past it.
+    /// Log files (plain or gzip), directories (the files in them), glob patterns such as 'logs/*.err', or -
+    /// for standard input, read as a stream: each incident is printed as soon as the log has moved past it.
     #[arg(value_name = "LOG|-", required = true)]
     pub logs: Vec<PathBuf>,
 
