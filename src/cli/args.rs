@@ -109,7 +109,7 @@ pub struct Selection {
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
 
-    /// Show every module in detail, not only the one with the largest peak.
+    /// Show (or plot) every module in detail, not only the one with the largest peak.
     #[arg(long)]
     pub all: bool,
 }
