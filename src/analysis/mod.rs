@@ -93,6 +93,16 @@ impl ModuleReport {
     pub fn largest_peak(&self) -> i64 {
         self.memory_spaces.iter().map(|s| s.peak_bytes).max().unwrap_or(0)
     }
+
+    /// The donation candidates worth a hint: those that save at least
+    /// 1 MiB and 0.1% of the module's peak (a 4-byte scalar is not worth
+    /// donating). JSON keeps every candidate.
+    pub fn donation_hints(&self) -> &[hints::DonationCandidate] {
+        let threshold = hints::MIN_DONATION_BYTES.max(self.largest_peak() / 1000);
+        // Largest first: the ones worth it lead.
+        let worth = self.donation_candidates.iter().take_while(|c| c.bytes_at_most >= threshold).count();
+        &self.donation_candidates[..worth]
+    }
 }
 
 /// How much of the program order the heap simulation covers.

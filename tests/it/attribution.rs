@@ -573,3 +573,31 @@ fn at_an_instruction_shows_the_live_set_at_its_highest_point_and_at_a_missing_ev
     let last = heap.len() - 2;
     assert!(text.contains(&format!("Note: hbm (color 0): --at 999: the trace has events 0 to {last}")), "{text}");
 }
+
+/// Issue 24: a hint that saves less than 1 MiB, or 0.1% of the peak, is not
+/// worth reading (`t (parameter 26, f32[]) ... saves up to 4 B`); JSON keeps
+/// every candidate.
+#[test]
+fn donation_hints_leave_out_what_saves_next_to_nothing() {
+    let gpu = common::profile("gpu_mlp_adam");
+    let report = report(&gpu, &Options::default());
+    let step = report.modules.iter().find(|m| m.name == "jit_train_step").unwrap();
+    assert_eq!(step.donation_candidates.iter().map(|c| c.bytes_at_most).collect::<Vec<_>>(), [4]);
+    let out = Command::new(env!("CARGO_BIN_EXE_xmem")).arg("report").arg(&gpu).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("Donation:"), "{text}");
+
+    let dump = fixtures().join("donation/xla_dump");
+    let out = Command::new(env!("CARGO_BIN_EXE_xmem"))
+        .args(["report", "--module", "jit_update_copy"])
+        .arg(&dump)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // params[2] and mom[2] are 16 KiB each.
+    assert!(
+        text.contains("Donation: 6 parameters") && text.contains("; 2 more, each saving less than 1 MiB"),
+        "{text}"
+    );
+    assert!(!text.contains("params[2] (parameter 2"), "{text}");
+}
