@@ -146,6 +146,15 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
     if bytes.is_empty() {
         return Err(Error::unrecognised(path, format!("the file is empty; {EXPECTED}")));
     }
+    if is_pickle(bytes) {
+        return Err(Error::unrecognised(
+            path,
+            format!(
+                "a Python pickle, as torch.cuda.memory._dump_snapshot writes a PyTorch CUDA memory snapshot, \
+                 which xmem does not read; {EXPECTED}"
+            ),
+        ));
+    }
     let mut first_payload = None;
     let mut has_computations = false;
     let mut string_table_opens_empty = None;
@@ -190,6 +199,12 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
         None | Some(0x08 | 0x12 | 0x1a | 0x22 | 0x2a | 0x32) => Ok(FileKind::XSpace),
         Some(_) => Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}"))),
     }
+}
+
+/// A Python pickle of protocol 2 or later: it opens with PROTO (`0x80`) and
+/// its protocol number, and ends with STOP (`.`).
+fn is_pickle(bytes: &[u8]) -> bool {
+    matches!(bytes, [0x80, 2..=5, .., b'.'])
 }
 
 /// Reads everything xmem can use from `path`.
