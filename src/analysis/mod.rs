@@ -359,7 +359,7 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
         })
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = captures.iter().filter_map(|c| beyond_the_device(c, &modules)).collect();
     let without_events: Vec<&str> =
         captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()).map(|c| c.input.as_str()).collect();
     if !without_events.is_empty() {
@@ -377,6 +377,31 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
         notes,
     }
+}
+
+/// One line when a module of `capture` needs more memory at its peak in
+/// device memory (colour 0) than the profile says its device has: it
+/// cannot run there as compiled. `modules` are the report's, largest first.
+fn beyond_the_device(capture: &Capture, modules: &[ModuleReport]) -> Option<String> {
+    let device = capture.devices.iter().min_by_key(|d| d.memory_bytes)?;
+    let device_peak =
+        |m: &ModuleReport| m.memory_spaces.iter().filter(|s| s.color == 0).map(|s| s.peak_bytes).max().unwrap_or(0);
+    let over: Vec<&ModuleReport> =
+        modules.iter().filter(|m| m.input == capture.input && device_peak(m) > device.memory_bytes).collect();
+    let first = over.first()?;
+    let more = match over.len() - 1 {
+        0 => String::new(),
+        1 => "; so does 1 more module".to_string(),
+        n => format!("; so do {n} more modules"),
+    };
+    let model = device.model.as_ref().map(|m| format!(" ({m})")).unwrap_or_default();
+    Some(format!(
+        "{} needs {} at its device-memory peak, more than the {} that {}{model} has{more}",
+        first.display_name(),
+        crate::units::human_bytes(device_peak(first).max(0) as u64),
+        crate::units::human_bytes(device.memory_bytes as u64),
+        device.name
+    ))
 }
 
 /// What an input holds, for `xmem list`.

@@ -125,3 +125,26 @@ fn every_allocation_at_a_gpu_allocators_peak_names_its_program_or_why_not() {
     assert!(named > 0 && rows >= named, "{named} of {rows} rows named");
     eprintln!("{named} of {rows} rows at GPU allocator peaks name their program; the others were made outside any");
 }
+
+/// Issue 24: a program whose peak is more than the device's memory cannot
+/// run there as compiled; the report says so in one line. The H200's plane
+/// gives its memory (`memory_size` 150109880320, 139.8 GiB).
+#[test]
+fn a_peak_beyond_the_devices_memory_is_said_in_one_line() {
+    let mut capture = xmem::ingest::load(&mlp_adam(), &xmem::ingest::ReadOptions::default()).unwrap();
+    let [device] = capture.devices.as_slice() else { panic!("{:?}", capture.devices) };
+    assert_eq!((device.name.as_str(), device.memory_bytes), ("vm:/device:GPU:0", 150_109_880_320));
+    assert_eq!(device.model.as_deref(), Some("NVIDIA H200"));
+    let fits = xmem::analysis::analyze(std::slice::from_ref(&capture));
+    assert!(!fits.notes.iter().any(|n| n.contains("more than the")), "{:?}", fits.notes);
+    // The same programs on a device of 512 MiB: the training step's 750.6 MiB peak does not fit.
+    capture.devices[0].memory_bytes = 512 << 20;
+    let report = xmem::analysis::analyze(std::slice::from_ref(&capture));
+    let over: Vec<&String> = report.notes.iter().filter(|n| n.contains("more than the")).collect();
+    assert_eq!(
+        over,
+        [&"jit_train_step(11939) needs 750.6 MiB at its device-memory peak, more than the 512.0 MiB that \
+           vm:/device:GPU:0 (NVIDIA H200) has"
+            .to_string()]
+    );
+}
