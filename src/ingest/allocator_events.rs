@@ -496,6 +496,20 @@ impl<'f> PlaneReader<'f> {
         Ok(kind.map(|kind| (kind, value)))
     }
 
+    /// Indexes the plane's stat metadata: every name, and the kind of the
+    /// stats `wanted`.
+    fn read_stat_metadata(&mut self, plane: &PlaneParts<'f>, wanted: impl Fn(StatKind) -> bool) -> Result<()> {
+        for entry in &plane.stat_metadata {
+            let (id, Some(metadata)) = map_entry(self.path, self.walker, entry)? else { continue };
+            let (name, _) = name_and_stats(self, metadata)?;
+            if let Some(kind) = stat_kind(name).filter(|&kind| wanted(kind)) {
+                self.index.stat_kinds.insert(id, kind);
+            }
+            self.index.stat_names.insert(id, name);
+        }
+        Ok(())
+    }
+
     /// Applies every stat (field `number`) of `message`.
     fn apply_stats_of(&self, message: &'f [u8], number: u32, stats: &mut EventStats<'f>) -> Result<()> {
         for field in self.fields(message) {
@@ -550,15 +564,8 @@ pub fn read_plane<'f>(
     if !has_allocator_events {
         return Ok(());
     }
-    for entry in &plane.stat_metadata {
-        let (id, Some(metadata)) = map_entry(path, walker, entry)? else { continue };
-        let (name, _) = name_and_stats(&reader, metadata)?;
-        if let Some(kind) = stat_kind(name) {
-            reader.index.already_grouped |= kind == StatKind::GroupId;
-            reader.index.stat_kinds.insert(id, kind);
-        }
-        reader.index.stat_names.insert(id, name);
-    }
+    reader.read_stat_metadata(plane, |_| true)?;
+    reader.index.already_grouped = reader.index.stat_kinds.values().any(|&kind| kind == StatKind::GroupId);
     let mut plane_pid = None;
     for stat in &plane.stats {
         if let (None, Some((StatKind::ProcessId, value))) = (plane_pid, reader.read_stat(stat)?) {
@@ -579,14 +586,7 @@ pub fn read_program_ids<'f>(
     out: &mut HostAllocators,
 ) -> Result<()> {
     let mut reader = PlaneReader { path, walker, index: PlaneIndex::default() };
-    for entry in &plane.stat_metadata {
-        let (id, Some(metadata)) = map_entry(path, walker, entry)? else { continue };
-        let (name, _) = name_and_stats(&reader, metadata)?;
-        if let Some(kind @ (StatKind::HloModule | StatKind::ProgramId)) = stat_kind(name) {
-            reader.index.stat_kinds.insert(id, kind);
-        }
-        reader.index.stat_names.insert(id, name);
-    }
+    reader.read_stat_metadata(plane, |kind| matches!(kind, StatKind::HloModule | StatKind::ProgramId))?;
     let kinds = || reader.index.stat_kinds.values();
     if !kinds().any(|&k| k == StatKind::HloModule) || !kinds().any(|&k| k == StatKind::ProgramId) {
         return Ok(());

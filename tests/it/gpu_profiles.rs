@@ -22,30 +22,26 @@ fn mlp_adam() -> PathBuf {
     common::profile("gpu_mlp_adam")
 }
 
+/// The `profile` folders of the workloads under `root`, in name order.
+fn profiles_under(root: PathBuf) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("profile"))
+        .filter(|profile| profile.is_dir())
+        .collect();
+    found.sort();
+    found
+}
+
 /// Every GPU profile with allocator events there is: the fixture, and the
 /// shared corpus's NVIDIA H200 and AMD MI300X captures when present.
 fn gpu_profiles() -> Vec<PathBuf> {
     let mut profiles = vec![mlp_adam()];
     for folder in ["gpu", "oom-gpu"] {
-        if let Some(root) = common::shared_corpus_folder(folder) {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(root)
-                .unwrap()
-                .map(|e| e.unwrap().path().join("profile"))
-                .filter(|profile| profile.is_dir())
-                .collect();
-            found.sort();
-            profiles.extend(found);
-        }
+        profiles.extend(common::shared_corpus_folder(folder).into_iter().flat_map(profiles_under));
     }
-    if let Some(external) = common::shared_external() {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(external.join("TraceLens"))
-            .unwrap()
-            .map(|e| e.unwrap().path().join("profile"))
-            .filter(|profile| profile.is_dir())
-            .collect();
-        found.sort();
-        profiles.extend(found);
-    }
+    profiles
+        .extend(common::shared_external().into_iter().flat_map(|external| profiles_under(external.join("TraceLens"))));
     profiles
 }
 
