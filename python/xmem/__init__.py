@@ -19,13 +19,15 @@ from keyword import iskeyword
 from importlib.metadata import version as _version
 from typing import Any, Optional, Union
 
-from . import _native
+from . import _jax, _native
+from ._jax import Fit
 from ._native import XmemError
 
-__all__ = ["Report", "Diff", "Oom", "XmemError", "report", "diff", "oom", "plot"]
+__all__ = ["Report", "Diff", "Oom", "Fit", "XmemError", "report", "diff", "oom", "plot", "fits"]
 __version__ = _version("xmem")
 
 Path = Union[str, "os.PathLike[str]"]
+Size = Union[int, str]
 
 
 class _Output(dict[str, Any]):
@@ -237,22 +239,55 @@ def report(*inputs: Path, **options: Any) -> Report:
     """Analyses the inputs as ``xmem report`` does.
 
     Each input is an XProf log or run directory, an ``*.xplane.pb[.gz]``, an
-    HLO proto, an XLA dump directory or a JAX device memory profile. Every
-    option of ``xmem report`` is a keyword, named as the flag without its
-    dashes (``--op-depth`` is ``op_depth``) and with its default:
-    ``module`` (a name, a program id or ``/REGEX/``), ``memory_space``
-    (``hbm``, ``vmem``, ``host``, ... or a colour number), ``allocator``
-    (``GPU_0_bfc``), ``top`` (rows ``str()`` and the HTML report show; the
-    dict always holds every buffer), ``all``, ``op_depth``, ``at``,
-    ``peaks``, ``peak_drop``, ``run``, ``max_input_size``, ``strict``, and
-    ``output`` with ``format``, which also write the result to a file as
-    ``-o`` does (``format="pprof"`` included). ``inspect.signature`` lists
-    them; ``help(xmem.Report)`` says what the keys of the result mean.
+    HLO proto (or an HloModuleProto with its BufferAssignmentProto), an XLA
+    dump directory or a JAX device memory profile; or, on its own, a
+    compiled JAX program (``jax.stages.Compiled``, or a ``jax.stages.Lowered``
+    that is compiled), analysed in process before it runs, as ``xmem report``
+    analyses its XLA dump. Every option of ``xmem report`` is a keyword,
+    named as the flag without its dashes (``--op-depth`` is ``op_depth``)
+    and with its default: ``module`` (a name, a program id or ``/REGEX/``),
+    ``memory_space`` (``hbm``, ``vmem``, ``host``, ... or a colour number),
+    ``allocator`` (``GPU_0_bfc``), ``top`` (rows ``str()`` and the HTML
+    report show; the dict always holds every buffer), ``all``, ``op_depth``,
+    ``at``, ``peaks``, ``peak_drop``, ``run``, ``max_input_size``,
+    ``strict``, and ``output`` with ``format``, which also write the result
+    to a file as ``-o`` does (``format="pprof"`` included).
+    ``inspect.signature`` lists them; ``help(xmem.Report)`` says what the
+    keys of the result mean.
     """
     if not inputs:
         raise TypeError("report() needs at least one input")
     args = _args("report", _REPORT, options)
+    if any(_jax.is_stage(i) for i in inputs):
+        if len(inputs) > 1:
+            raise TypeError("report() takes a compiled JAX program on its own")
+        return Report(_written(_jax.report_output(inputs[0], args)[0], options))
     return Report(_written(_native.report([*args, "--", *(os.fspath(i) for i in inputs)]), options))
+
+
+def fits(
+    compiled: Any,
+    device: Any = None,
+    limit: Optional[Union[Size, dict[Union[str, int], Size]]] = None,
+    *,
+    top: Optional[int] = None,
+) -> Fit:
+    """Whether a compiled JAX program (``jax.stages.Compiled``, or a
+    ``jax.stages.Lowered`` that is compiled) fits in memory, told before it
+    runs: the peak of each memory space, as ``report(compiled)`` gives it,
+    against its limit.
+
+    ``limit`` is a size (bytes, or ``"16GiB"``) for the device memory (colour
+    0), or a dict of sizes by memory-space name or colour. Without it the
+    limit is what JAX gives a program on ``device`` (default: the program's
+    first device): its ``memory_stats()["bytes_limit"]``, which
+    ``XLA_PYTHON_CLIENT_MEM_FRACTION`` and the allocator settings shape, or
+    on a CPU the host's available memory. The result says whether it fits,
+    by how much it does not, the largest buffers and source lines at the
+    peak, and what donation or remat could save; ``str()`` is that as text
+    and a notebook shows it as HTML.
+    """
+    return _jax.fits(compiled, device=device, limit=limit, flags=_REPORT["top"].args(top))
 
 
 def diff(base: Path, new: Path, **options: Any) -> Diff:

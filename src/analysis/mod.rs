@@ -116,6 +116,9 @@ pub enum TraceStatus {
     /// Temporaries exist but the proto carries no trace: the peak covers only
     /// always-live buffers.
     Missing,
+    /// No trace, but XLA's record of the buffers live at each allocation's
+    /// peak (`peak_buffers`): the peak and the buffers at it, without a timeline.
+    XlaPeakBuffers,
     /// The trace does not add up; the figures cover the events before the fault.
     Broken,
 }
@@ -355,7 +358,10 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
         .iter()
         .flat_map(|c| {
             let programs = allocation_owner::Programs::of(&c.modules);
-            c.allocators.par_iter().map(|a| allocator_timeline::analyze_allocator(a, &programs)).collect::<Vec<_>>()
+            c.allocators
+                .par_iter()
+                .map(|a| allocator_timeline::analyze_allocator(a, &programs, options.intervals))
+                .collect::<Vec<_>>()
         })
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));

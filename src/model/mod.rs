@@ -9,7 +9,7 @@ pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind, ProgramRun};
 pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 pub use program::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
-    LogicalBuffer, Module, ScopedAllocation, SourceLocation,
+    LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
 };
 
 /// An accelerator of a profiled host, as its plane describes it.

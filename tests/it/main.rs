@@ -4,6 +4,8 @@ mod common;
 
 mod attribution;
 mod bad_input;
+mod bare_protos;
+mod browser;
 mod charts;
 mod cli_allocators;
 mod cli_report;
@@ -13,6 +15,7 @@ mod device_memory_partial;
 mod diff;
 mod gpu_profiles;
 mod hostile;
+mod html_explorer;
 mod html_in_browser;
 mod html_report;
 mod memory_profile_parity;
