@@ -271,8 +271,12 @@ fn the_live_set_at_the_peak_position_is_the_peak() {
                     let live = other.attribution.at.as_ref().expect("a live set");
                     assert_eq!(live.position, space.peak_position);
                     assert_eq!(live.heap_bytes, space.peak_bytes);
-                    let ids =
-                        |b: &[xmem::analysis::BufferAtPeak]| b.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>();
+                    // The same buffers: the live set in program order, the peak's largest first.
+                    let ids = |b: &[xmem::analysis::BufferAtPeak]| {
+                        let mut ids = b.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>();
+                        ids.sort();
+                        ids
+                    };
                     assert_eq!(ids(&live.buffers), ids(&space.at_peak), "{} {}", module.display_name(), space.name);
                     checked += 1;
                 }
@@ -349,7 +353,8 @@ fn the_report_names_the_parameters_to_donate() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("Donation: 8 parameters"), "{text}");
+    // params[2] and mom[2] save 16 KiB each: left out of the 8.
+    assert!(text.contains("Donation: 6 parameters"), "{text}");
     assert!(
         text.contains("params[0] (parameter 0, f32[1024,4096]{1,0}) could become output {0}: saves up to 16.0 MiB"),
         "{text}"

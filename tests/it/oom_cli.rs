@@ -157,11 +157,6 @@ fn an_unreadable_log_is_one_line_and_exit_2() {
         .code(2)
         .stdout("")
         .stderr(predicate::str::is_match(r"^xmem: fixtures/oom-logs/no-such-log.txt: .+\n$").unwrap());
-    xmem()
-        .args(["oom", "fixtures/oom-logs"])
-        .assert()
-        .code(2)
-        .stderr("xmem: fixtures/oom-logs: is a directory, expected a file\n");
 }
 
 #[test]

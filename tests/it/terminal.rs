@@ -148,12 +148,12 @@ fn no_command_panics_on_a_closed_pipe() {
 fn plot_writes_every_chart_into_a_closed_pipe() {
     let profile = manifest_dir().join("fixtures/profiles/mlp_train/profile");
     let listed = tempfile::tempdir().unwrap();
-    let all = Command::new(BIN).arg("plot").arg(&profile).arg("-o").arg(listed.path()).output().unwrap();
+    let all = Command::new(BIN).arg("plot").arg(&profile).arg("--all").arg("-o").arg(listed.path()).output().unwrap();
     let charts = String::from_utf8(all.stdout).unwrap().lines().count();
     assert!(charts > 30, "{charts} charts");
 
     let closed = tempfile::tempdir().unwrap();
-    let args = ["plot", profile.to_str().unwrap(), "-o", closed.path().to_str().unwrap()];
+    let args = ["plot", profile.to_str().unwrap(), "--all", "-o", closed.path().to_str().unwrap()];
     let output = into_a_closed_pipe(&args, manifest_dir());
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(std::fs::read_dir(closed.path()).unwrap().count(), charts);
