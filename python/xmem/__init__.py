@@ -87,6 +87,17 @@ class Report(_Output):
       functions that hold the most bytes, each stack's bytes blamed on its
       innermost frame of the user's code) and ``stacks`` (whole stacks,
       heaviest first).
+    - ``torch_snapshots``: one per device of each PyTorch memory snapshot
+      (``torch.cuda.memory._dump_snapshot``): ``device`` (``cuda:0``, or
+      ``host`` for pinned memory), ``peak_bytes`` and ``peak_time_us`` (the
+      most bytes active at once, replayed from the allocator's trace: PyTorch's
+      ``active_bytes.all.peak``), ``live_at_end_bytes``, ``reserved_bytes``,
+      ``at_peak`` (every block live at the peak: ``size_bytes``,
+      ``requested_bytes``, ``user_frame``, ``frames``),
+      ``at_peak_by_user_frame``, ``segments`` (reserved, free, largest free
+      block, expandable segments) and ``oom`` (``None``, or the failure:
+      ``requested_bytes``, ``device_free_bytes``, ``live_bytes``, ``cause``,
+      ``explanation``, ``at_oom`` by user frame).
     - ``warnings`` and ``notes``: what could not be read, and facts about
       the input as a whole.
 
@@ -125,8 +136,10 @@ class Diff(_Output):
       largest change first, with ``base_bytes``, ``new_bytes``,
       ``delta_bytes`` and ``matched_by``: how the two runs' buffers were
       found to be the same) and ``matched_by`` (how many were matched each way).
-    - ``allocators`` and ``device_memory``: the same for allocator peaks and
-      JAX device memory profiles; ``warnings``.
+    - ``allocators``, ``device_memory`` and ``torch_snapshots``: the same for
+      allocator peaks, JAX device memory profiles and the devices of PyTorch
+      memory snapshots (``owners``: what grew at the peak, by user frame);
+      ``warnings``.
 
     In a notebook it displays as the Markdown output.
     """

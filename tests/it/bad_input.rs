@@ -182,24 +182,3 @@ fn field(number: u8, payload: Vec<u8>) -> Vec<u8> {
     out.extend(payload);
     out
 }
-
-/// Issue 24: a PyTorch CUDA memory snapshot is a Python pickle; the message
-/// says so rather than "not a protobuf message".
-#[test]
-fn a_pickle_is_named_as_such() {
-    let dir = tempfile::tempdir().unwrap();
-    // `pickle.dumps({"segments": []}, protocol=2)` and, framed, protocol 4.
-    let pickles: [&[u8]; 2] = [
-        b"\x80\x02}q\x00X\x08\x00\x00\x00segmentsq\x01]q\x02s.",
-        b"\x80\x04\x95\x11\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x08segments\x94]\x94s.",
-    ];
-    for (i, pickle) in pickles.iter().enumerate() {
-        let path = dir.path().join(format!("snapshot{i}.pickle"));
-        std::fs::write(&path, pickle).unwrap();
-        let output = run(&["report".as_ref(), path.as_os_str()]);
-        assert_eq!(output.status.code(), Some(2));
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("a Python pickle") && stderr.contains("_dump_snapshot"), "{stderr}");
-        assert!(!stderr.contains("protobuf"), "{stderr}");
-    }
-}

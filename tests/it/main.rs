@@ -26,3 +26,4 @@ mod oom_logs;
 mod plot;
 mod readme;
 mod terminal;
+mod torch_snapshot;

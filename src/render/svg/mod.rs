@@ -10,6 +10,7 @@ pub mod lifetimes;
 pub mod peak;
 pub mod sites;
 pub mod timeline;
+pub mod torch_snapshot;
 
 use std::fmt::Write as _;
 use std::io;
@@ -22,6 +23,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::analysis::drawing::PeakMark;
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
 use crate::render::table::bytes;
 use crate::render::text::{allocator_heading, space_heading};
@@ -55,6 +57,8 @@ pub enum ChartKind {
     Overlay,
     /// An icicle graph of the live set at the peak, by stack.
     Flame,
+    /// A PyTorch snapshot's peak by user frame.
+    UserFrames,
 }
 
 impl ChartKind {
@@ -67,6 +71,7 @@ impl ChartKind {
             ChartKind::Sites => "sites",
             ChartKind::Overlay => "overlay",
             ChartKind::Flame => "flame",
+            ChartKind::UserFrames => "user-frames",
         }
     }
 }
@@ -84,6 +89,22 @@ pub fn space_charts(
         (ChartKind::Peak, peak::draw(&format!("{heading}: buffers live at the peak"), space, top)?),
         (ChartKind::Lifetimes, lifetimes::draw(&format!("{heading}: buffer lifetimes"), space)?),
         (ChartKind::Flame, flame::buffers(&format!("{heading}: who owns the peak, by stack"), &space.at_peak)?),
+    ];
+    Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
+}
+
+/// The charts of one device of a PyTorch snapshot in reading order,
+/// leaving out those with nothing to draw: its timeline by user frame, its
+/// peak by user frame, and its peak by stack.
+pub fn torch_snapshot_charts(report: &TorchSnapshotReport, top: usize) -> io::Result<Vec<(ChartKind, String)>> {
+    let heading = format!("{} {}", report.input, report.device);
+    let charts = [
+        (ChartKind::Timeline, timeline::torch_snapshot(&format!("{heading}: active memory by user frame"), report)?),
+        (
+            ChartKind::UserFrames,
+            torch_snapshot::peak_by_user_frame(&format!("{heading}: the peak by user frame"), report, top)?,
+        ),
+        (ChartKind::Flame, flame::torch_snapshot(&format!("{heading}: the peak by stack"), report)?),
     ];
     Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
 }

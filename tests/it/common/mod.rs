@@ -53,6 +53,18 @@ pub fn shared_corpus_folder(name: &str) -> Option<PathBuf> {
     None
 }
 
+/// The shared corpus's PyTorch memory snapshot (`../shared/corpus/torch`, or
+/// `torch` beside `XMEM_CORPUS`), when present; the tests that use it are
+/// skipped otherwise.
+pub fn shared_torch() -> Option<PathBuf> {
+    let root = shared_corpus_folder("torch")?;
+    if root.join("snapshot.pickle").is_file() {
+        return Some(root);
+    }
+    eprintln!("skipped: no PyTorch snapshot at {}", root.display());
+    None
+}
+
 /// The profile (a log directory) of a fixture workload.
 pub fn profile(workload: &str) -> PathBuf {
     fixture(workload).join("profile")
