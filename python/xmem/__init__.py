@@ -164,7 +164,18 @@ class Oom(_Output):
       ``requested_bytes``, ``free_bytes``, ``allocations`` (the largest ones
       the log lists: ``size_bytes``, ``op_name``, ``shape``, ...), ``line``
       (where the message starts), ``summary`` and ``advice`` (what to
-      change). A fact the log does not state is ``None``, never guessed.
+      change), ``program`` (the XLA executable the failure names),
+      ``allocator``, ``limit_bytes`` (a pool or cap below the device),
+      ``device_bytes``, ``held_by`` (the allocator's memory by the program
+      holding it), ``user_frame`` (your line in the traceback) and
+      ``phase`` (``compile``, ``autotune``, ``runtime``, ``host``). A fact
+      the log does not state is ``None``, never guessed.
+    - ``incidents``: the events of one failure together: ``title`` (the
+      cause the facts support), ``cause``, ``program``, ``user_frame``,
+      ``advice`` and, with ``with_``, ``program_report``: the failed
+      program's memory space as in ``xmem.report/1``, how it was matched
+      (or why none was), its peak against the log's limit and the change
+      that saves the most.
 
     In a notebook it displays as the Markdown output.
     """
@@ -324,16 +335,16 @@ def oom(path_or_text: Union[Path, str, bytes], **options: Any) -> Oom:
 
     A path (``os.PathLike``, or a ``str`` without a line break) names the
     log file; ``bytes``, or a ``str`` with a line break, is the log itself.
-    Every option of ``xmem oom`` is a keyword, with its default
-    (``max_input_size``, and ``output`` with ``format``).
+    Every option of ``xmem oom`` is a keyword, with its default: ``with_``
+    (``--with``) joins each incident with the failed program from these
+    inputs (an XLA dump directory, a profile, an HLO proto; a path or a list
+    of them), ``top`` is how many rows of its tables ``str()`` shows, and
+    ``max_input_size``, ``output`` and ``format`` are as for the command.
     """
     args = _args("oom", _OOM, options)
     if isinstance(path_or_text, (bytes, str)) and (isinstance(path_or_text, bytes) or "\n" in path_or_text):
         text = path_or_text.encode() if isinstance(path_or_text, str) else path_or_text
-        read = [keyword for keyword in options if keyword not in ("format", "output")]
-        if read:
-            raise TypeError(f"oom() takes {', '.join(read)} for a log file, not for a log given as text")
-        return Oom(_written(_native.oom_text("<text>", text), options))
+        return Oom(_written(_native.oom_text("<text>", text, args), options))
     return Oom(_written(_native.oom([*args, "--", os.fspath(path_or_text)]), options))
 
 
