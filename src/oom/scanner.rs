@@ -7,10 +7,11 @@
 use std::collections::HashMap;
 
 use super::block::{join_wrapped, triggers, Block, Detected, Feed};
+use super::context::Context;
 use super::event::{Framework, Incident, OomEvent};
 use super::general::{self, Reading};
 use super::line::{looks_cut, normalise, Line, Numbering};
-use super::{bfc, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
+use super::{bfc, cupy, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
 
 /// A memory-error line that no parser claimed may be the first line of an
 /// error that the next lines spell out (`RESOURCE_EXHAUSTED: E1001: CompileTimeScopedVmemOom:`
@@ -74,6 +75,8 @@ pub(super) struct Scanner {
     open: Option<Open>,
     preamble: Option<Preamble>,
     numbering: Numbering,
+    /// What the lines before an error said about it.
+    context: Context,
     /// The framework the log has shown so far.
     framework: Option<Framework>,
     incident: Option<incident::Gathering>,
@@ -88,6 +91,7 @@ impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
         let skip = self.numbering.prefix_len(raw);
         let raw = raw.get(skip..).unwrap_or(raw);
+        self.context.observe(number, raw);
         let follows_preamble = self.preamble.as_ref().is_some_and(|p| !p.closed && p.last + 1 == number);
         if self.open.is_none() && !follows_preamble && !triggers(raw) && !general::mentions(raw) {
             self.expire(number);
@@ -237,7 +241,8 @@ impl Scanner {
         if block.is_none() && !line.prefixed && reading.as_ref().is_some_and(|reading| reading.talk) {
             return;
         }
-        event.framework = self.framework;
+        // A family that knows the framework from the message itself (CuPy) is believed first.
+        event.framework = event.framework.or(self.framework);
         // The family's reading first; what the general reader finds besides, it keeps.
         if let Some(reading) = &reading {
             general::refine(&mut event, reading);
@@ -256,8 +261,11 @@ impl Scanner {
             event.exception = Some(named);
         }
         if let Some(&at) = self.by_key.get(&key) {
+            // A repeat can end the traceback that names the user's line.
+            self.context.apply(&mut event);
             let first = &mut self.events[at];
             first.occurrences += line.repeats;
+            first.user_frame = first.user_frame.take().or(event.user_frame.take());
             if let Some(incident) = &mut self.incident {
                 incident.last_line = line.number;
             }
@@ -277,7 +285,8 @@ impl Scanner {
     }
 
     /// Adds a new event, to the open incident if it belongs to the same failure.
-    fn push(&mut self, event: OomEvent, key: Option<String>) -> usize {
+    fn push(&mut self, mut event: OomEvent, key: Option<String>) -> usize {
+        self.context.apply(&mut event);
         if self.incident.as_ref().is_some_and(|incident| !incident.admits(&event, &self.events)) {
             self.end_incident();
         }
@@ -370,6 +379,7 @@ fn detect(line: &Line) -> Option<Detected> {
     host::detect(line)
         .or_else(|| sparsecore::detect(line))
         .or_else(|| tpu_compile::detect(line))
+        .or_else(|| cupy::detect(line))
         .or_else(|| tpu_runtime::detect(line))
         .or_else(|| gpu::detect(line))
         .or_else(|| bfc::detect(line))
