@@ -30,7 +30,13 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
     let mut names = FileNames::default();
     let mut written = 0;
-    for module in &report.modules {
+    // As `report` details them: the largest module, unless --all or --module asks for more.
+    let shown = if args.selection.detail().all { report.modules.len() } else { 1 };
+    if report.modules.len() > shown {
+        let others = report.modules.len() - shown;
+        eprintln!("xmem: charts of the largest module only; --all draws the other {others}, --module NAME one of them");
+    }
+    for module in report.modules.iter().take(shown) {
         if let Some(problem) = &module.problem {
             eprintln!("xmem: {}: nothing to plot: {problem}", module.display_name());
         }

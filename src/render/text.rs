@@ -67,9 +67,6 @@ fn write_modules(out: &mut dyn Write, flavor: Flavor, report: &Report, detail: D
     Ok(())
 }
 
-/// Shown for allocations the allocator recorded without an op (XProf leaves the cell blank).
-const NO_OP_NAME: &str = "(no op recorded)";
-
 /// `Allocator GPU_0_bfc on vm`.
 pub fn allocator_heading(allocator: &AllocatorReport) -> String {
     format!("Allocator {} on {}", allocator.name, allocator.host)
@@ -109,8 +106,8 @@ pub fn allocator_facts(allocator: &AllocatorReport) -> Vec<(&'static str, String
 /// As for buffers, a terminal puts the type, shape and op name in one cell.
 pub fn allocation_header(flavor: Flavor) -> &'static [&'static str] {
     match flavor {
-        Flavor::Text => &["Size", "Requested", "Count", "Total", "Region", "Type, shape / op name"],
-        Flavor::Markdown => &["Size", "Requested", "Count", "Total", "Region", "Data type", "Shape", "Op name"],
+        Flavor::Text => &["Size", "Requested", "Count", "Total", "Region", "Type, shape / made by"],
+        Flavor::Markdown => &["Size", "Requested", "Count", "Total", "Region", "Data type", "Shape", "Made by"],
     }
 }
 
@@ -141,10 +138,13 @@ pub fn allocation_rows(flavor: Flavor, allocator: &AllocatorReport, rows: &RowTa
                 bytes(row.total_bytes()),
                 row.region_type.clone(),
             ];
-            let op_name = if row.op_name.is_empty() { NO_OP_NAME } else { row.op_name.as_str() };
+            let made_by = row.made_by();
             match flavor {
-                Flavor::Text => cells.push(format!("{} {}\n{op_name}", row.data_type, row.shape)),
-                Flavor::Markdown => cells.extend([row.data_type.clone(), row.shape.clone(), op_name.to_string()]),
+                Flavor::Text => cells.push(match row.type_and_shape() {
+                    Some(type_and_shape) => format!("{type_and_shape}\n{made_by}"),
+                    None => made_by,
+                }),
+                Flavor::Markdown => cells.extend([row.recorded_data_type().to_string(), row.shape.clone(), made_by]),
             }
             cells
         })

@@ -13,6 +13,7 @@ mod damaged_inputs;
 mod device_memory;
 mod device_memory_partial;
 mod diff;
+mod gpu_profiles;
 mod hostile;
 mod html_explorer;
 mod html_in_browser;
