@@ -208,7 +208,7 @@ fn no_error_followed(facts: &Facts, exit_code: Option<u8>) -> Option<Decision> {
         None if warning.truncated => (
             "and the log ends inside its report, before any error: whether the job failed is not in this log"
                 .to_string(),
-            "If the job died, the error that ended it is after this excerpt; to make room:".to_string(),
+            "If the job died, the error that ended it is after this excerpt.".to_string(),
         ),
         None => (
             "but no error follows in the log: the job may have recovered (the allocator frees memory and retries), \
@@ -216,7 +216,7 @@ fn no_error_followed(facts: &Facts, exit_code: Option<u8>) -> Option<Decision> {
                 .to_string(),
             format!(
                 "See whether the job went on (its later output, its exit code; `xmem run -- CMD` reports it). If it \
-                 went on, {} If it died, the error that ended it is not in this log. Either way, to make room:",
+                 went on, {} If it died, the error that ended it is not in this log.",
                 CLOSE_TO_THE_LIMIT
             ),
         ),
@@ -227,12 +227,12 @@ fn no_error_followed(facts: &Facts, exit_code: Option<u8>) -> Option<Decision> {
             ),
             format!(
                 "Look for what ended the job (exit {code}) in its output; a job the kernel killed (exit 137) is named \
-                 in `dmesg`. If it was this, to make room:"
+                 in `dmesg`."
             ),
         ),
     };
     let title = format!("{}, {after}{}", ran_out(warning), warned(facts));
-    Some((Cause::NoErrorFollowed, title, [vec![first], room(facts, warning)].concat()))
+    Some((Cause::NoErrorFollowed, title, then(first, "To make room:", room(facts, warning))))
 }
 
 /// `xmem run` saw the job exit 0 after this incident: what the log shows is
@@ -244,13 +244,10 @@ fn survived(facts: &Facts) -> Decision {
             None => (facts.events.first().map(|e| e.summary.clone()).unwrap_or_default(), Vec::new()),
         };
         let first = "The job handled this error itself (it went on and exited 0): nothing needs fixing unless what \
-                     it did instead matters (a retry with less, work it skipped). To avoid the error:"
+                     it did instead matters (a retry with less, work it skipped)."
             .to_string();
-        return (
-            Cause::Survived,
-            format!("The job went on after this and exited 0: {title}"),
-            [vec![first], advice].concat(),
-        );
+        let advice = then(first, "To avoid the error:", advice);
+        return (Cause::Survived, format!("The job went on after this and exited 0: {title}"), advice);
     }
     let warning = facts.events.iter().copied().find(|e| e.allocator_warning);
     let what = match warning {
@@ -264,8 +261,16 @@ fn survived(facts: &Facts) -> Decision {
         ),
     };
     let room = warning.or(facts.need).or(facts.events.first().copied()).map(|e| room(facts, e)).unwrap_or_default();
-    let first = format!("{} To make room:", capitalised_first(CLOSE_TO_THE_LIMIT));
-    (Cause::Survived, format!("{what}: warnings it survived"), [vec![first], room].concat())
+    let advice = then(capitalised_first(CLOSE_TO_THE_LIMIT), "To make room:", room);
+    (Cause::Survived, format!("{what}: warnings it survived"), advice)
+}
+
+/// `lead`, then `intro` and the advice it introduces, when there is any.
+fn then(lead: String, intro: &str, advice: Vec<String>) -> Vec<String> {
+    if advice.is_empty() {
+        return vec![lead];
+    }
+    [vec![format!("{lead} {intro}")], advice].concat()
 }
 
 /// What surviving the allocator's shortage means.

@@ -539,3 +539,31 @@ fn an_exact_figure_no_program_has_is_never_joined_with_another() {
     assert_eq!(joined["module"], "jit_train_step(11275)");
     assert!(joined["matched_how"].as_str().unwrap().contains("16174514380 bytes, exactly"));
 }
+
+#[test]
+fn the_exit_code_xmem_run_saw_judges_each_incident_again() {
+    // adam_nodonate died of its error (exit 1): the verdict is the log's.
+    let mut report = scan("adam_nodonate/output.log");
+    report.job_exited(1);
+    titled(&report, Cause::ProgramNeed, "jit_train_step needs 9.84 GiB");
+    // Had it exited 0, it caught the error and went on: said so, with the advice to avoid the error after it.
+    report.job_exited(0);
+    let incident = titled(
+        &report,
+        Cause::Survived,
+        "The job went on after this and exited 0: jit_train_step needs 9.84 GiB, 2.34 GiB more than the 7.50 GiB limit",
+    );
+    assert!(incident.advice[0].starts_with("The job handled this error itself"), "{:?}", incident.advice);
+    assert!(incident.advice[1].contains("donate_argnums"), "{:?}", incident.advice);
+    assert!(!incident.is_failure());
+    // The H200 job, as it was: exit 0 after the allocator's warning alone.
+    let mut report = scan("e2e_h200/jax_run.stderr");
+    report.job_exited(0);
+    let incident = titled(
+        &report,
+        Cause::Survived,
+        "GPU_0_bfc ran out of memory trying to allocate 1.00 GiB and the job went on (exit 0); XLA had warned",
+    );
+    assert!(incident.title.ends_with(": warnings it survived"), "{}", incident.title);
+    assert!(incident.advice[0].starts_with("It ran close to its memory limit"), "{:?}", incident.advice);
+}
