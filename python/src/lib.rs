@@ -155,10 +155,7 @@ fn report_protos(
 ) -> PyResult<Output> {
     let args: ReportArgs = parse("report", args)?;
     let input = args.inputs.first().map(|p| p.display().to_string()).unwrap_or_default();
-    let protos: Vec<(PathBuf, Bytes)> = protos
-        .into_iter()
-        .map(|(name, bytes)| (PathBuf::from(name), Bytes::copy_from_slice(bytes.as_bytes())))
-        .collect();
+    let protos = owned_protos(protos);
     let report = py
         .detach(|| {
             let mut capture = xmem::ingest::load_protos(&input, protos)?;
@@ -167,6 +164,22 @@ fn report_protos(
         })
         .map_err(xmem_error)?;
     Ok(Output(Computed::Report(report, args.selection.detail())))
+}
+
+/// The name and program id of each module among `protos` (read as
+/// `report_protos` reads them), for a compiled program that holds its
+/// module but no buffer assignment (jaxlib on GPU): what names it when only
+/// XLA's totals are known.
+#[pyfunction]
+fn module_ids(py: Python<'_>, protos: Vec<(String, Bound<'_, PyBytes>)>) -> PyResult<Vec<(String, u64)>> {
+    let protos = owned_protos(protos);
+    let capture = py.detach(|| xmem::ingest::load_protos("", protos)).map_err(|e| xmem_error(e.into()))?;
+    Ok(capture.modules.iter().map(|m| (m.name.clone(), m.program_id)).collect())
+}
+
+/// Protos given from Python as `(name, bytes)`, copied out of the Python objects.
+fn owned_protos(protos: Vec<(String, Bound<'_, PyBytes>)>) -> Vec<(PathBuf, Bytes)> {
+    protos.into_iter().map(|(name, bytes)| (PathBuf::from(name), Bytes::copy_from_slice(bytes.as_bytes()))).collect()
 }
 
 /// A size as the command line reads one (`16GiB`, `512M`, bytes): binary units throughout.
@@ -235,6 +248,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(report_protos, m)?)?;
+    m.add_function(wrap_pyfunction!(module_ids, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;

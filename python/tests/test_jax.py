@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,6 +23,8 @@ import xmem  # noqa: E402
 from xmem import _jax  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from jax_programs import PROGRAMS as FUNCTIONS  # noqa: E402
 RUST_BIN = os.environ.get("XMEM_BIN") or shutil.which("xmem")
 PROGRAMS = ["mlp_step", "nested", "scanned"]
 
@@ -76,6 +79,15 @@ def without_inputs(report, ids=True):
         if not ids:
             module.pop("program_id")
             module.pop("module_id")
+    return report
+
+
+def without_stacks(report):
+    """A report less the Python stacks of its buffers."""
+    for module in report["modules"]:
+        for space in module["memory_spaces"]:
+            for buffer in space["at_peak"]:
+                buffer.pop("stack", None)
     return report
 
 
@@ -208,5 +220,163 @@ def test_a_limit_is_bytes_a_size_or_one_per_memory_space():
 
 
 def test_without_a_known_way_the_error_names_the_jaxlib_version():
-    with pytest.raises(xmem.XmemError, match=f"jaxlib {_jax.jaxlib_version()}: .*XLA_FLAGS"):
+    with pytest.raises(xmem.XmemError, match=f"jaxlib {_jax.jaxlib_version()} on .*: .*XLA_FLAGS"):
         _jax.protos_of(object())
+
+
+# What compiled.memory_analysis() held for a small grad program on an NVIDIA H200 with jaxlib 0.11.2
+# (CUDA 13 plugin): XLA's totals, an empty buffer assignment, no HloProto.
+H200_TOTALS = {
+    "argument_size_in_bytes": 20971520,
+    "output_size_in_bytes": 4194304,
+    "alias_size_in_bytes": 0,
+    "temp_size_in_bytes": 67109136,
+    "serialized_buffer_assignment_proto": b"",
+    "serialized_hlo_proto": None,
+}
+
+#: CompiledMemoryStats' totals, which a GPU's compiled program keeps.
+TOTALS = [
+    f"{host}{kind}_size_in_bytes"
+    for host in ("", "host_")
+    for kind in ("argument", "output", "alias", "temp", "generated_code")
+]
+
+#: The in-process programs are compared with the CPU dump of jax_programs.py.
+on_cpu = pytest.mark.skipif(jax.default_backend() != "cpu", reason="compares with a CPU compilation")
+
+
+def act_like_a_gpu(monkeypatch):
+    """From here on every compiled program's memory_analysis() is what jaxlib 0.11.2 gives on a GPU: the
+    CPU's own totals, but the buffer assignment empty bytes, no HloProto and no peak (the compilation
+    with XLA's dump on too, as on the GPU)."""
+    real = jax.stages.Compiled.memory_analysis
+
+    def memory_analysis(self):
+        stats = real(self)
+        return SimpleNamespace(
+            **{field: getattr(stats, field) for field in TOTALS},
+            peak_memory_in_bytes=0,
+            serialized_buffer_assignment_proto=b"",
+            serialized_hlo_proto=None,
+        )
+
+    monkeypatch.setattr(jax.stages.Compiled, "memory_analysis", memory_analysis)
+
+
+@on_cpu
+@pytest.mark.parametrize("seen_before", [False, True])
+def test_a_lowered_without_buffer_assignment_is_read_from_its_dump(compiled, monkeypatch, seen_before):
+    """On a GPU a Lowered is compiled with XLA's dump on, whether or not this process has seen the jaxlib
+    lack the buffer assignment before; the report is the dump's."""
+    result, expected = with_dump(compiled, "mlp_step")
+    function, args = FUNCTIONS["mlp_step"]
+    act_like_a_gpu(monkeypatch)
+    monkeypatch.setattr(_jax, "_NEEDS_DUMP", {_jax.jaxlib_version()} if seen_before else set())
+    lowered = jax.jit(function).lower(*args)
+    got = xmem.report(lowered)
+    # Compiled here, not in the programs' own process: the frames that called the program differ.
+    assert without_stacks(without_inputs(got, ids=False)) == without_stacks(without_inputs(expected, ids=False))
+    assert got["warnings"] == [
+        f"jaxlib {_jax.jaxlib_version()} on cpu keeps no buffer assignment in compiled.memory_analysis(): this "
+        "report is of the program compiled with XLA's dump on, read from a private temporary directory"
+    ]
+    peak = expected["modules"][0]["memory_spaces"][0]["peak_bytes"]
+    fit = xmem.fits(lowered, limit=peak)
+    assert fit.fits is True and fit.checks[0]["exact"] and fit.checks[0]["peak_bytes"] == peak
+
+
+@on_cpu
+def test_a_compiled_without_buffer_assignment_fits_by_xlas_totals(compiled, monkeypatch):
+    """A Compiled that holds only XLA's totals: the peak is at least its arguments and outputs and at most
+    those with all its temporaries and code; the verdict is told where those bounds decide it."""
+    _, expected = with_dump(compiled, "mlp_step")
+    function, args = FUNCTIONS["mlp_step"]
+    program = jax.jit(function).lower(*args).compile()
+    stats = program.memory_analysis()
+    # The program's own module names the verdict: the report of the same object, read before the GPU act.
+    module = xmem.report(program)["modules"][0]
+    act_like_a_gpu(monkeypatch)
+    said = "on cpu: this compiled program holds no buffer assignment .*: serialized_buffer_assignment_proto empty, "
+    with pytest.raises(xmem.XmemError, match=said + "serialized_hlo_proto missing.*pass the Lowered"):
+        xmem.report(program)
+    lower = stats.argument_size_in_bytes + stats.output_size_in_bytes - stats.alias_size_in_bytes
+    upper = lower + stats.temp_size_in_bytes + stats.generated_code_size_in_bytes
+    # The bounds hold the dump's peak, and the totals are the dump's always-live buffers.
+    dumped = expected["modules"][0]["memory_spaces"][0]
+    assert lower == dumped["breakdown"]["parameters"] + dumped["breakdown"]["outputs"]
+    assert lower <= dumped["peak_bytes"] <= upper
+    verdicts = {limit: xmem.fits(program, limit=limit) for limit in (lower - 1, upper - 1, upper)}
+    for limit, fit in verdicts.items():
+        (check,) = fit.checks
+        assert fit.report is None and not check["exact"]
+        assert (check["module"], check["program_id"]) == (module["name"], module["program_id"])
+        assert (check["memory_space"], check["peak_bytes"], check["upper_bound_bytes"]) == ("hbm", lower, upper)
+        text = str(fit)
+        assert "pass the Lowered" in text and "XLA's totals (compiled.memory_analysis())" in text
+    below, between, at = verdicts.values()
+    assert below.fits is False and "peak at least (arguments and outputs)" in str(below) and "1 B over" in str(below)
+    assert between.fits is None and "cannot tell" in str(between)
+    assert at.fits is True and "fits, 0 B to spare" in str(at)
+    assert f"{module['name']}({module['program_id']}) hbm" in str(at)
+
+
+def test_a_stand_in_with_the_h200s_totals():
+    """The totals one H200 gave, in an object that is nothing but them: no module, no jax."""
+
+    class Compiled:
+        def memory_analysis(self):
+            return SimpleNamespace(**H200_TOTALS)
+
+    lower, upper = 20971520 + 4194304, 20971520 + 4194304 + 67109136
+    fit = _jax.fits(Compiled(), limit="64MiB")
+    (check,) = fit.checks
+    assert (check["module"], check["program_id"], check["peak_bytes"], check["upper_bound_bytes"]) == (
+        "compiled program", None, lower, upper
+    )
+    assert fit.fits is None and "compiled program hbm: cannot tell: the peak is between 24.0 MiB" in str(fit)
+    assert _jax.fits(Compiled(), limit=upper).fits is True
+    assert _jax.fits(Compiled(), limit=lower - 1).fits is False
+    # Empty bytes are no proto: the error says what the object held.
+    with pytest.raises(xmem.XmemError, match="serialized_buffer_assignment_proto empty, serialized_hlo_proto missing"):
+        _jax.protos_of(Compiled())
+
+
+def test_xla_peak_and_host_totals_count_where_given():
+    """XLA's own peak raises the lower bound where it is larger; host memory is a space of its own."""
+
+    class Compiled:
+        def memory_analysis(self):
+            return SimpleNamespace(
+                **H200_TOTALS,
+                peak_memory_in_bytes=50 << 20,
+                generated_code_size_in_bytes=1 << 20,
+                host_argument_size_in_bytes=8 << 20,
+                host_temp_size_in_bytes=2 << 20,
+            )
+
+    fit = _jax.fits(Compiled(), limit={"hbm": "200MiB", "host": "9MiB"})
+    hbm, host = fit.checks
+    assert (hbm["peak_bytes"], hbm["upper_bound_bytes"], hbm["fits"]) == (50 << 20, 92274960 + (1 << 20), True)
+    assert hbm["bounds"]["lower"] == "XLA's peak_memory_in_bytes"
+    assert (host["memory_space"], host["color"]) == ("host", 5)
+    assert (host["peak_bytes"], host["upper_bound_bytes"]) == (8 << 20, 10 << 20)
+    assert host["fits"] is None and fit.fits is None
+
+
+def test_the_dump_files_read_are_the_optimized_modules(tmp_path):
+    """What XLA's dump of one compilation holds, on CPU and on GPU (names from real dumps): only the
+    optimized HloProtos, which carry the buffer assignment."""
+    names = [
+        "module_33734.jit_loss.sm_9.0a_gpu_after_optimizations.hlo.pb",
+        "module_33734.jit_loss.sm_9.0a_gpu_after_optimizations-memory-usage-report.pb",
+        "module_33734.jit_loss.before_optimizations.hlo.pb",
+        "module_33734.jit_loss.after_spmd_partitioner.hlo.pb",
+        "module_33734.jit_loss.thunk_metadata.pb",
+        "module_0004.jit__lambda.cpu_after_optimizations.hlo.pb",
+        "module_0004.jit__lambda.cpu_after_optimizations-memory-usage-report.pb",
+        "module_0004.jit__lambda.debug_options",
+    ]
+    for name in names:
+        (tmp_path / name).write_bytes(b"")
+    assert [p.name for p in _jax.dumped_modules(tmp_path)] == [names[5], names[0]]

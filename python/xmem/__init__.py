@@ -267,9 +267,10 @@ def report(*inputs: Path, **options: Any) -> Report:
     dump directory or a JAX device memory profile; or, on its own, a
     compiled JAX program (``jax.stages.Compiled``, or a ``jax.stages.Lowered``
     that is compiled), analysed in process before it runs, as ``xmem report``
-    analyses its XLA dump. Every option of ``xmem report`` is a keyword,
-    named as the flag without its dashes (``--op-depth`` is ``op_depth``)
-    and with its default: ``module`` (a name, a program id or ``/REGEX/``),
+    analyses its XLA dump (a ``Compiled`` that holds no buffer assignment, as
+    on GPU, raises ``XmemError``: pass the ``Lowered``). Every option of
+    ``xmem report`` is a keyword, named as the flag without its dashes
+    (``--op-depth`` is ``op_depth``) and with its default: ``module`` (a name, a program id or ``/REGEX/``),
     ``memory_space`` (``hbm``, ``vmem``, ``host``, ... or a colour number),
     ``allocator`` (``GPU_0_bfc``), ``top`` (rows ``str()`` and the HTML
     report show; the dict always holds every buffer), ``all``, ``op_depth``,
@@ -309,7 +310,10 @@ def fits(
     on a CPU the host's available memory. The result says whether it fits,
     by how much it does not, the largest buffers and source lines at the
     peak, and what donation or remat could save; ``str()`` is that as text
-    and a notebook shows it as HTML.
+    and a notebook shows it as HTML. A ``Compiled`` that holds no buffer
+    assignment (jaxlib on GPU) is judged by bounds of its peak from XLA's
+    totals (``compiled.memory_analysis()``): fits or does not fit where they
+    decide, else cannot tell; pass the ``Lowered`` for the buffers at the peak.
     """
     return _jax.fits(compiled, device=device, limit=limit, flags=_REPORT["top"].args(top))
 

@@ -16,10 +16,13 @@ Where each jaxlib keeps them (checked on CPU; ``README.md`` has the table):
 From jaxlib 0.7 on, XLA's CPU backend leaves the heap-simulator trace out of
 that buffer assignment: 0.10 on keeps the buffers live at the peak
 (``peak_buffers``), so the peak and the buffers at it are still exact, but
-not the timeline; 0.7 to 0.9 keep nothing of the kind. Given a ``Lowered``,
-xmem then compiles it once more with XLA's dump switched on for that one
-compilation, into a private temporary directory it removes, and reads the
-dump, whose numbers are the dump's by construction.
+not the timeline; 0.7 to 0.9 keep nothing of the kind. On GPU (jaxlib 0.11,
+CUDA) the buffer assignment is empty bytes and only XLA's totals remain
+(``CompiledMemoryStats``). Given a ``Lowered``, xmem then compiles it once
+more with XLA's dump switched on for that one compilation, into a private
+temporary directory it removes, and reads the dump, whose numbers are the
+dump's by construction. Given a ``Compiled`` without a buffer assignment,
+``fits`` bounds the peak by those totals.
 """
 
 from __future__ import annotations
@@ -94,39 +97,90 @@ def _memory_stats(compiled: Any, executable: Any) -> Any:
     return stats
 
 
+def _proto(stats: Any, field: str) -> Optional[bytes]:
+    """A serialized proto ``memory_analysis()`` holds, or ``None`` where it is
+    missing or empty (jaxlib 0.11 on GPU gives ``b''`` for the assignment)."""
+    value = getattr(stats, field, None)
+    return bytes(value) if value else None
+
+
+def _modules(executable: Any) -> list[Any]:
+    """The executable's optimized HLO modules; none where it has no ``hlo_modules()``."""
+    try:
+        return list(executable.hlo_modules())
+    except Exception:  # noqa: BLE001 - no executable, or one without modules
+        return []
+
+
+def _module_protos(modules: list[Any]) -> list[tuple[str, bytes]]:
+    return [
+        (f"compiled.runtime_executable().hlo_modules()[{i}]", bytes(m.as_serialized_hlo_module_proto()))
+        for i, m in enumerate(modules)
+    ]
+
+
+def _platform(compiled: Any) -> str:
+    """``cpu``, ``gpu``, ``tpu``: the platform of the program's first device, where it says."""
+    executable = _executable(compiled)
+    try:
+        return str(list(executable.local_devices())[0].platform)
+    except Exception:  # noqa: BLE001 - no executable, or one without devices
+        return "an unknown platform"
+
+
+class NoBufferAssignment(XmemError):
+    """The compiled program holds no buffer assignment xmem can read;
+    ``compiled`` is that program (its ``memory_analysis()`` may still hold
+    XLA's totals)."""
+
+    def __init__(self, message: str, compiled: Any) -> None:
+        super().__init__(message)
+        self.compiled = compiled
+
+
 def protos_of(compiled: Any) -> tuple[str, list[tuple[str, bytes]], str]:
     """The program's name, its protos (each named by the call that gave it)
-    and which way they were found; an ``XmemError`` naming the jaxlib version
-    when this jaxlib offers none of the known ways."""
-    version = jaxlib_version()
+    and which way they were found; a :class:`NoBufferAssignment` naming the
+    jaxlib version when this jaxlib offers none of the known ways."""
     executable = _executable(compiled)
     stats = _memory_stats(compiled, executable)
-    try:
-        modules = list(executable.hlo_modules())
-    except Exception:  # noqa: BLE001 - no executable, or one without modules
-        modules = []
+    modules = _modules(executable)
     name = str(modules[0].name) if modules else "compiled program"
-    assignment = getattr(stats, "serialized_buffer_assignment_proto", None)
+    assignment = _proto(stats, "serialized_buffer_assignment_proto")
     if assignment and modules:
-        protos = [
-            (f"compiled.runtime_executable().hlo_modules()[{i}]", bytes(m.as_serialized_hlo_module_proto()))
-            for i, m in enumerate(modules)
-        ]
-        return name, [*protos, (_ASSIGNMENT, bytes(assignment))], "serialized_buffer_assignment_proto + hlo_modules()"
-    hlo_proto = getattr(stats, "serialized_hlo_proto", None)
+        way = "serialized_buffer_assignment_proto + hlo_modules()"
+        return name, [*_module_protos(modules), (_ASSIGNMENT, assignment)], way
+    hlo_proto = _proto(stats, "serialized_hlo_proto")
     if hlo_proto:
-        return name, [(_HLO_PROTO, bytes(hlo_proto))], "serialized_hlo_proto"
-    raise XmemError(
-        f"jaxlib {version}: this compiled program holds no buffer assignment xmem knows how to read "
-        f"(memory_analysis() gave {type(stats).__name__} without serialized_buffer_assignment_proto or "
-        f"serialized_hlo_proto{'' if modules else ', and the executable no hlo_modules()'}); dump the program "
-        'with XLA_FLAGS="--xla_dump_to=DIR --xla_dump_hlo_as_proto" and pass DIR to xmem.report'
+        return name, [(_HLO_PROTO, hlo_proto)], "serialized_hlo_proto"
+    held = ", ".join(
+        f"{field} {'missing' if getattr(stats, field, None) is None else 'empty'}"
+        for field in ("serialized_buffer_assignment_proto", "serialized_hlo_proto")
+    )
+    raise NoBufferAssignment(
+        f"jaxlib {jaxlib_version()} on {_platform(compiled)}: this compiled program holds no buffer assignment xmem "
+        f"knows how to read (memory_analysis() gave {type(stats).__name__}: {held}"
+        f"{'' if modules else '; and the executable no hlo_modules()'}); pass the Lowered (jax.jit(f).lower(...), "
+        "without .compile()), which xmem compiles with XLA's dump on, or dump the program with "
+        'XLA_FLAGS="--xla_dump_to=DIR --xla_dump_hlo_as_proto" and pass DIR to xmem.report',
+        compiled,
     )
 
 
-#: The jaxlib versions seen leaving the trace out in this process: a Lowered
-#: is then compiled with the dump at once, not compiled twice.
-_LEAVE_TRACE_OUT: set[str] = set()
+#: The jaxlib versions seen leaving the heap-simulator trace or the whole
+#: buffer assignment out in this process: a Lowered is then compiled with the
+#: dump at once, not compiled twice.
+_NEEDS_DUMP: set[str] = set()
+
+
+def dumped_modules(directory: Path) -> list[Path]:
+    """The optimized HloProtos in an XLA dump of one compilation:
+    ``module_ID.NAME.cpu_after_optimizations.hlo.pb`` on CPU (older jaxlibs:
+    ``after_optimizations.hlo.pb``),
+    ``module_ID.NAME.sm_9.0a_gpu_after_optimizations.hlo.pb`` on GPU; not the
+    ``before_optimizations`` or per-pass protos (no buffer assignment) nor the
+    ``-memory-usage-report.pb``."""
+    return sorted(Path(directory).glob("*after_optimizations.hlo.pb"))
 
 
 def _compile_with_dump(lowered: Any) -> tuple[Any, list[tuple[str, bytes]]]:
@@ -136,8 +190,22 @@ def _compile_with_dump(lowered: Any) -> tuple[Any, list[tuple[str, bytes]]]:
     compilation cache served the compilation, which then writes no dump)."""
     with tempfile.TemporaryDirectory(prefix="xmem-dump-") as directory:
         compiled = lowered.compile(compiler_options={"xla_dump_to": directory, "xla_dump_hlo_as_proto": True})
-        files = sorted(Path(directory).glob("*after_optimizations.hlo.pb"))
-        return compiled, [(f"XLA dump: {f.name}", f.read_bytes()) for f in files]
+        return compiled, [(f"XLA dump: {f.name}", f.read_bytes()) for f in dumped_modules(Path(directory))]
+
+
+def _dumped_note(compiled: Any) -> str:
+    """Why a report is of the program's dump: what the compiled object lacks."""
+    version = jaxlib_version()
+    stats = _memory_stats(compiled, _executable(compiled))
+    lacks = (
+        f"leaves the heap-simulator trace out of {_ASSIGNMENT}"
+        if _proto(stats, "serialized_buffer_assignment_proto") or _proto(stats, "serialized_hlo_proto")
+        else f"on {_platform(compiled)} keeps no buffer assignment in compiled.memory_analysis()"
+    )
+    return (
+        f"jaxlib {version} {lacks}: this report is of the program compiled with XLA's dump on, read from a "
+        "private temporary directory"
+    )
 
 
 def _traceless(report: Mapping[str, Any]) -> list[str]:
@@ -152,37 +220,50 @@ def _traceless(report: Mapping[str, Any]) -> list[str]:
 
 def report_output(stage: Any, flags: list[str]) -> tuple[_native.Output, Any]:
     """``xmem report`` of a ``Lowered`` or ``Compiled`` program, with the
-    command's ``flags``, and the compiled program it read."""
+    command's ``flags``, and the compiled program it read; a
+    :class:`NoBufferAssignment` where the program holds none and no dump
+    could stand in (a ``Compiled``, or a ``Lowered`` whose compilation JAX's
+    cache served)."""
     version = jaxlib_version()
     lowered = stage if _is_lowered(stage) else None
     kind = "Lowered" if lowered is not None else "Compiled"
-    dumped_note = (
-        f"jaxlib {version} leaves the heap-simulator trace out of {_ASSIGNMENT}: this report is of the program "
-        "compiled with XLA's dump on, read from a private temporary directory"
-    )
-    dump_tried = lowered is not None and version in _LEAVE_TRACE_OUT
-    if dump_tried:
-        compiled, dumped = _compile_with_dump(lowered)
-        if dumped:
-            name, _, _ = protos_of(compiled)
-            return _native.report_protos([*flags, "--", f"{name} (jax.stages.{kind})"], dumped, [dumped_note]), compiled
-    else:
-        compiled = lowered.compile() if lowered is not None else stage
-    name, protos, _ = protos_of(compiled)
 
-    def build(protos: list[tuple[str, bytes]], warnings: list[str]) -> _native.Output:
+    def build(compiled: Any, protos: list[tuple[str, bytes]], warnings: list[str]) -> _native.Output:
+        modules = _modules(_executable(compiled))
+        name = str(modules[0].name) if modules else "compiled program"
         return _native.report_protos([*flags, "--", f"{name} (jax.stages.{kind})"], protos, warnings)
 
-    output = build(protos, [])
-    missing = _traceless(output.value())
-    if not missing:
-        return output, compiled
-    _LEAVE_TRACE_OUT.add(version)
-    if lowered is not None:
-        recompiled, dumped = (compiled, []) if dump_tried else _compile_with_dump(lowered)
+    dumped: Optional[list[tuple[str, bytes]]] = None
+    if lowered is not None and version in _NEEDS_DUMP:
+        compiled, dumped = _compile_with_dump(lowered)
         if dumped:
-            return build(dumped, [dumped_note]), recompiled
+            return build(compiled, dumped, [_dumped_note(compiled)]), compiled
+    else:
+        compiled = lowered.compile() if lowered is not None else stage
+    try:
+        _, protos, _ = protos_of(compiled)
+    except NoBufferAssignment as missing:
+        _NEEDS_DUMP.add(version)
+        if lowered is None:
+            raise
+        if dumped is None:
+            compiled, dumped = _compile_with_dump(lowered)
+        if dumped:
+            return build(compiled, dumped, [_dumped_note(compiled)]), compiled
+        raise NoBufferAssignment(
+            f"{missing}; the compilation that would have dumped it was served from JAX's compilation cache", compiled
+        ) from None
+    output = build(compiled, protos, [])
+    missing_trace = _traceless(output.value())
+    if not missing_trace:
+        return output, compiled
+    _NEEDS_DUMP.add(version)
+    if lowered is not None:
+        recompiled, dumped = (compiled, []) if dumped is not None else _compile_with_dump(lowered)
+        if dumped:
+            return build(recompiled, dumped, [_dumped_note(recompiled)]), recompiled
         return build(
+            compiled,
             protos,
             [
                 f"jaxlib {version} leaves the heap-simulator trace out of {_ASSIGNMENT}, and the compilation "
@@ -191,10 +272,11 @@ def report_output(stage: Any, flags: list[str]) -> tuple[_native.Output, Any]:
         ), compiled
     what = (
         "the peak and the buffers at it are XLA's own record, without a timeline"
-        if "missing" not in missing
+        if "missing" not in missing_trace
         else "the peak counts only parameters, outputs and constants"
     )
     return build(
+        compiled,
         protos,
         [
             f"jaxlib {version} leaves the heap-simulator trace out of {_ASSIGNMENT}: {what}; pass the Lowered "
@@ -294,34 +376,127 @@ def _temporaries_by_source(space: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 class Check(dict):
     """One memory space of one module against its limit. Keys: ``module``,
-    ``program_id``, ``memory_space``, ``color``, ``peak_bytes``,
-    ``limit_bytes``, ``over_bytes`` (peak minus limit: negative is headroom),
-    ``fits`` (``None`` when the proto cannot tell), ``exact`` (``False`` where
-    the heap-simulator trace is missing: then ``peak_bytes`` counts only
-    always-live buffers and ``upper_bound_bytes`` all the space's
-    allocations), ``hints`` (what would lower the peak, where it does not fit)."""
+    ``program_id`` (``None`` where the module is unknown), ``memory_space``,
+    ``color``, ``peak_bytes``, ``limit_bytes``, ``over_bytes`` (peak minus
+    limit: negative is headroom), ``fits`` (``None`` when the bounds cannot
+    tell), ``exact`` (``False`` where only bounds of the peak are known: then
+    ``peak_bytes`` is the lower bound and ``upper_bound_bytes`` the upper,
+    ``None`` where unknown), ``bounds`` (what the two bounds count, where not
+    exact), ``largest`` and ``by_source`` (the buffers and source lines at the
+    peak, where known), ``figures`` (XLA's totals, where they are all there is)
+    and ``hints`` (what would lower the peak, where it does not fit)."""
+
+
+#: What bounds the peak of a memory space whose heap-simulator trace is
+#: missing (jaxlib 0.7 to 0.9 on CPU).
+_TRACELESS_BOUNDS = {"lower": "parameters, outputs and constants", "upper": "all its allocations"}
+
+#: CompiledMemoryStats' fields by memory space: device memory (colour 0) and
+#: host memory (colour 5, the ``host_`` fields).
+_STATS_SPACES = (("hbm", 0, ""), ("host", 5, "host_"))
+
+
+def _verdict(lower: int, upper: Optional[int], limit: int) -> Optional[bool]:
+    """Fits where the upper bound of the peak does; does not where the lower
+    bound is over; else cannot tell (an exact peak is both bounds)."""
+    if upper is not None and upper <= limit:
+        return True
+    return False if lower > limit else None
+
+
+def _stats_spaces(compiled: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The module of a compiled program that holds no buffer assignment, and
+    bounds of each memory space's peak from XLA's totals
+    (``memory_analysis()``, a CompiledMemoryStats): at least the arguments and
+    outputs (an output aliased to an argument counted once), or XLA's own
+    ``peak_memory_in_bytes`` where it gives one and it is larger; at most those
+    with all the temporaries and the generated code and constants. No memory
+    space where there are no totals."""
+    executable = _executable(compiled)
+    stats = _memory_stats(compiled, executable)
+    modules = _modules(executable)
+    ids = _native.module_ids(_module_protos(modules[:1])) if modules else []
+    name, program_id = ids[0] if ids else ("compiled program", None)
+    module: dict[str, Any] = {"name": name, "program_id": program_id}
+    if stats is None:
+        return module, []
+
+    def total(field: str) -> int:
+        value = getattr(stats, field, None)
+        return int(value) if value is not None else 0
+
+    spaces = []
+    for space, color, prefix in _STATS_SPACES:
+        arguments, outputs, aliased, temporaries, code = (
+            total(f"{prefix}{kind}_size_in_bytes") for kind in ("argument", "output", "alias", "temp", "generated_code")
+        )
+        if color != 0 and not (arguments or outputs or temporaries):
+            continue
+        always_live = arguments + outputs - aliased
+        xla_peak = total("peak_memory_in_bytes") if color == 0 else 0
+        lower = max(always_live, xla_peak)
+        upper = None if code < 0 else max(lower, always_live + temporaries + code)
+        figures = [
+            f"{_bytes(arguments):>10}  arguments",
+            f"{_bytes(outputs):>10}  outputs",
+            f"{_bytes(aliased):>10}  outputs aliased to arguments (donated), counted once",
+            f"{_bytes(temporaries):>10}  temporaries, all of them (which are live at the peak is not known)",
+            f"{_bytes(code) if code >= 0 else 'unknown':>10}  generated code and constants",
+        ]
+        if xla_peak > 0:
+            figures.append(f"{_bytes(xla_peak):>10}  XLA's peak_memory_in_bytes")
+        spaces.append(
+            {
+                "name": space,
+                "color": color,
+                "peak_bytes": lower,
+                "upper_bound_bytes": upper,
+                "bounds": {
+                    "lower": "XLA's peak_memory_in_bytes" if xla_peak > always_live else "arguments and outputs",
+                    "upper": "with all the temporaries, generated code and constants",
+                },
+                "figures": figures,
+            }
+        )
+    return module, spaces
+
+
+def _where(check: Mapping[str, Any]) -> str:
+    program = check["module"] if check["program_id"] is None else f"{check['module']}({check['program_id']})"
+    return f"{program} {check['memory_space']}"
 
 
 class Fit:
     """Whether a compiled program fits: ``xmem.fits(...)``.
 
-    ``fits`` is ``True``, ``False``, or ``None`` when the proto cannot tell
+    ``fits`` is ``True``, ``False``, or ``None`` when the bounds cannot tell
     (or no limit applies to any memory space); ``bool(fit)`` is ``fits is
     True``. ``checks`` holds one :class:`Check` per memory space with a limit,
     ``limit_source`` says where the limit came from, ``report`` is the
-    program's :class:`xmem.Report`. ``str()`` is the verdict as text; a
-    notebook shows it as HTML.
+    program's :class:`xmem.Report` (``None`` where the compiled program holds
+    no buffer assignment: then the checks bound the peak by XLA's totals),
+    ``warnings`` says what the evidence lacks. ``str()`` is the verdict as
+    text; a notebook shows it as HTML.
     """
 
-    def __init__(self, report: Any, limits: Mapping[Union[str, int], int], source: str, in_use: Optional[int]) -> None:
+    def __init__(
+        self,
+        report: Any,
+        spaces: list[tuple[Mapping[str, Any], Mapping[str, Any]]],
+        warnings: list[str],
+        limits: Mapping[Union[str, int], int],
+        source: str,
+        in_use: Optional[int],
+    ) -> None:
         self.report = report
+        self.warnings = warnings
         self.limit_source = source
         self.bytes_in_use = in_use
+        self.programs = list(dict.fromkeys(module["name"] for module, _ in spaces))
         self.checks: list[Check] = []
         self.unchecked: list[str] = []
-        for module in report["modules"]:
-            for space in module["memory_spaces"]:
-                self._check(module, space, limits)
+        for module, space in spaces:
+            self._check(module, space, limits)
         verdicts = [c["fits"] for c in self.checks]
         self.fits: Optional[bool] = (
             False if False in verdicts else None if (None in verdicts or not verdicts) else True
@@ -329,28 +504,33 @@ class Fit:
 
     def _check(self, module: Mapping[str, Any], space: Mapping[str, Any], limits: Mapping[Union[str, int], int]) -> None:
         limit = _limit_of(space, limits)
-        where = f"{module['name']}({module['program_id']}) {space['name']}"
+        check = Check(module=module["name"], program_id=module["program_id"], memory_space=space["name"])
         if limit is None:
-            self.unchecked.append(f"{where}: {_bytes(space['peak_bytes'])} (no limit for this memory space)")
+            self.unchecked.append(f"{_where(check)}: {_bytes(space['peak_bytes'])} (no limit for this memory space)")
             return
-        exact = space["heap_simulation"] != "missing"
+        bounds = space.get("bounds") or (_TRACELESS_BOUNDS if space.get("heap_simulation") == "missing" else None)
         peak = space["peak_bytes"]
-        upper = peak if exact else max(peak, space["total_allocation_bytes"])
-        fits = True if upper <= limit else False if peak > limit else None
-        check = Check(
-            module=module["name"],
-            program_id=module["program_id"],
-            memory_space=space["name"],
+        if bounds is None:
+            upper: Optional[int] = peak
+        elif "upper_bound_bytes" in space:
+            upper = space["upper_bound_bytes"]
+        else:
+            upper = max(peak, space["total_allocation_bytes"])
+        fits = _verdict(peak, upper, limit)
+        check.update(
             color=space["color"],
             peak_bytes=peak,
             limit_bytes=limit,
             over_bytes=peak - limit,
             fits=fits,
-            exact=exact,
+            exact=bounds is None,
             upper_bound_bytes=upper,
+            bounds=bounds,
             largest=_largest(space),
             by_source=space.get("at_peak_groups", {}).get("by_source", [])[:_TOP],
-            hints=_hints(module, space, peak - limit) if fits is False else [],
+            figures=space.get("figures", []),
+            # XLA's totals alone say nothing of what would lower the peak.
+            hints=_hints(module, space, peak - limit) if fits is False and "breakdown" in space else [],
         )
         self.checks.append(check)
 
@@ -361,21 +541,28 @@ class Fit:
         return f"<xmem.Fit fits={self.fits} checks={len(self.checks)}>"
 
     def _headline(self, check: Check) -> str:
-        where = f"{check['module']}({check['program_id']}) {check['memory_space']}"
-        peak, limit = _bytes(check["peak_bytes"]), _bytes(check["limit_bytes"])
+        where, peak, limit = _where(check), _bytes(check["peak_bytes"]), _bytes(check["limit_bytes"])
+        bounds = check["bounds"]
+        upper = check["upper_bound_bytes"]
         if check["fits"] is None:
             return (
-                f"{where}: cannot tell: the peak is between {peak} (parameters, outputs and constants) and "
-                f"{_bytes(check['upper_bound_bytes'])} (all its allocations), the limit {limit}"
+                f"{where}: cannot tell: the peak is between {peak} ({bounds['lower']}) and "
+                f"{'an unknown size' if upper is None else _bytes(upper)} ({bounds['upper']}), the limit {limit}"
             )
-        if check["fits"]:
+        if check["fits"] and bounds is None:
             return f"{where}: peak {peak} of {limit}: fits, {_bytes(-check['over_bytes'])} to spare"
-        return f"{where}: peak {peak}, {_bytes(check['over_bytes'])} over the limit of {limit}"
+        if check["fits"]:
+            return (
+                f"{where}: peak at most {_bytes(upper)} ({bounds['upper']}) of {limit}: fits, "
+                f"{_bytes(check['limit_bytes'] - upper)} to spare"
+            )
+        at_least = "" if bounds is None else f" at least ({bounds['lower']})"
+        return f"{where}: peak{at_least} {peak}, {_bytes(check['over_bytes'])} over the limit of {limit}"
 
     def lines(self) -> list[tuple[str, list[str]]]:
         """The verdict as sections of lines: what ``str()`` and the HTML show."""
         verdict = {True: "fits", False: "does NOT fit", None: "cannot tell whether it fits"}[self.fits]
-        programs = ", ".join(dict.fromkeys(m["name"] for m in self.report["modules"])) or "the program"
+        programs = ", ".join(self.programs) or "the program"
         limits = ", ".join(dict.fromkeys(_bytes(c["limit_bytes"]) for c in self.checks)) or "none"
         head = [f"Limit: {limits}, {self.limit_source}"]
         if self.bytes_in_use:
@@ -384,16 +571,19 @@ class Fit:
         head += [f"{u}" for u in self.unchecked]
         sections: list[tuple[str, list[str]]] = [(f"{programs} {verdict}", head)]
         for check in self.checks:
-            where = f"{check['module']}({check['program_id']}) {check['memory_space']}"
+            where = _where(check)
             if not check["exact"]:
-                sections.append((f"{where}: why it cannot be told", [w for w in self.report["warnings"]]))
+                sections.append((f"{where}: why only bounds of the peak are known", list(self.warnings)))
+            if check["figures"]:
+                sections.append((f"{where}: XLA's totals (compiled.memory_analysis())", check["figures"]))
             rows = [
                 f"{_bytes(b['size_bytes']):>10}  {b['category']:<11} {b['shape']}  {_buffer_name(b)}"
                 + (f"  {b['source']}" if b.get("source") else "")
                 for b in check["largest"]
             ]
-            known = "at the peak" if check["exact"] else "always live (the temporaries are not known)"
-            sections.append((f"{where}: largest buffers {known}", rows))
+            if rows:
+                known = "at the peak" if check["exact"] else "always live (the temporaries are not known)"
+                sections.append((f"{where}: largest buffers {known}", rows))
             lines = [
                 f"{_bytes(g['bytes']):>10}  {g['key']} ({g['count']} buffer{'' if g['count'] == 1 else 's'})"
                 for g in check["by_source"]
@@ -468,6 +658,15 @@ def fits(stage: Any, device: Any = None, limit: Optional[Limit] = None, flags: O
     """See :func:`xmem.fits`."""
     from . import Report
 
-    output, compiled = report_output(stage, flags or [])
+    try:
+        output, compiled = report_output(stage, flags or [])
+    except NoBufferAssignment as missing:
+        module, spaces = _stats_spaces(missing.compiled)
+        if not spaces:
+            raise
+        limits, source, in_use = _limits(limit, missing.compiled, device)
+        return Fit(None, [(module, space) for space in spaces], [str(missing)], limits, source, in_use)
+    report = Report(output)
     limits, source, in_use = _limits(limit, compiled, device)
-    return Fit(Report(output), limits, source, in_use)
+    spaces = [(module, space) for module in report["modules"] for space in module["memory_spaces"]]
+    return Fit(report, spaces, report["warnings"], limits, source, in_use)

@@ -24,6 +24,9 @@ def report(args: list[str]) -> Output:
 def report_protos(args: list[str], protos: list[tuple[str, bytes]], warnings: list[str]) -> Output:
     """``xmem report ARGS`` of protos given as bytes (HloProtos, HloModuleProtos and BufferAssignmentProtos), each named for errors."""
 
+def module_ids(protos: list[tuple[str, bytes]]) -> list[tuple[str, int]]:
+    """The name and program id of each module among the protos, read as ``report_protos`` reads them."""
+
 def parse_size(text: str) -> int:
     """A size as the command line reads one (``16GiB``, ``512M``): binary units."""
 
