@@ -1,13 +1,14 @@
 //! Writes synthetic inputs for the scaling benchmarks:
 //! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
 //! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
-//! each shape's name, file name, smallest benchmark size and xmem command).
+//! each shape's name, file name, smallest benchmark size and xmem command;
+//! `synthesize bound BYTES` the most a shape's charts or page may take).
 
 #[path = "../benches/support/synthetic.rs"]
 mod synthetic;
 
 const USAGE: &str =
-    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize shape [NAME N OUT]";
+    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize shape [NAME N OUT] | synthesize bound BYTES";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -18,6 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             std::fs::write(out, (shape.generate)(n.parse()?))?;
         }
+        [bound, input_bytes] if bound == "bound" => println!("{}", synthetic::output_bound(input_bytes.parse()?)),
         [shape] if shape == "shape" => {
             for shape in synthetic::HOSTILE_SHAPES {
                 println!("{} {} {} {}", shape.name, shape.file_name, shape.bench_n, shape.args.join(" "));

@@ -2,8 +2,15 @@
 //! points a chart can hold, and buffers placed in chart coordinates. Only the
 //! drawing is thinned; the report's figures keep every point.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
 use super::allocator_timeline::AllocatorReport;
-use super::{Lifetime, MemorySpaceReport};
+use super::chart_plan::{
+    shorten, MAX_ICICLE_FRAMES, MAX_LABEL_CHARS, MAX_LIFETIME_BOXES, MAX_STACK_FRAMES, MAX_STEP_BOUNDARIES,
+};
+use super::{sum_bytes, Lifetime, MemorySpaceReport};
 use crate::units::{human_bytes, milliseconds};
 
 /// What the x values of a chart count.
@@ -193,20 +200,33 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
         },
         y_max,
         holds_until_next: true,
-        boundaries: allocator.steps.iter().skip(1).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect(),
+        boundaries: step_boundaries(allocator),
     })
 }
 
-/// Every simulated buffer of a memory space as a box: x from the heap point
+/// Where each training step after the first starts, with its name; when
+/// there are more than [`MAX_STEP_BOUNDARIES`], every k-th step, evenly.
+fn step_boundaries(allocator: &AllocatorReport) -> Vec<(i64, String)> {
+    let later = allocator.steps.get(1..).unwrap_or_default();
+    let every = later.len().div_ceil(MAX_STEP_BOUNDARIES).max(1);
+    later.iter().step_by(every).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect()
+}
+
+/// The simulated buffers of a memory space as boxes: x from the heap point
 /// after its allocation to the one after its free (the x of
-/// [`program_timeline`]), y its place in its allocation.
+/// [`program_timeline`]), y its place in its allocation. At most
+/// [`MAX_LIFETIME_BOXES`], the largest; the others are counted.
 #[derive(Debug, Clone)]
 pub struct LifetimeBoxes<'a> {
+    /// In the order of the memory space's lifetimes (by start).
     pub boxes: Vec<LifetimeBox<'a>>,
     pub x_end: i64,
     pub y_end: i64,
     /// The peak, at the x of [`Timeline::peak`].
     pub peak: PeakMark,
+    /// Buffers not drawn, smaller than every box drawn, and their bytes.
+    pub not_drawn: usize,
+    pub not_drawn_bytes: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -223,9 +243,26 @@ pub fn lifetime_boxes(space: &MemorySpaceReport) -> Option<LifetimeBoxes<'_>> {
     if space.lifetimes.is_empty() {
         return None;
     }
-    let boxes: Vec<LifetimeBox> = space
-        .lifetimes
-        .iter()
+    let mut drawn: Vec<&Lifetime> = space.lifetimes.iter().collect();
+    let mut not_drawn: &[&Lifetime] = &[];
+    if drawn.len() > MAX_LIFETIME_BOXES {
+        // The largest first, the longer-lived among equals; then back in the order of the lifetimes.
+        let larger = |a: &&Lifetime, b: &&Lifetime| {
+            (b.size_bytes, b.end.saturating_sub(b.start), a.start).cmp(&(
+                a.size_bytes,
+                a.end.saturating_sub(a.start),
+                b.start,
+            ))
+        };
+        drawn.select_nth_unstable_by(MAX_LIFETIME_BOXES, larger);
+        not_drawn = &drawn[MAX_LIFETIME_BOXES..];
+    }
+    let not_drawn_bytes = sum_bytes(not_drawn.iter().map(|l| l.size_bytes));
+    let not_drawn = not_drawn.len();
+    drawn.truncate(MAX_LIFETIME_BOXES);
+    drawn.sort_by_key(|l| (l.start, l.logical_buffer_id));
+    let boxes: Vec<LifetimeBox> = drawn
+        .into_iter()
         .map(|lifetime| LifetimeBox {
             x0: lifetime.start as i64 + 1,
             x1: lifetime.end as i64 + 1,
@@ -239,7 +276,76 @@ pub fn lifetime_boxes(space: &MemorySpaceReport) -> Option<LifetimeBoxes<'_>> {
         y_end: boxes.iter().map(|b| b.y1).max().unwrap_or(0),
         peak: program_peak(space),
         boxes,
+        not_drawn,
+        not_drawn_bytes,
     })
+}
+
+/// An icicle graph's stacks, each outermost frame first, with their bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Icicle {
+    /// Heaviest first, together at most [`MAX_ICICLE_FRAMES`] distinct
+    /// frames; a stack deeper than [`MAX_STACK_FRAMES`] keeps its outermost
+    /// and innermost frames with one frame between saying how many are left out.
+    pub stacks: Vec<(Vec<String>, i64)>,
+    /// Stacks left out (lighter than every one drawn), and their bytes.
+    pub not_drawn: usize,
+    pub not_drawn_bytes: i64,
+}
+
+/// Frames kept from the outer end of a stack cut to [`MAX_STACK_FRAMES`]; the rest from its inner end.
+const OUTER_FRAMES: usize = 16;
+
+/// The stacks of an icicle graph, thinned to what it can show: `None` when
+/// no stack holds a byte. Each frame is cut to [`MAX_LABEL_CHARS`].
+pub fn icicle(stacks: impl IntoIterator<Item = (Vec<String>, i64)>) -> Option<Icicle> {
+    let mut stacks: Vec<(Vec<String>, i64)> = stacks.into_iter().filter(|(_, bytes)| *bytes > 0).collect();
+    if stacks.is_empty() {
+        return None;
+    }
+    stacks.sort_by_key(|(_, bytes)| std::cmp::Reverse(*bytes));
+    let mut frames_drawn: HashSet<u64> = HashSet::new();
+    let mut icicle = Icicle { stacks: Vec::new(), not_drawn: 0, not_drawn_bytes: 0 };
+    for (frames, bytes) in stacks {
+        let frames = cut_stack(frames);
+        // A frame is its stack's prefix up to it: the icicle draws one box per distinct prefix.
+        let mut prefix = DefaultHasher::new();
+        let prefixes: Vec<u64> = frames
+            .iter()
+            .map(|frame| {
+                frame.hash(&mut prefix);
+                prefix.finish()
+            })
+            .collect();
+        let new = prefixes.iter().filter(|p| !frames_drawn.contains(p)).count();
+        if frames_drawn.len() + new > MAX_ICICLE_FRAMES {
+            icicle.not_drawn += 1;
+            icicle.not_drawn_bytes = icicle.not_drawn_bytes.saturating_add(bytes);
+            continue;
+        }
+        frames_drawn.extend(prefixes);
+        icicle.stacks.push((frames, bytes));
+    }
+    Some(icicle)
+}
+
+/// A stack cut to [`MAX_STACK_FRAMES`] frames of at most [`MAX_LABEL_CHARS`] each.
+fn cut_stack(frames: Vec<String>) -> Vec<String> {
+    let shorten_frame = |frame: String| match shorten(&frame, MAX_LABEL_CHARS) {
+        Cow::Borrowed(_) => frame,
+        Cow::Owned(short) => short,
+    };
+    if frames.len() <= MAX_STACK_FRAMES {
+        return frames.into_iter().map(shorten_frame).collect();
+    }
+    let inner = MAX_STACK_FRAMES - OUTER_FRAMES - 1;
+    let left_out = frames.len() - OUTER_FRAMES - inner;
+    let mut cut = Vec::with_capacity(MAX_STACK_FRAMES);
+    let mut frames = frames.into_iter();
+    cut.extend(frames.by_ref().take(OUTER_FRAMES).map(shorten_frame));
+    cut.push(format!("… {left_out} frames …"));
+    cut.extend(frames.skip(left_out).map(shorten_frame));
+    cut
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod allocator_timeline;
 pub mod attribution;
+pub mod chart_plan;
 pub mod device_memory;
 pub mod drawing;
 pub mod heap_simulation;

@@ -7,7 +7,9 @@ use anyhow::Context;
 
 use super::args::{Format, PlotArgs};
 use super::{output, Outcome};
+use crate::analysis::chart_plan::ChartPlan;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
+use crate::render::escape::printable;
 use crate::render::svg::{self, allocator_chart_caption, ChartKind};
 
 pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
@@ -28,14 +30,15 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
         &Default::default(),
     )?;
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
+    let plan = ChartPlan::of(&report, args.selection.top);
     let mut names = FileNames::default();
     let mut written = 0;
-    for module in &report.modules {
+    for (m, module) in report.modules.iter().enumerate() {
         if let Some(problem) = &module.problem {
-            eprintln!("xmem: {}: nothing to plot: {problem}", module.display_name());
+            eprintln!("xmem: {}", printable(&format!("{}: nothing to plot: {problem}", module.display_name())));
         }
-        for space in &module.memory_spaces {
-            let charts = svg::space_charts(module, space, args.selection.top)
+        for (s, space) in module.memory_spaces.iter().enumerate() {
+            let charts = svg::space_charts(module, space, plan.space_charts(m, s), plan.bars)
                 .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
             for (kind, chart) in charts {
                 save(&args.output.join(names.claim(module, space, kind)), &chart, &mut saved)?;
@@ -43,9 +46,10 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
             }
         }
     }
-    for snapshot in &report.device_memory {
+    let snapshots = report.device_memory.iter().enumerate().filter(|(i, _)| plan.charts_device_memory(*i));
+    for (_, snapshot) in snapshots {
         let caption = format!("{}: allocation sites by function", snapshot.input);
-        let chart = svg::sites::draw(&caption, snapshot, args.selection.top)
+        let chart = svg::sites::draw(&caption, snapshot, plan.bars)
             .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
         let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
         if let Some(chart) = chart {
@@ -58,7 +62,10 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
             written += 1;
         }
     }
-    for allocator in &report.allocators {
+    for (i, allocator) in report.allocators.iter().enumerate() {
+        if !plan.charts_allocator(i) {
+            continue;
+        }
         let caption = allocator_chart_caption(allocator);
         let chart = svg::timeline::allocator(&caption, allocator)
             .with_context(|| format!("drawing the timeline of allocator {}", allocator.display_name()))?;
@@ -67,11 +74,22 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
             written += 1;
         }
     }
+    if let Some(not_charted) = &plan.not_charted {
+        let path = args.output.join(names.claim_stem(NOT_CHARTED_STEM, ChartKind::Summary));
+        save(&path, &svg::summary::draw(&report, not_charted)?, &mut saved)?;
+        written += 1;
+    }
+    if let Some(line) = svg::summary::not_charted_line(&plan) {
+        eprintln!("xmem: note: {}", printable(&line));
+    }
     if written == 0 {
         anyhow::bail!("{}: no module has anything to plot", args.input.display());
     }
     Ok(())
 }
+
+/// The file of the summary chart: `not-charted.summary.svg`.
+const NOT_CHARTED_STEM: &str = "not-charted";
 
 fn save(path: &Path, chart: &str, saved: &mut impl FnMut(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
     fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;

@@ -5,10 +5,9 @@
 
 use std::io::{self, Write};
 
-use html_escape::encode_text;
-
-use super::svg::{self, ChartKind};
-use super::table::{bytes, Flavor};
+use super::escape::markup_within;
+use super::svg::{self, shorten, ChartKind};
+use super::table::{bytes, plural, Flavor};
 use super::text::{
     allocation_header, allocation_rows, allocation_table_title, allocator_facts, allocator_heading, buffer_header,
     buffer_rows, buffer_table_title, is_unused, space_facts, space_heading, step_rows, summary_header, summary_rows,
@@ -17,6 +16,7 @@ use super::text::{
 };
 use super::{attribution, device_memory};
 use crate::analysis::attribution::Groups;
+use crate::analysis::chart_plan::{ChartPlan, MAX_LABEL_CHARS, MAX_SUMMARY_ROWS, MAX_TEXT_BYTES};
 use crate::analysis::device_memory::DeviceMemoryReport;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report};
 
@@ -39,14 +39,20 @@ figure > svg { display: block; max-width: 100%; height: auto; border: 1px solid 
 footer { margin-top: 3em; font-size: 0.8em; color: #666; }
 ";
 
+/// Text from the report as the page shows it: control characters escaped,
+/// HTML-escaped, and at most [`MAX_TEXT_BYTES`] long.
+pub(super) fn text(text: &str) -> String {
+    markup_within(text, MAX_TEXT_BYTES)
+}
+
 /// The page up to its heading, and the warnings.
 pub(super) fn head(out: &mut dyn Write, title: &str, warnings: &[String]) -> io::Result<()> {
     writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">")?;
     writeln!(out, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")?;
-    writeln!(out, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", encode_text(title))?;
-    writeln!(out, "<h1>{}</h1>", encode_text(title))?;
+    writeln!(out, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", text(title))?;
+    writeln!(out, "<h1>{}</h1>", text(title))?;
     for warning in warnings {
-        writeln!(out, "<p class=\"warning\">warning: {}</p>", encode_text(warning))?;
+        writeln!(out, "<p class=\"warning\">warning: {}</p>", text(warning))?;
     }
     Ok(())
 }
@@ -55,75 +61,101 @@ pub(super) fn foot(out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "<footer>Written by xmem {}.</footer>\n</body>\n</html>", env!("CARGO_PKG_VERSION"))
 }
 
+/// The page of `report`, with what its [`ChartPlan`] charts: a section per
+/// memory space, device memory profile and allocator charted, one chart for
+/// the peaks of the rest.
 pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()> {
+    let plan = ChartPlan::of(report, top);
     head(out, &format!("xmem report: {}", report.inputs.join(", ")), &report.warnings)?;
     for note in &report.notes {
-        writeln!(out, "<p>{}</p>", encode_text(note))?;
+        writeln!(out, "<p>{}</p>", text(note))?;
     }
     if report.modules.is_empty() && report.device_memory.is_empty() && report.allocators.is_empty() {
         writeln!(out, "<p>No compiled XLA modules in this input.</p>")?;
     } else if !report.modules.is_empty() {
         writeln!(out, "<h2>Summary</h2>")?;
         let (rows, missing_trace, unused) = summary_rows(report);
-        let anchors: Vec<String> = report
+        let anchors: Vec<Option<String>> = report
             .modules
             .iter()
-            .flat_map(|m| match m.problem {
-                Some(_) => vec![section_id(m, None)],
-                None => m.memory_spaces.iter().filter(|s| !is_unused(s)).map(|s| section_id(m, Some(s))).collect(),
+            .enumerate()
+            .flat_map(|(m, module)| match module.problem {
+                Some(_) => vec![plan.shows_problem(m).then(|| section_id(module, None))],
+                None => (module.memory_spaces.iter().enumerate())
+                    .filter(|(_, space)| !is_unused(space))
+                    .map(|(s, space)| (!plan.space_charts(m, s).is_empty()).then(|| section_id(module, Some(space))))
+                    .collect(),
             })
             .collect();
-        linked_table(out, &summary_header(report), &rows, &anchors, &SUMMARY_NUMBERS)?;
+        let listed = rows.len().min(MAX_SUMMARY_ROWS);
+        linked_table(out, &summary_header(report), &rows[..listed], &anchors, &SUMMARY_NUMBERS)?;
+        if rows.len() > listed {
+            writeln!(out, "<p>{} (see --format json).</p>", text(&plural(rows.len() - listed, "more row")))?;
+        }
         if missing_trace {
-            writeln!(out, "<p>{}</p>", encode_text(MISSING_TRACE_FOOTNOTE))?;
+            writeln!(out, "<p>{}</p>", text(MISSING_TRACE_FOOTNOTE))?;
         }
         if unused > 0 {
-            writeln!(out, "<p>{}</p>", encode_text(&unused_footnote(unused)))?;
+            writeln!(out, "<p>{}</p>", text(&unused_footnote(unused)))?;
         }
     }
-    for module in &report.modules {
-        write_module(out, module, top)?;
+    if let Some(line) = svg::summary::not_charted_line(&plan) {
+        writeln!(out, "<p class=\"not-charted\">{}.</p>", text(&line))?;
     }
-    for snapshot in &report.device_memory {
-        write_device_memory(out, snapshot, top)?;
+    if let Some(not_charted) = &plan.not_charted {
+        figure(out, ChartKind::Summary, &svg::summary::draw(report, not_charted)?)?;
     }
-    for allocator in &report.allocators {
-        write_allocator(out, allocator, top)?;
+    for (m, module) in report.modules.iter().enumerate() {
+        write_module(out, &plan, m, module)?;
+    }
+    for (i, snapshot) in report.device_memory.iter().enumerate() {
+        if plan.charts_device_memory(i) {
+            write_device_memory(out, snapshot, &plan)?;
+        }
+    }
+    for (i, allocator) in report.allocators.iter().enumerate() {
+        if plan.charts_allocator(i) {
+            write_allocator(out, allocator, top)?;
+        }
     }
     foot(out)
 }
 
-fn write_module(out: &mut dyn Write, module: &ModuleReport, top: usize) -> io::Result<()> {
+fn write_module(out: &mut dyn Write, plan: &ChartPlan, m: usize, module: &ModuleReport) -> io::Result<()> {
     if let Some(problem) = &module.problem {
-        writeln!(
-            out,
-            "<section>\n<h2 id=\"{}\">{}</h2>",
-            section_id(module, None),
-            encode_text(&module.display_name())
-        )?;
-        return writeln!(out, "<p>{}</p>\n</section>", encode_text(problem));
+        if !plan.shows_problem(m) {
+            return Ok(());
+        }
+        writeln!(out, "<section>\n<h2 id=\"{}\">{}</h2>", section_id(module, None), text(&module.display_name()))?;
+        return writeln!(out, "<p>{}</p>\n</section>", text(problem));
     }
-    for space in &module.memory_spaces {
-        write_space(out, module, space, top)?;
+    if !plan.charts_module(m) {
+        return Ok(());
+    }
+    for (s, space) in module.memory_spaces.iter().enumerate() {
+        let charts = plan.space_charts(m, s);
+        if !charts.is_empty() {
+            write_space(out, module, space, charts, plan)?;
+        }
     }
     write_module_hints(out, module)
 }
 
 /// The id of a module's section (its memory space's, when given), for the summary's links.
 fn section_id(module: &ModuleReport, space: Option<&MemorySpaceReport>) -> String {
-    let mut id = format!("module-{}", module.display_name());
+    let mut id = format!("module-{}({})", shorten(&module.name, MAX_LABEL_CHARS), module.program_id);
     if let Some(space) = space {
         id.push_str(&format!("-color-{}-trace-{}", space.color, space.trace_index.map_or(-1, |t| t as i64)));
     }
     id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
 
-/// A table whose first column links to the section of each row.
+/// A table whose first column links to the section of each row that has one.
 fn linked_table(
     out: &mut dyn Write,
     header: &[&str],
     rows: &[Vec<String>],
-    anchors: &[String],
+    anchors: &[Option<String>],
     numeric: &[usize],
 ) -> io::Result<()> {
     let linked: Vec<Vec<String>> = rows
@@ -132,8 +164,8 @@ fn linked_table(
         .map(|(row, anchor)| {
             row.iter()
                 .enumerate()
-                .map(|(i, cell)| match i {
-                    0 => format!("<a href=\"#{anchor}\">{}</a>", encode_text(cell)),
+                .map(|(i, cell)| match (i, anchor) {
+                    (0, Some(anchor)) => format!("<a href=\"#{anchor}\">{}</a>", text(cell)),
                     _ => breakable(cell),
                 })
                 .collect()
@@ -152,20 +184,20 @@ fn write_groups(out: &mut dyn Write, groups: &Groups, total: i64, top: usize) ->
 
 /// A grouping under a heading of the given level.
 fn group_table(out: &mut dyn Write, heading: &str, grouping: attribution::GroupTable) -> io::Result<()> {
-    writeln!(out, "<{heading}>{}</{heading}>", encode_text(grouping.title))?;
+    writeln!(out, "<{heading}>{}</{heading}>", text(grouping.title))?;
     table(out, &grouping.header, &grouping.rows, &attribution::GROUP_NUMBERS)
 }
 
 fn write_space_extras(out: &mut dyn Write, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
     if let Some(live) = &space.attribution.at {
-        writeln!(out, "<h3>{}</h3>", encode_text(&attribution::at_title(live)))?;
+        writeln!(out, "<h3>{}</h3>", text(&attribution::at_title(live)))?;
         write_groups(out, &live.groups, live.heap_bytes, top)?;
         let columns = Flavor::Markdown;
         let buffers = BufferTable::of(&live.buffers, top);
         table(out, buffer_header(columns), &buffer_rows(columns, &buffers), &BUFFER_NUMBERS)?;
     }
     if !space.attribution.peaks.is_empty() {
-        writeln!(out, "<h3>{}</h3>", encode_text(attribution::PEAKS_TITLE))?;
+        writeln!(out, "<h3>{}</h3>", text(attribution::PEAKS_TITLE))?;
         table(out, &attribution::PEAK_HEADER, &attribution::peak_rows(space), &attribution::PEAK_NUMBERS)?;
     }
     if let Some(hint) = &space.attribution.padding {
@@ -176,40 +208,47 @@ fn write_space_extras(out: &mut dyn Write, space: &MemorySpaceReport, top: usize
 
 fn write_module_hints(out: &mut dyn Write, module: &ModuleReport) -> io::Result<()> {
     for note in &module.notes {
-        writeln!(out, "<p>Note: {}</p>", encode_text(note))?;
+        writeln!(out, "<p>Note: {}</p>", text(note))?;
     }
     if module.donation_candidates.is_empty() {
         return Ok(());
     }
     let lines: Vec<String> = module.donation_candidates.iter().map(attribution::donation_line).collect();
-    writeln!(out, "<div class=\"hints\">\n<h3>{}: what to change</h3>", encode_text(&module.display_name()))?;
+    writeln!(out, "<div class=\"hints\">\n<h3>{}: what to change</h3>", text(&module.display_name()))?;
     list(out, &attribution::donation_title(module), &lines)?;
     writeln!(out, "</div>")
 }
 
 fn list(out: &mut dyn Write, title: &str, lines: &[String]) -> io::Result<()> {
-    writeln!(out, "<p>{}</p>\n<ul>", encode_text(title))?;
+    writeln!(out, "<p>{}</p>\n<ul>", text(title))?;
     for line in lines {
-        writeln!(out, "<li>{}</li>", encode_text(line))?;
+        writeln!(out, "<li>{}</li>", text(line))?;
     }
     writeln!(out, "</ul>")
 }
 
-fn write_space(out: &mut dyn Write, module: &ModuleReport, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
+fn write_space(
+    out: &mut dyn Write,
+    module: &ModuleReport,
+    space: &MemorySpaceReport,
+    charts: &[ChartKind],
+    plan: &ChartPlan,
+) -> io::Result<()> {
+    let top = plan.top;
     let (id, heading) = (section_id(module, Some(space)), space_heading(module, space));
-    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>\n<dl>", encode_text(&heading))?;
+    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>\n<dl>", text(&heading))?;
     for (label, value) in space_facts(space) {
-        writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
     }
     writeln!(out, "</dl>")?;
-    for (kind, chart) in svg::space_charts(module, space, top)? {
+    for (kind, chart) in svg::space_charts(module, space, charts, plan.bars)? {
         figure(out, kind, &chart)?;
     }
     if !space.at_peak.is_empty() {
-        writeln!(out, "<h3>Who owns the peak ({})</h3>", encode_text(&bytes(space.peak_bytes)))?;
+        writeln!(out, "<h3>Who owns the peak ({})</h3>", text(&bytes(space.peak_bytes)))?;
         write_groups(out, &space.attribution.at_peak_groups, space.peak_bytes, top)?;
         let buffers = space.largest_buffers(top);
-        writeln!(out, "<h3>{}</h3>", encode_text(&buffer_table_title(space, &buffers)))?;
+        writeln!(out, "<h3>{}</h3>", text(&buffer_table_title(space, &buffers)))?;
         // A page, like Markdown, has room for one column per field.
         let columns = Flavor::Markdown;
         table(out, buffer_header(columns), &buffer_rows(columns, &buffers), &BUFFER_NUMBERS)?;
@@ -218,44 +257,45 @@ fn write_space(out: &mut dyn Write, module: &ModuleReport, space: &MemorySpaceRe
     writeln!(out, "</section>")
 }
 
-fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, top: usize) -> io::Result<()> {
+fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, plan: &ChartPlan) -> io::Result<()> {
+    let top = plan.top;
     let heading = device_memory::snapshot_heading(report);
-    writeln!(out, "<section>\n<h2>{}</h2>", encode_text(&heading))?;
-    writeln!(out, "<dl>\n<dt>Live</dt><dd>{}</dd>\n</dl>", encode_text(&device_memory::live(report)))?;
+    writeln!(out, "<section>\n<h2>{}</h2>", text(&heading))?;
+    writeln!(out, "<dl>\n<dt>Live</dt><dd>{}</dd>\n</dl>", text(&device_memory::live(report)))?;
     table(out, &device_memory::DEVICE_HEADER, &device_memory::device_rows(report), &device_memory::DEVICE_NUMBERS)?;
     group_table(out, "h3", attribution::device_memory_group_table(report, top))?;
-    if let Some(chart) = svg::sites::draw(&format!("{heading}: allocation sites by function"), report, top)? {
+    if let Some(chart) = svg::sites::draw(&format!("{heading}: allocation sites by function"), report, plan.bars)? {
         figure(out, ChartKind::Sites, &chart)?;
     }
     if let Some(chart) = svg::flame::device_memory(&format!("{heading}: live memory by stack"), report)? {
         figure(out, ChartKind::Flame, &chart)?;
     }
-    writeln!(out, "<h3>{}</h3>", encode_text(&device_memory::sites_title(report, top)))?;
+    writeln!(out, "<h3>{}</h3>", text(&device_memory::sites_title(report, top)))?;
     table(out, &device_memory::SITE_HEADER, &device_memory::site_rows(report, top), &device_memory::SITE_NUMBERS)?;
     let stacks = report.heaviest_stacks(top);
     if !stacks.rows.is_empty() {
-        writeln!(out, "<h3>{}</h3>\n<ol>", encode_text(device_memory::STACKS_TITLE))?;
+        writeln!(out, "<h3>{}</h3>\n<ol>", text(device_memory::STACKS_TITLE))?;
         for stack in stacks.rows {
             let frames: Vec<String> = stack.frames.iter().map(device_memory::frame_line).collect();
             writeln!(
                 out,
                 "<li>{}<pre>{}</pre></li>",
-                encode_text(&device_memory::stack_total(stack)),
-                encode_text(&frames.join("\n"))
+                text(&device_memory::stack_total(stack)),
+                text(&frames.join("\n"))
             )?;
         }
         writeln!(out, "</ol>")?;
         if let Some(rest) = device_memory::rest_of_stacks(&stacks) {
-            writeln!(out, "<p>{}</p>", encode_text(&rest))?;
+            writeln!(out, "<p>{}</p>", text(&rest))?;
         }
     }
     writeln!(out, "</section>")
 }
 
 fn write_allocator(out: &mut dyn Write, allocator: &AllocatorReport, top: usize) -> io::Result<()> {
-    writeln!(out, "<section>\n<h2>{}</h2>\n<dl>", encode_text(&allocator_heading(allocator)))?;
+    writeln!(out, "<section>\n<h2>{}</h2>\n<dl>", text(&allocator_heading(allocator)))?;
     for (label, value) in allocator_facts(allocator) {
-        writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
     }
     writeln!(out, "</dl>")?;
     if let Some(chart) = svg::timeline::allocator(&svg::allocator_chart_caption(allocator), allocator)? {
@@ -264,7 +304,7 @@ fn write_allocator(out: &mut dyn Write, allocator: &AllocatorReport, top: usize)
     if !allocator.at_peak.is_empty() || allocator.unattributed_at_peak_bytes != 0 {
         group_table(out, "h3", attribution::allocator_group_table(allocator, top))?;
         let rows = allocator.largest_rows(top);
-        writeln!(out, "<h3>{}</h3>", encode_text(&allocation_table_title(allocator, &rows)))?;
+        writeln!(out, "<h3>{}</h3>", text(&allocation_table_title(allocator, &rows)))?;
         let columns = Flavor::Markdown;
         table(out, allocation_header(columns), &allocation_rows(columns, allocator, &rows), &ALLOCATION_NUMBERS)?;
     }
@@ -273,7 +313,7 @@ fn write_allocator(out: &mut dyn Write, allocator: &AllocatorReport, top: usize)
         let (rows, rest) = step_rows(allocator, top);
         table(out, &STEP_HEADER, &rows, &STEP_NUMBERS)?;
         if let Some(rest) = rest {
-            writeln!(out, "<p>{}</p>", encode_text(&rest))?;
+            writeln!(out, "<p>{}</p>", text(&rest))?;
         }
     }
     writeln!(out, "</section>")
@@ -293,9 +333,10 @@ pub(super) fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], 
 /// A cell's text, escaped, that may wrap after `/` and `,` so long op
 /// names, shapes and paths fit the page without breaking short words.
 fn breakable(cell: &str) -> String {
+    let cell = text(cell);
     let mut out = String::with_capacity(cell.len() + 16);
     for c in cell.chars() {
-        out.push_str(&encode_text(c.encode_utf8(&mut [0; 4])));
+        out.push(c);
         if matches!(c, '/' | ',') {
             out.push_str("<wbr>");
         }
@@ -307,7 +348,7 @@ fn breakable(cell: &str) -> String {
 fn raw_table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> io::Result<()> {
     writeln!(out, "<table>\n<tr>")?;
     for cell in header {
-        write!(out, "<th>{}</th>", encode_text(cell))?;
+        write!(out, "<th>{}</th>", text(cell))?;
     }
     writeln!(out, "</tr>")?;
     for row in rows {

@@ -5,12 +5,10 @@
 
 use std::io::{self, Write};
 
-use html_escape::encode_text;
-
 use super::diff::{
     self as text_diff, ALLOCATOR_HEADER, ALLOCATOR_NUMBERS, BUFFER_HEADER, BUFFER_NUMBERS, PEAK_HEADER, PEAK_NUMBERS,
 };
-use super::html::{figure, foot, head, table};
+use super::html::{figure, foot, head, table, text};
 use super::svg::{timeline, ChartKind};
 use super::table::Cell;
 use crate::analysis::{MemorySpaceReport, Report};
@@ -20,11 +18,11 @@ pub fn write(out: &mut dyn Write, diff: &Diff, base: &Report, new: &Report, top:
     let title = format!("xmem diff: {} → {}", diff.base_inputs.join(", "), diff.new_inputs.join(", "));
     head(out, &title, &diff.warnings)?;
     let class = if diff.verdict == Verdict::Pass { "pass" } else { "fail" };
-    writeln!(out, "<p class=\"{class}\"><strong>Verdict: {}</strong></p>", encode_text(&text_diff::verdict(diff)))?;
+    writeln!(out, "<p class=\"{class}\"><strong>Verdict: {}</strong></p>", text(&text_diff::verdict(diff)))?;
     if !diff.violations.is_empty() {
         writeln!(out, "<ul>")?;
         for violation in &diff.violations {
-            writeln!(out, "<li>{}</li>", encode_text(&text_diff::violation_text(violation)))?;
+            writeln!(out, "<li>{}</li>", text(&text_diff::violation_text(violation)))?;
         }
         writeln!(out, "</ul>")?;
     }
@@ -33,18 +31,18 @@ pub fn write(out: &mut dyn Write, diff: &Diff, base: &Report, new: &Report, top:
         writeln!(out, "<h2>Peaks that changed</h2>")?;
         table(out, &PEAK_HEADER, &plain(rows.clone()), &PEAK_NUMBERS)?;
     }
-    writeln!(out, "<p>{}</p>", encode_text(&text_diff::unchanged_text(rows.len(), unchanged)))?;
+    writeln!(out, "<p>{}</p>", text(&text_diff::unchanged_text(rows.len(), unchanged)))?;
     let changed = diff.modules.iter().filter(|s| s.peak.delta.change != Change::Unchanged);
     for space in changed.take(top) {
         let heading = text_diff::space_change_heading(space);
-        writeln!(out, "<section>\n<h2>{}</h2>", encode_text(&heading))?;
+        writeln!(out, "<section>\n<h2>{}</h2>", text(&heading))?;
         let (base_space, new_space) = (find(base, &space.peak, Side::Base), find(new, &space.peak, Side::New));
         match timeline::overlay(&heading, base_space, new_space)? {
             Some(chart) => figure(out, ChartKind::Overlay, &chart)?,
             None => writeln!(out, "<p>No heap-simulator events in either run: no timeline to draw.</p>")?,
         }
         if !space.buffers.is_empty() {
-            writeln!(out, "<h3>{}</h3>", encode_text(&text_diff::buffers_title(space, top)))?;
+            writeln!(out, "<h3>{}</h3>", text(&text_diff::buffers_title(space, top)))?;
             table(out, &BUFFER_HEADER, &plain(text_diff::buffer_rows(space, top, " → ")), &BUFFER_NUMBERS)?;
         }
         writeln!(out, "</section>")?;

@@ -2,6 +2,7 @@
 //! file, which is most of a fresh clone's test time.
 mod common;
 
+mod amplification;
 mod attribution;
 mod bad_input;
 mod charts;

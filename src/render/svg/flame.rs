@@ -5,30 +5,30 @@
 
 use std::io;
 
-use html_escape::encode_text;
-
 use inferno::flamegraph::{self, color::BasicPalette, Direction, Options, Palette};
 
-use super::WIDTH;
+use super::{shorten, WIDTH};
 use crate::analysis::attribution::op_name_components;
+use crate::analysis::chart_plan::MAX_LABEL_CHARS;
 use crate::analysis::device_memory::DeviceMemoryReport;
+use crate::analysis::drawing::{self, Icicle};
 use crate::analysis::BufferAtPeak;
-use crate::render::table::file_name_and_line;
+use crate::render::escape::{markup, printable};
+use crate::render::table::{file_name_and_line, plural};
 
 /// An icicle graph of buffers (a memory space's live set), or `None` when nothing is live.
 pub fn buffers(caption: &str, buffers: &[BufferAtPeak]) -> io::Result<Option<String>> {
-    let lines = buffers.iter().filter(|b| b.size_bytes > 0).map(|b| folded(buffer_frames(b), b.size_bytes));
-    draw(caption, lines.collect())
+    draw(caption, drawing::icicle(buffers.iter().map(|b| (buffer_frames(b), b.size_bytes))))
 }
 
 /// An icicle graph of a device memory profile's stacks.
 pub fn device_memory(caption: &str, report: &DeviceMemoryReport) -> io::Result<Option<String>> {
-    let lines = report.stacks.iter().filter(|s| s.bytes > 0).map(|stack| {
+    let stacks = report.stacks.iter().map(|stack| {
         let frames =
             stack.frames.iter().rev().map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line));
-        folded(frames.collect(), stack.bytes)
+        (frames.collect(), stack.bytes)
     });
-    draw(caption, lines.collect())
+    draw(caption, drawing::icicle(stacks))
 }
 
 /// Python frames outermost first, op-name scopes, then the instruction.
@@ -44,17 +44,20 @@ fn buffer_frames(buffer: &BufferAtPeak) -> Vec<String> {
 
 /// inferno's folded format: frames joined by `;`, then the count. A frame
 /// may not hold `;` itself, nor start or end with a space.
-fn folded(frames: Vec<String>, bytes: i64) -> String {
-    let frames: Vec<String> = frames.iter().map(|f| f.replace(';', ",").trim().to_string()).collect();
+fn folded(frames: &[String], bytes: i64) -> String {
+    let frames: Vec<String> = frames.iter().map(|f| printable(f).replace(';', ",").trim().to_string()).collect();
     format!("{} {bytes}", frames.join(";"))
 }
 
-fn draw(caption: &str, lines: Vec<String>) -> io::Result<Option<String>> {
-    if lines.is_empty() {
-        return Ok(None);
+fn draw(caption: &str, icicle: Option<Icicle>) -> io::Result<Option<String>> {
+    let Some(icicle) = icicle else { return Ok(None) };
+    let mut lines: Vec<String> = icicle.stacks.iter().map(|(frames, bytes)| folded(frames, *bytes)).collect();
+    if icicle.not_drawn > 0 {
+        lines.push(folded(&[plural(icicle.not_drawn, "smaller stack")], icicle.not_drawn_bytes));
     }
+    let caption = printable(&shorten(caption, MAX_LABEL_CHARS)).into_owned();
     let mut options = Options::default();
-    options.title = caption.to_string();
+    options.title = caption.clone();
     options.count_name = "bytes".to_string();
     options.name_type = "Frame:".to_string();
     options.direction = Direction::Inverted;
@@ -66,7 +69,7 @@ fn draw(caption: &str, lines: Vec<String>) -> io::Result<Option<String>> {
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)?;
     let svg = String::from_utf8(svg).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-    Ok(Some(static_chart(&svg, caption)))
+    Ok(Some(static_chart(&svg, &caption)))
 }
 
 /// inferno's SVG made fit to inline in a page without script: no XML
@@ -83,7 +86,7 @@ fn static_chart(svg: &str, caption: &str) -> String {
     let svg = svg.replacen(" onload=\"init(evt)\"", "", 1).replacen("<svg ", "<svg class=\"flame\" ", 1);
     // The caption as the chart's own title, first, as every chart of xmem has it.
     let svg = match svg.find('>') {
-        Some(end) => format!("{}\n<title>{}</title>{}", &svg[..=end], encode_text(caption), &svg[end + 1..]),
+        Some(end) => format!("{}\n<title>{}</title>{}", &svg[..=end], markup(caption), &svg[end + 1..]),
         None => svg,
     };
     svg.lines().map(scope_rule).collect::<Vec<_>>().join("\n")
