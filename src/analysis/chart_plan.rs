@@ -92,11 +92,21 @@ pub enum Subject {
     DeviceMemory(usize),
 }
 
+/// How a memory space is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Not,
+    /// Its figures only: nothing is live at its peak.
+    Figures,
+    /// Its figures and these charts, in reading order.
+    Charts(&'static [ChartKind]),
+}
+
 /// What the charts of a report show.
 #[derive(Debug, Clone)]
 pub struct ChartPlan {
-    /// Per module, per memory space: the charts it gets, in reading order (none when not charted).
-    spaces: Vec<Vec<&'static [ChartKind]>>,
+    /// Per module, per memory space.
+    spaces: Vec<Vec<Shown>>,
     allocators: Vec<bool>,
     device_memory: Vec<bool>,
     /// Rows per table: `--top`.
@@ -106,7 +116,8 @@ pub struct ChartPlan {
     /// Per module: whether a module that could not be analysed gets a
     /// section that says why (the first [`MAX_CHARTED`] do).
     problems: Vec<bool>,
-    /// Memory spaces with nothing live at their peak: no chart.
+    /// Memory spaces with something allocated but nothing live at their
+    /// peak: no chart; the first [`MAX_CHARTED`] get their figures shown.
     pub empty_spaces: usize,
     /// What has a peak but no chart of its own; `None` when everything is charted.
     pub not_charted: Option<NotCharted>,
@@ -148,26 +159,31 @@ impl ChartPlan {
                 shown
             })
             .collect();
-        let mut spaces: Vec<Vec<&'static [ChartKind]>> = Vec::with_capacity(report.modules.len());
+        let mut spaces: Vec<Vec<Shown>> = Vec::with_capacity(report.modules.len());
         let mut live_spaces: Vec<(Subject, i64)> = Vec::new();
         for (m, module) in report.modules.iter().enumerate() {
-            let mut kinds = Vec::with_capacity(module.memory_spaces.len());
+            let mut shown = Vec::with_capacity(module.memory_spaces.len());
             for (s, space) in module.memory_spaces.iter().enumerate() {
                 let live = space.peak_bytes > 0 && space.at_peak.iter().any(|b| b.size_bytes > 0);
-                let traced = space.heap_bytes.len() >= 2;
                 if live {
                     live_spaces.push((Subject::MemorySpace { module: m, space: s }, space.peak_bytes));
-                } else if traced || !space.at_peak.is_empty() {
-                    empty_spaces += 1;
                 }
-                kinds.push(match (live, traced, space.lifetimes.is_empty()) {
-                    (false, _, _) => &[][..],
-                    (true, false, _) => WITHOUT_TRACE,
-                    (true, true, false) => WITH_TRACE,
-                    (true, true, true) => WITH_TRACE_NO_LIFETIMES,
+                shown.push(match (live, space.heap_bytes.len() >= 2, space.lifetimes.is_empty()) {
+                    (false, _, _) if space.is_unused() => Shown::Not,
+                    (false, _, _) => {
+                        empty_spaces += 1;
+                        if empty_spaces <= MAX_CHARTED {
+                            Shown::Figures
+                        } else {
+                            Shown::Not
+                        }
+                    }
+                    (true, false, _) => Shown::Charts(WITHOUT_TRACE),
+                    (true, true, false) => Shown::Charts(WITH_TRACE),
+                    (true, true, true) => Shown::Charts(WITH_TRACE_NO_LIFETIMES),
                 });
             }
-            spaces.push(kinds);
+            spaces.push(shown);
         }
         let allocators = report.allocators.iter().enumerate();
         let mut allocators: Vec<(Subject, i64)> = allocators
@@ -195,7 +211,7 @@ impl ChartPlan {
         }
         for (subject, _) in &folded {
             if let Subject::MemorySpace { module, space } = *subject {
-                spaces[module][space] = &[];
+                spaces[module][space] = Shown::Not;
             }
         }
         let not_charted = (!folded.is_empty()).then(|| {
@@ -222,9 +238,22 @@ impl ChartPlan {
         }
     }
 
+    fn shown(&self, module: usize, space: usize) -> Shown {
+        self.spaces.get(module).and_then(|spaces| spaces.get(space)).copied().unwrap_or(Shown::Not)
+    }
+
     /// The charts of `report.modules[module].memory_spaces[space]`, in reading order.
     pub fn space_charts(&self, module: usize, space: usize) -> &'static [ChartKind] {
-        self.spaces.get(module).and_then(|kinds| kinds.get(space)).copied().unwrap_or_default()
+        match self.shown(module, space) {
+            Shown::Charts(kinds) => kinds,
+            Shown::Not | Shown::Figures => &[],
+        }
+    }
+
+    /// Whether a page shows `report.modules[module].memory_spaces[space]` in
+    /// a section of its own: its figures, and its charts if it has any.
+    pub fn shows_space(&self, module: usize, space: usize) -> bool {
+        self.shown(module, space) != Shown::Not
     }
 
     /// Whether `report.modules[module]`, which could not be analysed, gets a section saying why.
@@ -232,9 +261,9 @@ impl ChartPlan {
         self.problems.get(module).copied().unwrap_or(false)
     }
 
-    /// Whether any memory space of `report.modules[module]` is charted.
-    pub fn charts_module(&self, module: usize) -> bool {
-        self.spaces.get(module).is_some_and(|kinds| kinds.iter().any(|k| !k.is_empty()))
+    /// Whether a page shows any memory space of `report.modules[module]`.
+    pub fn shows_module(&self, module: usize) -> bool {
+        self.spaces.get(module).is_some_and(|spaces| spaces.iter().any(|&shown| shown != Shown::Not))
     }
 
     /// Whether `report.allocators[i]` gets its timeline.

@@ -329,8 +329,10 @@ pub fn icicle(stacks: impl IntoIterator<Item = (Vec<String>, i64)>) -> Option<Ic
     Some(icicle)
 }
 
-/// A stack cut to [`MAX_STACK_FRAMES`] frames of at most [`MAX_LABEL_CHARS`] each.
-fn cut_stack(frames: Vec<String>) -> Vec<String> {
+/// A stack cut to [`MAX_STACK_FRAMES`] frames of at most [`MAX_LABEL_CHARS`]
+/// each, as charts and pages show stacks: its ends, and one frame between
+/// that counts the frames left out.
+pub fn cut_stack(frames: Vec<String>) -> Vec<String> {
     let shorten_frame = |frame: String| match shorten(&frame, MAX_LABEL_CHARS) {
         Cow::Borrowed(_) => frame,
         Cow::Owned(short) => short,

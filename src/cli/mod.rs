@@ -20,6 +20,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
+use crate::render::escape::printable;
 use args::{Cli, Command};
 pub use output::piped;
 
@@ -63,7 +64,9 @@ where
     }
 }
 
-/// The error and its causes on one line, so CI logs can grep it.
+/// The error and its causes on one line, so CI logs can grep it; what it
+/// quotes from an input is escaped ([`printable`]), so it cannot forge a
+/// line or reach the terminal.
 pub fn one_line(error: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in error.chain() {
@@ -72,7 +75,7 @@ pub fn one_line(error: &anyhow::Error) -> String {
             parts.push(text);
         }
     }
-    parts.join(": ").replace('\n', " ")
+    printable(&parts.join(": ")).into_owned()
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {

@@ -14,6 +14,7 @@ use super::progress;
 use crate::analysis::{self, attribution, select, Report};
 use crate::ingest::{self, ReadOptions};
 use crate::model::Capture;
+use crate::render::escape::printable;
 use crate::render::table::{self, FitLines};
 
 /// `--width` and `--color`, given once for the whole command line.
@@ -79,7 +80,7 @@ pub fn load(path: &Path, input: &InputOptions) -> anyhow::Result<Capture> {
         }
     }
     for warning in &capture.warnings {
-        eprintln!("xmem: warning: {warning}");
+        eprintln!("xmem: warning: {}", printable(warning));
     }
     Ok(capture)
 }

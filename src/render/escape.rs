@@ -20,28 +20,42 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     escaped(text, |_| true)
 }
 
-/// `text` for an HTML page or an SVG chart: as [`printable`], except that
-/// line breaks and tabs stay (they are white space there, and a tooltip
-/// shows them as breaks), then HTML-escaped.
+/// `text` for an HTML page or an SVG chart: [`printable`], then HTML-escaped.
 pub fn markup(text: &str) -> Cow<'_, str> {
-    match escaped(text, |c| c != '\n' && c != '\t') {
-        Cow::Borrowed(text) => encode_text(text),
-        Cow::Owned(text) => Cow::Owned(encode_text(&text).into_owned()),
-    }
+    html(escaped(text, |_| true))
 }
 
 /// [`markup`] of `text`, at most `max_bytes` long: cut after the last
 /// character that fits, with `…`. A bound on the bytes a chart or page
 /// spends on one text from the input, whatever characters it holds.
 pub fn markup_within(text: &str, max_bytes: usize) -> String {
+    within(text, max_bytes, markup)
+}
+
+/// [`markup_within`] for text of several lines whose line breaks are
+/// xmem's own (a tooltip, a stack): they stay, and every text from the input
+/// in it must have passed through [`printable`] already.
+pub fn markup_lines_within(text: &str, max_bytes: usize) -> String {
+    within(text, max_bytes, |text| html(escaped(text, |c| c != '\n')))
+}
+
+fn html(text: Cow<'_, str>) -> Cow<'_, str> {
+    match text {
+        Cow::Borrowed(text) => encode_text(text),
+        Cow::Owned(text) => Cow::Owned(encode_text(&text).into_owned()),
+    }
+}
+
+/// `escape(text)`, cut to `max_bytes` after the last character that fits, with `…`.
+fn within(text: &str, max_bytes: usize, escape: impl Fn(&str) -> Cow<'_, str>) -> String {
     let mut out = String::new();
     let mut one = [0u8; 4];
     for (at, c) in text.char_indices() {
-        let escaped = markup(c.encode_utf8(&mut one));
+        let escaped = escape(c.encode_utf8(&mut one));
         if out.len() + escaped.len() > max_bytes.saturating_sub('…'.len_utf8()) {
             // What is left may still fit whole (escaping never shortens text).
             let rest = &text[at..];
-            match (rest.len() <= max_bytes - out.len()).then(|| markup(rest)) {
+            match (rest.len() <= max_bytes - out.len()).then(|| escape(rest)) {
                 Some(rest) if out.len() + rest.len() <= max_bytes => out.push_str(&rest),
                 _ => out.push('…'),
             }
@@ -110,8 +124,9 @@ mod tests {
     }
 
     #[test]
-    fn markup_keeps_line_breaks_and_escapes_html() {
-        assert_eq!(markup("<b>\x1b[31m\nx&y\t"), "&lt;b&gt;\\x1b[31m\nx&amp;y\t");
+    fn markup_escapes_controls_then_html() {
+        assert_eq!(markup("<b>\x1b[31m\nx&y\t"), "&lt;b&gt;\\x1b[31m\\nx&amp;y\\t");
         assert_eq!(markup("plain"), "plain");
+        assert_eq!(markup_lines_within("a<\nb\x07", 100), "a&lt;\nb\\x07");
     }
 }

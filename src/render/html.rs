@@ -10,7 +10,7 @@ use super::svg::{self, shorten, ChartKind};
 use super::table::{bytes, plural, Flavor};
 use super::text::{
     allocation_header, allocation_rows, allocation_table_title, allocator_facts, allocator_heading, buffer_header,
-    buffer_rows, buffer_table_title, is_unused, space_facts, space_heading, step_rows, summary_header, summary_rows,
+    buffer_rows, buffer_table_title, space_facts, space_heading, step_rows, summary_header, summary_rows,
     unused_footnote, ALLOCATION_NUMBERS, BUFFER_NUMBERS, MISSING_TRACE_FOOTNOTE, STEP_HEADER, STEP_NUMBERS,
     SUMMARY_NUMBERS,
 };
@@ -18,6 +18,7 @@ use super::{attribution, device_memory};
 use crate::analysis::attribution::Groups;
 use crate::analysis::chart_plan::{ChartPlan, MAX_LABEL_CHARS, MAX_SUMMARY_ROWS, MAX_TEXT_BYTES};
 use crate::analysis::device_memory::DeviceMemoryReport;
+use crate::analysis::drawing::cut_stack;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report};
 
 const STYLE: &str = "
@@ -82,8 +83,8 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
             .flat_map(|(m, module)| match module.problem {
                 Some(_) => vec![plan.shows_problem(m).then(|| section_id(module, None))],
                 None => (module.memory_spaces.iter().enumerate())
-                    .filter(|(_, space)| !is_unused(space))
-                    .map(|(s, space)| (!plan.space_charts(m, s).is_empty()).then(|| section_id(module, Some(space))))
+                    .filter(|(_, space)| !space.is_unused())
+                    .map(|(s, space)| plan.shows_space(m, s).then(|| section_id(module, Some(space))))
                     .collect(),
             })
             .collect();
@@ -129,13 +130,12 @@ fn write_module(out: &mut dyn Write, plan: &ChartPlan, m: usize, module: &Module
         writeln!(out, "<section>\n<h2 id=\"{}\">{}</h2>", section_id(module, None), text(&module.display_name()))?;
         return writeln!(out, "<p>{}</p>\n</section>", text(problem));
     }
-    if !plan.charts_module(m) {
+    if !plan.shows_module(m) {
         return Ok(());
     }
     for (s, space) in module.memory_spaces.iter().enumerate() {
-        let charts = plan.space_charts(m, s);
-        if !charts.is_empty() {
-            write_space(out, module, space, charts, plan)?;
+        if plan.shows_space(m, s) {
+            write_space(out, module, space, plan.space_charts(m, s), plan)?;
         }
     }
     write_module_hints(out, module)
@@ -276,13 +276,9 @@ fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, plan: &
     if !stacks.rows.is_empty() {
         writeln!(out, "<h3>{}</h3>\n<ol>", text(device_memory::STACKS_TITLE))?;
         for stack in stacks.rows {
-            let frames: Vec<String> = stack.frames.iter().map(device_memory::frame_line).collect();
-            writeln!(
-                out,
-                "<li>{}<pre>{}</pre></li>",
-                text(&device_memory::stack_total(stack)),
-                text(&frames.join("\n"))
-            )?;
+            let frames = cut_stack(stack.frames.iter().map(device_memory::frame_line).collect());
+            let frames: Vec<String> = frames.iter().map(|frame| text(frame)).collect();
+            writeln!(out, "<li>{}<pre>{}</pre></li>", text(&device_memory::stack_total(stack)), frames.join("\n"))?;
         }
         writeln!(out, "</ol>")?;
         if let Some(rest) = device_memory::rest_of_stacks(&stacks) {
@@ -325,8 +321,14 @@ pub(super) fn figure(out: &mut dyn Write, kind: ChartKind, chart: &str) -> io::R
 }
 
 /// A table with the given columns right-aligned, as numbers read best.
-pub(super) fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> io::Result<()> {
-    let escaped: Vec<Vec<String>> = rows.iter().map(|row| row.iter().map(|cell| breakable(cell)).collect()).collect();
+pub(super) fn table<C: AsRef<str>>(
+    out: &mut dyn Write,
+    header: &[&str],
+    rows: &[Vec<C>],
+    numeric: &[usize],
+) -> io::Result<()> {
+    let escaped: Vec<Vec<String>> =
+        rows.iter().map(|row| row.iter().map(|cell| breakable(cell.as_ref())).collect()).collect();
     raw_table(out, header, &escaped, numeric)
 }
 

@@ -10,7 +10,6 @@ use super::diff::{
 };
 use super::html::{figure, foot, head, table, text};
 use super::svg::{timeline, ChartKind};
-use super::table::Cell;
 use crate::analysis::{MemorySpaceReport, Report};
 use crate::diff::{Change, Diff, PeakDiff, Verdict};
 
@@ -29,7 +28,7 @@ pub fn write(out: &mut dyn Write, diff: &Diff, base: &Report, new: &Report, top:
     let (rows, unchanged) = text_diff::peak_rows(diff);
     if !rows.is_empty() {
         writeln!(out, "<h2>Peaks that changed</h2>")?;
-        table(out, &PEAK_HEADER, &plain(rows.clone()), &PEAK_NUMBERS)?;
+        table(out, &PEAK_HEADER, &rows, &PEAK_NUMBERS)?;
     }
     writeln!(out, "<p>{}</p>", text(&text_diff::unchanged_text(rows.len(), unchanged)))?;
     let changed = diff.modules.iter().filter(|s| s.peak.delta.change != Change::Unchanged);
@@ -43,13 +42,13 @@ pub fn write(out: &mut dyn Write, diff: &Diff, base: &Report, new: &Report, top:
         }
         if !space.buffers.is_empty() {
             writeln!(out, "<h3>{}</h3>", text(&text_diff::buffers_title(space, top)))?;
-            table(out, &BUFFER_HEADER, &plain(text_diff::buffer_rows(space, top, " → ")), &BUFFER_NUMBERS)?;
+            table(out, &BUFFER_HEADER, &text_diff::buffer_rows(space, top, " → "), &BUFFER_NUMBERS)?;
         }
         writeln!(out, "</section>")?;
     }
     if !diff.allocators.is_empty() {
         writeln!(out, "<h2>Allocators</h2>")?;
-        table(out, &ALLOCATOR_HEADER, &plain(text_diff::allocator_rows(&diff.allocators)), &ALLOCATOR_NUMBERS)?;
+        table(out, &ALLOCATOR_HEADER, &text_diff::allocator_rows(&diff.allocators), &ALLOCATOR_NUMBERS)?;
     }
     if !diff.device_memory.is_empty() {
         writeln!(out, "<p>Device memory profiles are compared in the text, Markdown and JSON output.</p>")?;
@@ -75,8 +74,4 @@ fn find<'r>(report: &'r Report, peak: &PeakDiff, side: Side) -> Option<&'r Memor
         .memory_spaces
         .iter()
         .find(|s| s.color == peak.color && s.trace_index == peak.trace_index)
-}
-
-fn plain(rows: Vec<Vec<Cell>>) -> Vec<Vec<String>> {
-    rows.into_iter().map(|row| row.into_iter().map(Cell::into_text).collect()).collect()
 }

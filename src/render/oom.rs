@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use super::escape::printable;
 use super::table::{align_right, fact, heading, table, Flavor};
 use crate::oom::{Allocation, Incident, OomEvent, OomReport};
 use crate::units::human_bytes_precise as size;
@@ -48,7 +49,7 @@ pub fn write_incident(
 pub fn write_end(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
     let lines = if report.lines == 1 { "line" } else { "lines" };
     if report.events.is_empty() {
-        return writeln!(out, "No memory error found in {} ({} {lines} read).", report.input, report.lines);
+        return writeln!(out, "No memory error found in {} ({} {lines} read).", printable(&report.input), report.lines);
     }
     let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
     let incidents = if report.incidents.len() == 1 { "incident" } else { "incidents" };
@@ -106,7 +107,7 @@ fn write_event(out: &mut dyn Write, flavor: Flavor, title: Option<&str>, event: 
     }
     paragraph(out, flavor, "Advice")?;
     for advice in &event.advice {
-        writeln!(out, "- {advice}")?;
+        writeln!(out, "- {}", printable(advice))?;
     }
     Ok(())
 }

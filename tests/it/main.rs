@@ -12,6 +12,7 @@ mod damaged_inputs;
 mod device_memory;
 mod device_memory_partial;
 mod diff;
+mod forgery;
 mod hostile;
 mod html_in_browser;
 mod html_report;

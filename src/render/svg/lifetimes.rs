@@ -10,6 +10,7 @@ use super::peak::{category_color, category_color_name};
 use super::{count_label, mark_level, number_label, render, shorten, ByteScale, Frame, PROGRAM_ORDER};
 use crate::analysis::drawing::{self, LifetimeBox};
 use crate::analysis::{Category, MemorySpaceReport};
+use crate::render::escape::printable;
 use crate::render::table::bytes;
 
 const HEIGHT: u32 = 520;
@@ -18,7 +19,7 @@ fn tooltip(b: &LifetimeBox) -> String {
     let l = b.lifetime;
     format!(
         "{}\n{} ({} bytes) at offset {}\nevents {}–{} (buffer {})",
-        l.instruction,
+        printable(&l.instruction),
         bytes(l.size_bytes),
         l.size_bytes,
         l.offset,

@@ -25,7 +25,7 @@ use plotters::prelude::*;
 use crate::analysis::chart_plan::{MAX_LABEL_BYTES, MAX_LABEL_CHARS, MAX_TEXT_BYTES};
 use crate::analysis::drawing::PeakMark;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
-use crate::render::escape::{markup_within, printable};
+use crate::render::escape::{markup_lines_within, markup_within, printable};
 use crate::render::table::bytes;
 use crate::render::text::{allocator_heading, space_heading};
 
@@ -234,8 +234,10 @@ fn render(frame: Frame, height: u32, plot: impl FnOnce(&mut PlotArea, &mut Marks
     Ok(marks.embed(svg, frame.caption))
 }
 
+/// A tooltip: its line breaks are xmem's own (every text from the input in
+/// it has passed through [`printable`]).
 fn tooltip_text(tooltip: &str) -> String {
-    markup_within(tooltip, MAX_TEXT_BYTES)
+    markup_lines_within(tooltip, MAX_TEXT_BYTES)
 }
 
 /// Hand-written SVG elements with `<title>` tooltips, in pixel coordinates.
@@ -332,7 +334,7 @@ impl Marks {
 /// The peak in words, as the charts label it.
 pub fn peak_label(peak: &PeakMark) -> String {
     match &peak.what {
-        Some(what) => format!("peak {} at {what} ({})", bytes(peak.bytes), peak.position),
+        Some(what) => format!("peak {} at {} ({})", bytes(peak.bytes), printable(what), peak.position),
         None => format!("peak {} ({})", bytes(peak.bytes), peak.position),
     }
 }

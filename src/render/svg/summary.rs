@@ -9,6 +9,7 @@ use super::peak::{draw_bars, summed_bar, Bar};
 use crate::analysis::chart_plan::{ChartPlan, NotCharted, Subject, MAX_CHARTED};
 use crate::analysis::Report;
 use crate::render::device_memory::snapshot_heading;
+use crate::render::escape::printable;
 use crate::render::table::{bytes, plural};
 use crate::render::text::{allocator_heading, space_heading};
 
@@ -29,7 +30,7 @@ pub fn draw(report: &Report, not_charted: &NotCharted) -> io::Result<String> {
         .largest
         .iter()
         .map(|&(subject, peak)| {
-            let label = format!("{} · {}", heading(report, subject), bytes(peak));
+            let label = format!("{} · {}", printable(&heading(report, subject)), bytes(peak));
             Bar { segments: vec![(peak, palette::BLUE, format!("{label} ({peak} bytes)"))], label }
         })
         .collect();
