@@ -164,7 +164,7 @@ fn write_pairs_by_role(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::
             "- {} → {}: {}",
             printable(&pair.base),
             printable(&pair.new),
-            printable(&pair.paired_by.describe())
+            printable(pair.paired_by.describe())
         )?;
     }
     writeln!(out)
@@ -271,7 +271,7 @@ pub fn allocator_rows(allocators: &[AllocatorDiff]) -> Vec<Vec<Cell>> {
                 allocator.new_fragmentation_at_peak.map(percent),
                 " → ",
             );
-            row.extend([capacity.into(), fragmentation.into()]);
+            row.extend([capacity, fragmentation]);
             row
         })
         .collect()
