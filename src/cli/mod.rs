@@ -54,7 +54,8 @@ where
         }
     };
     output::set_terminal(cli.terminal);
-    match run(cli) {
+    // An input that shrank while it was read fails the command, whatever it printed.
+    match run(cli).and_then(|outcome| Ok(crate::ingest::source::unchanged().map(|()| outcome)?)) {
         Ok(Outcome::Success) => 0,
         Ok(Outcome::LimitCrossed | Outcome::MemoryErrorsFound) => 1,
         Err(e) => {

@@ -5,8 +5,9 @@ use anyhow::Context;
 
 use super::args::{Format, OomArgs};
 use super::{output, progress, Outcome};
-use crate::ingest::source;
+use crate::ingest::{glob, source};
 use crate::oom::{self, OomReport, OOM_SCHEMA};
+use crate::render::escape::printable;
 use crate::render::{json, oom as render_oom, table::Flavor};
 
 /// Every log is read as a stream; text and Markdown print each incident as
@@ -56,7 +57,8 @@ struct Reports<'a> {
 }
 
 /// The logs named, with glob patterns expanded (for shells that do not, or
-/// patterns quoted to reach xmem); `-` is standard input.
+/// patterns quoted to reach xmem; each file once, whatever links lead to it);
+/// `-` is standard input.
 fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut logs = Vec::new();
     for pattern in patterns {
@@ -65,14 +67,14 @@ fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             logs.push(pattern.clone());
             continue;
         }
-        let matches = glob::glob(&text).with_context(|| format!("{text}: not a valid glob pattern"))?;
-        let before = logs.len();
-        for path in matches {
-            logs.push(path.with_context(|| format!("{text}: cannot read a match"))?);
+        let matches = glob::matching_files(&text).with_context(|| format!("{text}: not a valid glob pattern"))?;
+        for skipped in &matches.skipped {
+            eprintln!("xmem: warning: {}", printable(&format!("skipped {skipped}")));
         }
-        if logs.len() == before {
+        if matches.files.is_empty() {
             anyhow::bail!("{text}: no file matches");
         }
+        logs.extend(matches.files);
     }
     Ok(logs)
 }

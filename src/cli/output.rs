@@ -12,7 +12,7 @@ use anyhow::Context;
 use super::args::{Format, InputOptions, Selection, TerminalOptions};
 use super::progress;
 use crate::analysis::{self, attribution, select, Report};
-use crate::ingest::{self, ReadOptions};
+use crate::ingest::{self, source, ReadOptions};
 use crate::model::Capture;
 use crate::render::escape::printable;
 use crate::render::table::{self, FitLines};
@@ -71,9 +71,12 @@ pub fn read_options(input: &InputOptions) -> ReadOptions {
     }
 }
 
-/// Loads one input; with `--strict`, any warning is an error.
+/// Loads one input; with `--strict`, any warning is an error. A file that
+/// shrank while it was read is the error, whatever else its reading found.
 pub fn load(path: &Path, input: &InputOptions) -> anyhow::Result<Capture> {
-    let capture = ingest::load(path, &read_options(input))?;
+    let capture = ingest::load(path, &read_options(input));
+    source::unchanged()?;
+    let capture = capture?;
     if input.strict {
         if let Some(first) = capture.warnings.first() {
             anyhow::bail!("{} (--strict)", first);
@@ -139,6 +142,8 @@ pub fn usable_report(
 ) -> anyhow::Result<Report> {
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
     let report = analysis::analyze_with(&captures, options);
+    // Modules are decoded as they are analysed: their files are checked again.
+    source::unchanged()?;
     match report.nothing_usable() {
         Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
         None => Ok(report),

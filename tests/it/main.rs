@@ -23,4 +23,5 @@ mod oom_cli;
 mod oom_logs;
 mod plot;
 mod readme;
+mod special_files;
 mod terminal;
