@@ -287,10 +287,15 @@ const PLOT: &[&str] = &["plot", "-o", OUT];
 const HTML: &[&str] = &["report", "--format", "html", "-o", OUT];
 
 /// The most bytes `plot` or an HTML page may write for an input of
-/// `input_bytes`, as design.md states it.
+/// `input_bytes`, as design.md states it ("Untrusted inputs"): the caps
+/// times the most bytes an element can take, and the page's data.
 pub fn output_bound(input_bytes: u64) -> u64 {
-    input_bytes + (48 << 20)
+    2 * input_bytes + (512 << 20)
 }
+
+/// What the shapes here write at most, far below [`output_bound`]: a
+/// change that lets output grow again fails here first.
+pub const OUTPUT_SEEN: u64 = 8 << 20;
 
 /// Every hostile shape; one line adds one.
 #[rustfmt::skip]

@@ -8,7 +8,8 @@ use anyhow::Context;
 use super::args::{Format, PlotArgs};
 use super::{output, Outcome};
 use crate::analysis::chart_plan::ChartPlan;
-use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
+use crate::analysis::device_memory::DeviceMemoryReport;
+use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport, Report};
 use crate::render::escape::printable;
 use crate::render::svg::{self, allocator_chart_caption, ChartKind};
 
@@ -30,19 +31,58 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
         &Default::default(),
     )?;
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
-    let plan = ChartPlan::of(&report, args.selection.top);
-    let mut names = FileNames::default();
-    let mut written = 0;
-    for (m, module) in report.modules.iter().enumerate() {
+    for module in report.modules.iter() {
         if let Some(problem) = &module.problem {
             eprintln!("xmem: {}", printable(&format!("{}: nothing to plot: {problem}", module.display_name())));
         }
+    }
+    let plan = ChartPlan::of(&report, args.selection.top);
+    let mut names = FileNames::default();
+    let mut written = 0;
+    draw_charts(&report, &plan, |chart, svg| {
+        let name = match chart {
+            Chart::Space(module, space, kind) => names.claim(module, space, kind),
+            Chart::DeviceMemory(snapshot, kind) => {
+                let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy()));
+                names.claim_stem(&stem.unwrap_or_default(), kind)
+            }
+            Chart::Allocator(allocator) => names.claim_allocator(allocator),
+            Chart::NotCharted => names.claim_stem(NOT_CHARTED_STEM, ChartKind::Summary),
+        };
+        written += 1;
+        save(&args.output.join(name), &svg, &mut saved)
+    })?;
+    if let Some(line) = svg::summary::not_charted_line(&plan) {
+        eprintln!("xmem: note: {}", printable(&line));
+    }
+    if written == 0 {
+        anyhow::bail!("{}: no module has anything to plot", args.input.display());
+    }
+    Ok(())
+}
+
+/// What a chart of `plot` shows.
+pub enum Chart<'a> {
+    Space(&'a ModuleReport, &'a MemorySpaceReport, ChartKind),
+    DeviceMemory(&'a DeviceMemoryReport, ChartKind),
+    Allocator(&'a AllocatorReport),
+    /// The peaks of what the plan does not chart one by one.
+    NotCharted,
+}
+
+/// Draws every chart `plan` gives `report`, in the order `plot` writes
+/// them, handing each to `drawn`; an error from `drawn` stops the drawing.
+pub fn draw_charts(
+    report: &Report,
+    plan: &ChartPlan,
+    mut drawn: impl FnMut(Chart<'_>, String) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    for (m, module) in report.modules.iter().enumerate() {
         for (s, space) in module.memory_spaces.iter().enumerate() {
             let charts = svg::space_charts(module, space, plan.space_charts(m, s), plan.bars)
                 .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
             for (kind, chart) in charts {
-                save(&args.output.join(names.claim(module, space, kind)), &chart, &mut saved)?;
-                written += 1;
+                drawn(Chart::Space(module, space, kind), chart)?;
             }
         }
     }
@@ -51,39 +91,25 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
         let caption = format!("{}: allocation sites by function", snapshot.input);
         let chart = svg::sites::draw(&caption, snapshot, plan.bars)
             .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
-        let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
         if let Some(chart) = chart {
-            save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart, &mut saved)?;
-            written += 1;
+            drawn(Chart::DeviceMemory(snapshot, ChartKind::Sites), chart)?;
         }
         let caption = format!("{}: live memory by stack", snapshot.input);
         if let Some(chart) = svg::flame::device_memory(&caption, snapshot)? {
-            save(&args.output.join(names.claim_stem(&stem, ChartKind::Flame)), &chart, &mut saved)?;
-            written += 1;
+            drawn(Chart::DeviceMemory(snapshot, ChartKind::Flame), chart)?;
         }
     }
-    for (i, allocator) in report.allocators.iter().enumerate() {
-        if !plan.charts_allocator(i) {
-            continue;
-        }
+    let allocators = report.allocators.iter().enumerate().filter(|(i, _)| plan.charts_allocator(*i));
+    for (_, allocator) in allocators {
         let caption = allocator_chart_caption(allocator);
         let chart = svg::timeline::allocator(&caption, allocator)
             .with_context(|| format!("drawing the timeline of allocator {}", allocator.display_name()))?;
         if let Some(chart) = chart {
-            save(&args.output.join(names.claim_allocator(allocator)), &chart, &mut saved)?;
-            written += 1;
+            drawn(Chart::Allocator(allocator), chart)?;
         }
     }
     if let Some(not_charted) = &plan.not_charted {
-        let path = args.output.join(names.claim_stem(NOT_CHARTED_STEM, ChartKind::Summary));
-        save(&path, &svg::summary::draw(&report, not_charted)?, &mut saved)?;
-        written += 1;
-    }
-    if let Some(line) = svg::summary::not_charted_line(&plan) {
-        eprintln!("xmem: note: {}", printable(&line));
-    }
-    if written == 0 {
-        anyhow::bail!("{}: no module has anything to plot", args.input.display());
+        drawn(Chart::NotCharted, svg::summary::draw(report, not_charted)?)?;
     }
     Ok(())
 }

@@ -70,6 +70,7 @@ fn charts_and_pages_do_not_grow_with_memory_spaces_times_stack_depth() {
             large_input.len()
         );
         assert!(after.bytes <= synthetic::output_bound(large_input.len() as u64), "{command:?}: {} bytes", after.bytes);
+        assert!(after.bytes <= synthetic::OUTPUT_SEEN, "{command:?}: {} bytes", after.bytes);
         // Every colour but 0 has a buffer live at its peak (xmem finds no
         // heap-simulator trace for colour 0 here, where 1 KiB is allocated).
         let folded = format!(
@@ -146,6 +147,7 @@ fn long_names_are_cut_where_charts_and_pages_show_them() {
             let input = prost::Message::encode_to_vec(&synthetic::hlo_proto_with_long_names(n));
             let out = written(command, "names.hlo.pb", &input).bytes;
             assert!(out <= synthetic::output_bound(input.len() as u64), "{command:?} n = {n}: {out} bytes");
+            assert!(out <= synthetic::OUTPUT_SEEN, "{command:?} n = {n}: {out} bytes");
             out
         });
         assert!(large <= small + small / 10, "{command:?}: {small} bytes, then {large} for names 16 times as long");
