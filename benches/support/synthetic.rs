@@ -384,6 +384,7 @@ pub fn tuple_indices_hlo(n: usize) -> HloProto {
             logical_buffers,
             buffer_allocations: vec![temp],
             heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
+            peak_buffers: Vec::new(),
         }),
     }
 }
@@ -577,6 +578,7 @@ fn module_with_trace(
             logical_buffers,
             buffer_allocations,
             heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
+            peak_buffers: Vec::new(),
         }),
     }
 }

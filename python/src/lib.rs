@@ -7,11 +7,14 @@
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 
+use bytes::Bytes;
 use clap::{Args, FromArgMatches, ValueEnum};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use xmem::analysis::Report;
 use xmem::cli::args::{DiffArgs, Format, OomArgs, PlotArgs, ReportArgs};
@@ -102,15 +105,56 @@ fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> u8 {
 #[pyfunction]
 fn report(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
     let args: ReportArgs = parse("report", args)?;
-    let report = py.detach(|| xmem::cli::report::build(&args)).map_err(xmem_error)?;
+    // Built for HTML, the format that needs the most: the object may be shown as any.
+    let report = py.detach(|| xmem::cli::report::build_for(&args, Format::Html)).map_err(xmem_error)?;
     Ok(Output(Computed::Report(report, args.selection.detail())))
+}
+
+/// `xmem report ARGS` of protos given as bytes, each with the name errors
+/// give it (HloProtos, or HloModuleProtos with their BufferAssignmentProtos:
+/// what a compiled JAX program holds), read as one input named by the
+/// positional argument in `args`.
+/// `warnings` join the input's own (what the protos could not tell).
+#[pyfunction]
+fn report_protos(
+    py: Python<'_>,
+    args: Vec<OsString>,
+    protos: Vec<(String, Bound<'_, PyBytes>)>,
+    warnings: Vec<String>,
+) -> PyResult<Output> {
+    let args: ReportArgs = parse("report", args)?;
+    let input = args.inputs.first().map(|p| p.display().to_string()).unwrap_or_default();
+    let protos: Vec<(PathBuf, Bytes)> = protos
+        .into_iter()
+        .map(|(name, bytes)| (PathBuf::from(name), Bytes::copy_from_slice(bytes.as_bytes())))
+        .collect();
+    let report = py
+        .detach(|| {
+            let mut capture = xmem::ingest::load_protos(&input, protos)?;
+            capture.warnings.extend(warnings);
+            xmem::cli::report::build_of(&args, std::slice::from_ref(&capture), Format::Html)
+        })
+        .map_err(xmem_error)?;
+    Ok(Output(Computed::Report(report, args.selection.detail())))
+}
+
+/// A size as the command line reads one (`16GiB`, `512M`, bytes): binary units throughout.
+#[pyfunction]
+fn parse_size(text: &str) -> PyResult<u64> {
+    xmem::units::parse_size(text).map_err(XmemError::new_err)
+}
+
+/// Bytes as the command line prints them (`16.0 GiB`).
+#[pyfunction]
+fn human_bytes(bytes: u64) -> String {
+    xmem::units::human_bytes(bytes)
 }
 
 /// `xmem diff ARGS`.
 #[pyfunction]
 fn diff(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
     let args: DiffArgs = parse("diff", args)?;
-    let comparison = py.detach(|| xmem::cli::diff::build(&args)).map_err(xmem_error)?;
+    let comparison = py.detach(|| xmem::cli::diff::build_for(&args, Format::Html)).map_err(xmem_error)?;
     Ok(Output(Computed::Diff(Box::new(comparison), args.selection.detail())))
 }
 
@@ -150,6 +194,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Output>()?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(report_protos, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(oom, m)?)?;
     m.add_function(wrap_pyfunction!(oom_text, m)?)?;

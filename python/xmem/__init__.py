@@ -17,10 +17,11 @@ import os
 from importlib.metadata import version as _version
 from typing import Any, Optional, Union
 
-from . import _native
+from . import _jax, _native
+from ._jax import Fit
 from ._native import XmemError
 
-__all__ = ["Report", "Diff", "Oom", "XmemError", "report", "diff", "oom", "plot"]
+__all__ = ["Report", "Diff", "Oom", "Fit", "XmemError", "report", "diff", "oom", "plot", "fits"]
 __version__ = _version("xmem")
 
 Path = Union[str, "os.PathLike[str]"]
@@ -164,7 +165,11 @@ def report(
     """Analyses the inputs as ``xmem report`` does.
 
     Each input is an XProf log or run directory, an ``*.xplane.pb[.gz]``, an
-    HLO proto, an XLA dump directory or a JAX device memory profile.
+    HLO proto (or an HloModuleProto with its BufferAssignmentProto), an XLA
+    dump directory or a JAX device memory profile; or, on its own, a
+    compiled JAX program (``jax.stages.Compiled``, or a ``jax.stages.Lowered``
+    that is compiled), analysed in process before it runs, as ``xmem report``
+    analyses its XLA dump.
     ``module`` is a name, a program id or ``/REGEX/``; ``memory_space`` is
     ``hbm``, ``vmem``, ``host``, ... or a colour number; ``allocator`` is a
     name such as ``GPU_0_bfc``; ``top`` is how many rows ``str()`` and the
@@ -173,7 +178,36 @@ def report(
     if not inputs:
         raise TypeError("report() needs at least one input")
     flags = _flags(module=module, memory_space=memory_space, allocator=allocator, top=top)
+    if any(_jax.is_stage(i) for i in inputs):
+        if len(inputs) > 1:
+            raise TypeError("report() takes a compiled JAX program on its own")
+        return Report(_jax.report_output(inputs[0], flags)[0])
     return Report(_native.report([*flags, "--", *(os.fspath(i) for i in inputs)]))
+
+
+def fits(
+    compiled: Any,
+    device: Any = None,
+    limit: Optional[Union[Size, dict[Union[str, int], Size]]] = None,
+    *,
+    top: Optional[int] = None,
+) -> Fit:
+    """Whether a compiled JAX program (``jax.stages.Compiled``, or a
+    ``jax.stages.Lowered`` that is compiled) fits in memory, told before it
+    runs: the peak of each memory space, as ``report(compiled)`` gives it,
+    against its limit.
+
+    ``limit`` is a size (bytes, or ``"16GiB"``) for the device memory (colour
+    0), or a dict of sizes by memory-space name or colour. Without it the
+    limit is what JAX gives a program on ``device`` (default: the program's
+    first device): its ``memory_stats()["bytes_limit"]``, which
+    ``XLA_PYTHON_CLIENT_MEM_FRACTION`` and the allocator settings shape, or
+    on a CPU the host's available memory. The result says whether it fits,
+    by how much it does not, the largest buffers and source lines at the
+    peak, and what donation or remat could save; ``str()`` is that as text
+    and a notebook shows it as HTML.
+    """
+    return _jax.fits(compiled, device=device, limit=limit, flags=_flags(top=top))
 
 
 def diff(

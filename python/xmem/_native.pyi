@@ -19,6 +19,15 @@ def run_cli(argv: list[str]) -> int:
 def report(args: list[str]) -> Output:
     """``xmem report ARGS``."""
 
+def report_protos(args: list[str], protos: list[tuple[str, bytes]], warnings: list[str]) -> Output:
+    """``xmem report ARGS`` of protos given as bytes (HloProtos, HloModuleProtos and BufferAssignmentProtos), each named for errors."""
+
+def parse_size(text: str) -> int:
+    """A size as the command line reads one (``16GiB``, ``512M``): binary units."""
+
+def human_bytes(bytes: int) -> str:
+    """Bytes as the command line prints them (``16.0 GiB``)."""
+
 def diff(args: list[str]) -> Output:
     """``xmem diff ARGS``."""
 

@@ -60,6 +60,60 @@ pub struct AllocatorReport {
     pub xprof_peak_step: XprofPeakStep,
     /// Where xmem's figures differ from XProf's, one line each.
     pub notes: Vec<String>,
+    /// Every allocation with the stretch of the timeline it was live, when asked for.
+    #[serde(skip)]
+    pub intervals: Option<Box<AllocationIntervals>>,
+}
+
+/// Every allocation of the capture and when it was live, so that what was
+/// live at any point of the timeline can be shown as [`AllocatorReport::at_peak`]
+/// shows the peak: after the event at position `p` of [`Timeline`] (time
+/// order), the allocations whose interval covers `p` are live, and the heap
+/// they leave unexplained was allocated before the capture.
+#[derive(Debug, Clone, Default)]
+pub struct AllocationIntervals {
+    /// In the order of their allocation events.
+    pub allocations: Vec<LiveAllocation>,
+    /// The position of the peak event in time order.
+    pub peak_position: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LiveAllocation {
+    /// The allocation, as one row of `at_peak` (`occurrences` 1).
+    pub row: AllocationRow,
+    /// Live after the events from position `from` up to, not including,
+    /// `until`: its deallocation, a newer allocation at its address, or the end.
+    pub from: usize,
+    pub until: usize,
+}
+
+impl AllocationIntervals {
+    /// Replays every event in time order as [`attribute_live`] replays those up to the peak.
+    fn of(allocator: &Allocator, order: &[usize], peak_position: Option<usize>) -> Self {
+        let events = &allocator.events;
+        let mut allocations: Vec<LiveAllocation> = Vec::new();
+        let mut live: HashMap<u64, usize> = HashMap::new();
+        for (position, &i) in order.iter().enumerate() {
+            let event = &events[i];
+            let ended = match event.kind {
+                AllocatorEventKind::Allocation => {
+                    allocations.push(LiveAllocation { row: row(allocator, event), from: position, until: order.len() });
+                    live.insert(event.address, allocations.len() - 1)
+                }
+                AllocatorEventKind::Deallocation => live.remove(&event.address),
+            };
+            if let Some(allocation) = ended.and_then(|a| allocations.get_mut(a)) {
+                allocation.until = position;
+            }
+        }
+        AllocationIntervals { allocations, peak_position }
+    }
+
+    /// The allocations live after the event at `position` (time order).
+    pub fn live_at(&self, position: usize) -> impl Iterator<Item = &LiveAllocation> {
+        self.allocations.iter().filter(move |a| a.from <= position && position < a.until)
+    }
 }
 
 impl AllocatorReport {
@@ -240,7 +294,8 @@ fn special_row(op_name: &str, region_type: &str, bytes: i64) -> AllocationRow {
     }
 }
 
-pub fn analyze_allocator(allocator: &Allocator) -> AllocatorReport {
+/// The allocator's report; with `intervals`, every allocation's live interval too.
+pub fn analyze_allocator(allocator: &Allocator, intervals: bool) -> AllocatorReport {
     let events = &allocator.events;
     let mut order: Vec<usize> = (0..events.len()).collect();
     order.sort_by_key(|&i| events[i].time_ps);
@@ -282,6 +337,7 @@ pub fn analyze_allocator(allocator: &Allocator) -> AllocatorReport {
         xprof_summary,
         xprof_peak_step,
         notes: Vec::new(),
+        intervals: intervals.then(|| Box::new(AllocationIntervals::of(allocator, &order, peak_position))),
     };
     report.notes = differences(&report, events.len());
     report
@@ -458,4 +514,29 @@ fn differences(report: &AllocatorReport, events: usize) -> Vec<String> {
         ));
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_intervals_live_at_the_peak_are_the_allocations_at_the_peak() {
+        for workload in ["tf_keras_fit", "tf_keras_xla"] {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles").join(workload);
+            let capture = crate::ingest::load(&root.join("profile"), &Default::default()).unwrap();
+            for allocator in &capture.allocators {
+                let report = analyze_allocator(allocator, true);
+                let intervals = report.intervals.as_deref().unwrap();
+                let peak = intervals.peak_position.unwrap();
+                assert_eq!(report.timeline.time_ps[peak], report.peak_time_ps);
+                let live: Vec<AllocationRow> = intervals.live_at(peak).map(|a| a.row.clone()).collect();
+                let attributed = live.iter().map(|r| r.allocation_bytes).sum::<i64>();
+                assert_eq!(merge_rows(live), report.at_peak, "{workload} {}", allocator.name);
+                assert_eq!(report.peak_heap_bytes - attributed, report.unattributed_at_peak_bytes);
+                let allocations = intervals.allocations.len() as u64;
+                assert_eq!(allocations, report.num_allocations, "one interval per allocation");
+            }
+        }
+    }
 }

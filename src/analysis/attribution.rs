@@ -24,6 +24,10 @@ pub struct Options {
     pub op_name_depth: Option<usize>,
     pub at: Option<ProgramPoint>,
     pub peaks: Option<PeakSearch>,
+    /// Keep the live set at every point as [`LiveIntervals`] (and each
+    /// allocator's as [`AllocationIntervals`](super::allocator_timeline::AllocationIntervals)),
+    /// for a page that lets its reader move along the timeline.
+    pub intervals: bool,
 }
 
 /// `--at EVENT|INSTRUCTION`.
@@ -170,6 +174,62 @@ pub struct Attribution {
     /// Buffers with the most layout padding, when padding is a large part of the peak.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub padding: Option<Box<super::hints::PaddingHint>>,
+    /// The live set at every point, when [`Options::intervals`] asked for it.
+    #[serde(skip)]
+    pub intervals: Option<Box<LiveIntervals>>,
+}
+
+/// The live set at every point of a memory space's program order, in a size
+/// that grows with its buffers, not with events × buffers: the always-live
+/// buffers, then one interval per entry of XProf's live list. The live set
+/// after event `i` is the always-live buffers, then the buffer of every
+/// interval that covers `i`, in order: [`live_set`] at `i`, buffer for buffer.
+#[derive(Debug, Clone, Default)]
+pub struct LiveIntervals {
+    /// Every buffer an interval names, once; the always-live ones first.
+    pub buffers: Vec<BufferAtPeak>,
+    /// How many of `buffers` are live at every point.
+    pub always_live: usize,
+    pub intervals: Vec<LiveInterval>,
+}
+
+/// `buffers[buffer]` is live after every event from `from` up to, not
+/// including, `until` (the number of events when it is never freed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveInterval {
+    pub buffer: usize,
+    pub from: usize,
+    pub until: usize,
+}
+
+impl LiveIntervals {
+    fn of(space: &MemorySpaceReport, assignment: &BufferAssignment) -> Self {
+        let events = space.heap_bytes.len().saturating_sub(1);
+        let always_live = space.at_peak.get(..space.always_live_count).unwrap_or_default();
+        let stretches = space.live_history.stretches();
+        let mut slots: Vec<usize> = Vec::new();
+        let mut buffer_of: HashMap<usize, usize> = HashMap::new();
+        let intervals = stretches
+            .iter()
+            .map(|stretch| {
+                let buffer = *buffer_of.entry(stretch.slot).or_insert_with(|| {
+                    slots.push(stretch.slot);
+                    always_live.len() + slots.len() - 1
+                });
+                LiveInterval { buffer, from: stretch.from, until: stretch.until.unwrap_or(events) }
+            })
+            .collect();
+        let mut buffers = always_live.to_vec();
+        buffers.extend(heap_simulation::describe(assignment, &slots));
+        LiveIntervals { buffers, always_live: always_live.len(), intervals }
+    }
+
+    /// The buffers live after event `position`, in [`live_set`]'s order.
+    pub fn live_at(&self, position: usize) -> impl Iterator<Item = &BufferAtPeak> {
+        let always_live = self.buffers.iter().take(self.always_live);
+        let covering = self.intervals.iter().filter(move |i| i.from <= position && position < i.until);
+        always_live.chain(covering.filter_map(|i| self.buffers.get(i.buffer)))
+    }
 }
 
 /// Fills a memory space's [`Attribution`]; the assignment describes buffers
@@ -187,6 +247,9 @@ pub fn attribute(
             .into_iter()
             .map(|p| live_set(space, assignment, p, options.op_name_depth))
             .collect();
+    }
+    if options.intervals {
+        space.attribution.intervals = Some(Box::new(LiveIntervals::of(space, assignment)));
     }
     if let Some(point) = &options.at {
         let position = resolve(space, point)?;
@@ -300,6 +363,34 @@ pub fn allocator_groups(allocator: &AllocatorReport) -> Vec<Group> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every fixture module's live set after every event, as [`live_set`]
+    /// gives it (what `--at` prints) and as the intervals give it.
+    #[test]
+    fn intervals_give_the_live_set_of_every_event() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles");
+        let options = Options { intervals: true, ..Options::default() };
+        let mut events_checked = 0;
+        for input in ["memory_hungry/profile", "token_mixer/xla_dump", "host_offload/profile", "pair_new/profile"] {
+            let capture = crate::ingest::load(&fixtures.join(input), &Default::default()).unwrap();
+            for module in &capture.modules {
+                let Ok(assignment) = &module.buffer_assignment else { continue };
+                for space in crate::analysis::analyze_module(module, &options).memory_spaces {
+                    let intervals = space.attribution.intervals.as_deref().unwrap();
+                    for position in 0..space.heap_bytes.len().saturating_sub(1) {
+                        let expected = live_set(&space, assignment, position, None).buffers;
+                        let shown: Vec<(i64, i64)> =
+                            intervals.live_at(position).map(|b| (b.logical_buffer_id, b.size_bytes)).collect();
+                        let expected: Vec<(i64, i64)> =
+                            expected.iter().map(|b| (b.logical_buffer_id, b.size_bytes)).collect();
+                        assert_eq!(shown, expected, "{input} {} event {position}", module.name);
+                        events_checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(events_checked > 1000, "{events_checked} events");
+    }
 
     #[test]
     fn scopes_keep_the_first_components_and_ignore_slashes_in_brackets() {

@@ -106,6 +106,9 @@ pub enum TraceStatus {
     /// Temporaries exist but the proto carries no trace: the peak covers only
     /// always-live buffers.
     Missing,
+    /// No trace, but XLA's record of the buffers live at each allocation's
+    /// peak (`peak_buffers`): the peak and the buffers at it, without a timeline.
+    XlaPeakBuffers,
     /// The trace does not add up; the figures cover the events before the fault.
     Broken,
 }
@@ -346,7 +349,12 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
     modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
     let mut allocators: Vec<AllocatorReport> = captures
         .iter()
-        .flat_map(|c| c.allocators.par_iter().map(allocator_timeline::analyze_allocator).collect::<Vec<_>>())
+        .flat_map(|c| {
+            c.allocators
+                .par_iter()
+                .map(|a| allocator_timeline::analyze_allocator(a, options.intervals))
+                .collect::<Vec<_>>()
+        })
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
     let mut notes = Vec::new();

@@ -11,6 +11,7 @@ use prost::Message;
 use rustc_hash::FxHashMap;
 
 use super::interner::Interner;
+use super::proto::xla::buffer_assignment_proto::PeakBuffers as PeakBuffersProto;
 use super::proto::xla::{
     BufferAllocationProto, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto, ProgramShapeProto,
     ShapeProto, StackFrameIndexProto,
@@ -21,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::id_index::IdIndex;
 use crate::model::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
-    LogicalBuffer, Module, ScopedAllocation, SourceLocation,
+    LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
 };
 
 /// What to tell a user whose proto has no buffer assignment.
@@ -48,7 +49,120 @@ pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> 
     let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
     let mut strings = Interner::default();
     let assignment = assignment.map(|b| decode_assignment(path, walker, b, &mut strings)).transpose()?;
-    decode_module_parts(path, walker, module, assignment, program_id, &mut strings)
+    decode_module_parts(path, walker, module, assignment, program_id, &mut strings, None)
+}
+
+/// An HloModuleProto and a BufferAssignmentProto saved apart (from JAX:
+/// `hlo_modules()[i].as_serialized_hlo_module_proto()` and
+/// `memory_analysis().serialized_buffer_assignment_proto`) as the one module
+/// an HloProto of both would be; an error naming both files when the
+/// assignment is not the module's: a buffer defined by an instruction id the
+/// module lacks, or a heap-simulator event at an instruction it lacks.
+pub fn decode_pair(module: (&Path, &[u8]), assignment: (&Path, &[u8])) -> Result<Module> {
+    let ((module_path, module_bytes), (assignment_path, assignment_bytes)) = (module, assignment);
+    let mut strings = Interner::default();
+    let assignment =
+        decode_assignment(assignment_path, Walker::new(assignment_bytes, 0), assignment_bytes, &mut strings)?;
+    let mut check = BelongingCheck {
+        assignment: assignment_path,
+        unseen_trace_names: assignment.heap_traces.iter().flat_map(|t| t.instruction_names.iter().cloned()).collect(),
+    };
+    decode_module_parts(
+        module_path,
+        Walker::new(module_bytes, 0),
+        module_bytes,
+        Some(assignment),
+        None,
+        &mut strings,
+        Some(&mut check),
+    )
+}
+
+/// Whether an array shape's byte size is its dense size whatever the backend:
+/// whole-byte elements, static dimensions, and a layout without tiling,
+/// element size or memory space (nothing after a `:`).
+fn dense_shape(shape: &str) -> bool {
+    const WHOLE_BYTES: [&str; 15] =
+        ["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f16", "bf16", "f32", "f64", "c64", "c128"];
+    let Some((element, rest)) = shape.split_once('[') else { return false };
+    let layout = rest.split_once('{').map_or("", |(_, layout)| layout);
+    WHOLE_BYTES.contains(&element) && !rest.contains("<=") && !layout.contains(':')
+}
+
+/// What [`decode_pair`] checks while it walks the module: the instruction
+/// names the assignment's heap traces use and the module has not shown yet.
+struct BelongingCheck<'a> {
+    assignment: &'a Path,
+    unseen_trace_names: std::collections::HashSet<Arc<str>>,
+}
+
+impl BelongingCheck<'_> {
+    /// The first fact that tells the assignment is another module's, once the
+    /// module is walked: a buffer defined by an instruction the module lacks,
+    /// or whose size is not its shape's where the shape fixes the size (see
+    /// [`dense_shape`]); a parameter the module aliases to an output whose
+    /// allocation is not live out; a heap-simulator event at an instruction
+    /// the module lacks. The same program compiled for other shapes or
+    /// donation is told by the sizes or the aliases.
+    fn verdict(
+        &self,
+        module_path: &Path,
+        module_name: &str,
+        raw: &RawAssignment,
+        defining: &DefiningInstructions,
+        aliases: &[InputOutputAlias],
+    ) -> Result<()> {
+        let mismatch = |what: String| {
+            Err(Error::Inconsistent {
+                path: self.assignment.to_path_buf(),
+                module: format!("{module_name} ({})", module_path.display()),
+                what: format!("this BufferAssignmentProto is not the buffer assignment of that HloModuleProto: {what}"),
+            })
+        };
+        for buffer in &raw.logical_buffers {
+            let Some(defined_at) = &buffer.defined_at else { continue };
+            let slot = defining.slots.get(defined_at.instruction_id);
+            if !matches!(slot.and_then(|slot| defining.instructions.get(slot)), Some(Some(_))) {
+                return mismatch(format!(
+                    "its logical buffer {} is defined by instruction id {}, which the module does not have",
+                    buffer.id, defined_at.instruction_id
+                ));
+            }
+            // The shape of a nested tuple element is not resolved (see `resolve_shape_index`).
+            let shape = match defined_at.shape_index.as_slice() {
+                [] | [_] => slot.and_then(|slot| defining.shape_of(slot, defined_at.shape_index.last().copied())),
+                _ => None,
+            };
+            if let Some((shape, dense)) = shape.filter(|(shape, dense)| dense_shape(shape) && *dense != buffer.size) {
+                return mismatch(format!(
+                    "its logical buffer {} has {} bytes, but the module's instruction id {} makes a {shape} of {dense}",
+                    buffer.id, buffer.size, defined_at.instruction_id
+                ));
+            }
+        }
+        for alias in aliases.iter().filter(|a| a.parameter_index.is_empty()) {
+            let live_out = raw.buffer_allocations.iter().any(|a| {
+                a.is_entry_computation_parameter
+                    && a.parameter_number == alias.parameter_number
+                    && a.parameter_shape_index.is_empty()
+                    && a.maybe_live_out
+            });
+            if !live_out {
+                return mismatch(format!(
+                    "the module aliases parameter {} to an output (donated), but its allocation is not live out",
+                    alias.parameter_number
+                ));
+            }
+        }
+        let mut unseen: Vec<&str> = self.unseen_trace_names.iter().map(|n| &**n).filter(|n| !n.is_empty()).collect();
+        unseen.sort_unstable();
+        match unseen.first() {
+            Some(name) => {
+                mismatch(format!("its heap-simulator trace names instruction '{name}', which the module does not have"))
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// The module's name (`HloProto.hlo_module.name`), read off the wire without
@@ -65,7 +179,7 @@ pub fn module_name(bytes: &[u8]) -> Option<String> {
 /// A bare HloModuleProto: the program without its buffer assignment, which
 /// xmem can name but not analyse.
 pub fn decode_module(path: &Path, bytes: &[u8]) -> Result<Module> {
-    decode_module_parts(path, Walker::new(bytes, 0), bytes, None, None, &mut Interner::default())
+    decode_module_parts(path, Walker::new(bytes, 0), bytes, None, None, &mut Interner::default(), None)
 }
 
 /// The buffer assignment: buffers and allocations decoded, heap traces walked.
@@ -73,12 +187,14 @@ struct RawAssignment {
     logical_buffers: Vec<LogicalBufferProto>,
     buffer_allocations: Vec<BufferAllocationProto>,
     heap_traces: Vec<HeapTrace>,
+    peak_buffers: Vec<PeakBuffers>,
 }
 
 /// `BufferAssignmentProto`: `logical_buffers` = 1 and `buffer_allocations`
 /// = 3 decoded one by one into lists sized by a first pass over the wire
 /// (a list grown while decoding holds up to twice its room, and a module
-/// can have millions of buffers), `heap_simulator_traces` = 4 walked.
+/// can have millions of buffers), `heap_simulator_traces` = 4 walked,
+/// `peak_buffers` = 5 decoded.
 fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut Interner) -> Result<RawAssignment> {
     let (mut buffers, mut allocations) = (0, 0);
     for field in walker.fields(bytes) {
@@ -92,6 +208,7 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut In
         logical_buffers: Vec::with_capacity(buffers),
         buffer_allocations: Vec::with_capacity(allocations),
         heap_traces: Vec::new(),
+        peak_buffers: Vec::new(),
     };
     for field in walker.fields(bytes) {
         let field = field.map_err(|e| wire_error(path, e))?;
@@ -106,6 +223,11 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut In
                 .buffer_allocations
                 .push(BufferAllocationProto::decode(b).map_err(|e| malformed("buffer_allocations", e))?),
             (4, Some(trace)) => raw.heap_traces.push(walk_heap_trace(path, walker, trace, strings)?),
+            (5, Some(b)) => {
+                let peak = PeakBuffersProto::decode(b).map_err(|e| malformed("peak_buffers", e))?;
+                raw.peak_buffers
+                    .push(PeakBuffers { allocation_index: peak.index, logical_buffer_ids: peak.logical_buffer_ids });
+            }
             _ => {}
         }
     }
@@ -172,6 +294,7 @@ fn decode_module_parts(
     assignment: Option<RawAssignment>,
     program_id: Option<u64>,
     strings: &mut Interner,
+    mut belonging: Option<&mut BelongingCheck>,
 ) -> Result<Module> {
     let mut defining = DefiningInstructions::for_buffers(assignment.iter().flat_map(|a| a.logical_buffers.iter()));
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -243,6 +366,11 @@ fn decode_module_parts(
                             _ => {}
                         }
                     }
+                    if let Some(check) = belonging.as_deref_mut() {
+                        if let Ok(name) = std::str::from_utf8(instruction_name) {
+                            check.unseen_trace_names.remove(name);
+                        }
+                    }
                     if scoped_vmem > max_scoped_vmem.as_ref().map_or(0, |s| s.bytes) {
                         max_scoped_vmem =
                             Some(ScopedAllocation { bytes: scoped_vmem, instruction: text(instruction_name) });
@@ -257,6 +385,9 @@ fn decode_module_parts(
             }
             _ => {}
         }
+    }
+    if let (Some(check), Some(raw)) = (belonging, &assignment) {
+        check.verdict(path, &name, raw, &defining, &entry_interface.aliases)?;
     }
     let buffer_assignment = match assignment {
         Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref(), strings)),
@@ -457,7 +588,7 @@ fn convert_assignment(
     stack_frames: Option<&StackFrameIndexProto>,
     strings: &mut Interner,
 ) -> BufferAssignment {
-    let RawAssignment { logical_buffers, buffer_allocations, heap_traces } = assignment;
+    let RawAssignment { logical_buffers, buffer_allocations, heap_traces, peak_buffers } = assignment;
     let ids: Vec<i64> = logical_buffers.iter().map(|b| b.id).collect();
     let logical_protos = IdIndex::new(&ids);
     let mut out = BufferAssignment { logical_buffers: Vec::with_capacity(ids.len()), ..Default::default() };
@@ -534,6 +665,7 @@ fn convert_assignment(
         })
         .collect();
     out.heap_traces = heap_traces;
+    out.peak_buffers = peak_buffers;
     out
 }
 

@@ -9,7 +9,7 @@ pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind};
 pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 pub use program::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
-    LogicalBuffer, Module, ScopedAllocation, SourceLocation,
+    LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
 };
 
 /// Everything read from one input (a file, a run directory or a dump directory).

@@ -74,6 +74,18 @@ pub struct BufferAssignment {
     pub logical_buffers: Vec<LogicalBuffer>,
     pub allocations: Vec<Allocation>,
     pub heap_traces: Vec<HeapTrace>,
+    /// XLA's own record of the buffers live at the heap simulator's peak of
+    /// each allocation (`BufferAssignmentProto.peak_buffers`), which newer
+    /// XLA writes even where it leaves the heap traces out.
+    pub peak_buffers: Vec<PeakBuffers>,
+}
+
+/// The logical buffers live at the peak of one allocation's heap simulation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeakBuffers {
+    /// `BufferAllocationProto.index` of the allocation.
+    pub allocation_index: i64,
+    pub logical_buffer_ids: Vec<i64>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -255,49 +255,92 @@ fn list_item(out: &mut dyn Write, flavor: Flavor, text: &str) -> io::Result<()> 
 /// How many source lines the summary of a change names.
 const HEADLINES: usize = 3;
 
-/// A peak's change by source line, op name and category, before its buffers:
-/// `+44.6 MiB from model.py:40`.
-pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupChanges, top: usize) -> io::Result<()> {
-    // The largest changes in one line each: `+44.6 MiB from model.py:40 (dot_general)`.
-    for delta in changes.by_source.iter().take(HEADLINES) {
-        let op = delta.op_name.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
-        let line = format!("{} from {}{op}", human_delta(delta.delta_bytes), file_name_and_line(&delta.key));
-        let line = printable(&line);
-        match flavor {
-            Flavor::Text => writeln!(out, "{line}")?,
-            Flavor::Markdown => writeln!(out, "- {line}")?,
-        }
-    }
-    if !changes.by_source.is_empty() {
-        writeln!(out)?;
-    }
+/// A peak's change as every format shows it: a line for each of the
+/// largest changes by source line, then a table per grouping.
+pub struct GroupChangeTables {
+    /// `+44.6 MiB from model.py:40 (dot_general)`.
+    pub headlines: Vec<String>,
+    pub tables: Vec<ChangeTable>,
+}
+
+/// One grouping of a peak's change: the `top` largest changes, and how many more there are.
+pub struct ChangeTable {
+    pub title: &'static str,
+    pub header: [&'static str; 4],
+    pub rows: Vec<Vec<String>>,
+    pub more: Option<String>,
+}
+
+/// The columns of a [`ChangeTable`] that hold numbers.
+pub const CHANGE_NUMBERS: [usize; 3] = [0, 1, 2];
+
+pub fn group_change_tables(changes: &GroupChanges, top: usize) -> GroupChangeTables {
+    let headlines = changes
+        .by_source
+        .iter()
+        .take(HEADLINES)
+        .map(|delta| {
+            let op = delta.op_name.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
+            format!("{} from {}{op}", human_delta(delta.delta_bytes), file_name_and_line(&delta.key))
+        })
+        .collect();
     let groupings = [
         ("By source line", "Source line", &changes.by_source),
         ("By op name", "Op name", &changes.by_op_name),
         ("By category", "Category", &changes.by_category),
     ];
-    for (title, column, deltas) in groupings {
-        if deltas.is_empty() {
-            continue;
+    let tables = groupings
+        .into_iter()
+        .filter(|(_, _, deltas)| !deltas.is_empty())
+        .map(|(title, column, deltas)| ChangeTable {
+            title,
+            header: ["Delta", "Base", "New", column],
+            rows: deltas
+                .iter()
+                .take(top)
+                .map(|delta| {
+                    let key = if column == "Source line" { file_name_and_line(&delta.key) } else { delta.key.clone() };
+                    vec![human_delta(delta.delta_bytes), bytes(delta.base_bytes), bytes(delta.new_bytes), key]
+                })
+                .collect(),
+            more: (deltas.len() > top).then(|| {
+                let more = deltas.len() - top;
+                format!("{more} more changed {}.", if more == 1 { "group" } else { "groups" })
+            }),
+        })
+        .collect();
+    GroupChangeTables { headlines, tables }
+}
+
+/// A peak's change by source line, op name and category, before its buffers:
+/// `+44.6 MiB from model.py:40`.
+pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupChanges, top: usize) -> io::Result<()> {
+    let GroupChangeTables { headlines, tables } = group_change_tables(changes, top);
+    for line in &headlines {
+        let line = printable(line);
+        match flavor {
+            Flavor::Text => writeln!(out, "{line}")?,
+            Flavor::Markdown => writeln!(out, "- {line}")?,
         }
-        writeln!(out, "{title}:")?;
+    }
+    if !headlines.is_empty() {
+        writeln!(out)?;
+    }
+    for change_table in tables {
+        writeln!(out, "{}:", change_table.title)?;
         if flavor == Flavor::Markdown {
             writeln!(out)?;
         }
-        let mut t = table(flavor, &["Delta", "Base", "New", column]);
-        for delta in deltas.iter().take(top) {
-            let key = if column == "Source line" { file_name_and_line(&delta.key) } else { delta.key.clone() };
-            t.add_row(vec![human_delta(delta.delta_bytes), bytes(delta.base_bytes), bytes(delta.new_bytes), key]);
-        }
-        align_right(&mut t, &[0, 1, 2]);
+        let mut t = table(flavor, &change_table.header);
+        t.add_rows(change_table.rows);
+        align_right(&mut t, &CHANGE_NUMBERS);
         writeln!(out, "{t}")?;
-        if deltas.len() > top {
+        if let Some(more) = change_table.more {
             // A line right under a Markdown table would be read as one of its rows.
             if flavor == Flavor::Markdown {
                 writeln!(out)?;
             }
-            let more = deltas.len() - top;
-            writeln!(out, "{more} more changed {}.", if more == 1 { "group" } else { "groups" })?;
+            writeln!(out, "{more}")?;
         }
         writeln!(out)?;
     }

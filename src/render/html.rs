@@ -1,11 +1,18 @@
-//! The report as one self-contained HTML page: inline CSS and inline SVG
-//! charts, no script, no font and no network, so it opens anywhere and can be
-//! attached to a bug. It shows the same tables as the text report, and the
-//! charts of every module and memory space, device memory profile and allocator.
+//! The report as one self-contained HTML page: inline CSS, inline SVG charts
+//! and an inline script, no font and no network, so it opens anywhere and can
+//! be attached to a bug. It shows the same tables as the text report, and the
+//! charts of every module and memory space, device memory profile and
+//! allocator. With script off that is all; the script ([`SCRIPT`]) adds a
+//! module and memory-space selector, the live set at any point of a
+//! timeline (from [`PageData`]), sorting and filtering, and zoomable flame graphs.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 
-use super::escape::markup_within;
+use html_escape::encode_double_quoted_attribute;
+
+use super::escape::{markup_within, printable};
+use super::page_data::PageData;
 use super::svg::{self, shorten, ChartKind};
 use super::table::{bytes, plural, Flavor};
 use super::text::{
@@ -38,12 +45,40 @@ figure > svg { display: block; max-width: 100%; height: auto; border: 1px solid 
 .warning, .fail { color: #a00; }
 .pass { color: #070; }
 footer { margin-top: 3em; font-size: 0.8em; color: #666; }
+nav.explorer { position: sticky; top: 0; z-index: 2; background: #fff; border-bottom: 1px solid #ccc; padding: 0.5em 0; font-size: 0.9em; }
+nav.explorer select.module { max-width: 28em; }
+nav.explorer .every { color: #555; }
+.live-panel { border: 1px solid #ddd; padding: 0.25em 0.75em 0.75em; margin: 1em 0; background: #fcfcfc; }
+.live-panel h3 { margin: 0.5em 0 0.25em; }
+.live-help { color: #555; font-size: 0.85em; margin: 0.2em 0; }
+.live-controls { display: flex; gap: 0.5em; align-items: center; }
+.live-controls input.point { flex: 1; }
+.live-title { font-weight: bold; }
+.live-panel td.wrap { overflow-wrap: anywhere; }
+.table-tools { display: flex; gap: 0.5em; margin-top: 0.5em; }
+.table-tools input { min-width: 20em; }
+th.sortable { cursor: pointer; }
+th[data-sorted=descending]::after { content: \" ▼\"; }
+th[data-sorted=ascending]::after { content: \" ▲\"; }
+tr.hl td { background: #fff1b8; }
+tr.rest td, tr.summary td { color: #555; }
+svg.pointable { cursor: crosshair; }
+svg line.cursor { stroke: #c80000; stroke-width: 1.5; pointer-events: none; }
+svg.picking rect[data-buffer] { opacity: 0.25; }
+svg.picking rect[data-buffer].live { opacity: 1; }
+svg rect[data-buffer].hl { opacity: 1; stroke: #000; stroke-width: 2; }
+.flame-tools { display: flex; gap: 0.5em; align-items: center; margin-bottom: 0.25em; font-size: 0.9em; }
 ";
 
 /// Text from the report as the page shows it: control characters escaped,
 /// HTML-escaped, and at most [`MAX_TEXT_BYTES`] long.
 pub(super) fn text(text: &str) -> String {
     markup_within(text, MAX_TEXT_BYTES)
+}
+
+/// Text from the report in an attribute: as [`text`], its quotes escaped too.
+fn attribute(text: &str) -> String {
+    encode_double_quoted_attribute(&printable(&shorten(text, MAX_LABEL_CHARS))).into_owned()
 }
 
 /// The page up to its heading, and the warnings.
@@ -62,12 +97,58 @@ pub(super) fn foot(out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "<footer>Written by xmem {}.</footer>\n</body>\n</html>", env!("CARGO_PKG_VERSION"))
 }
 
-/// The page of `report`, with what its [`ChartPlan`] charts: a section per
-/// memory space, device memory profile and allocator charted, one chart for
-/// the peaks of the rest.
+/// The page's script; see the module's documentation.
+const SCRIPT: &str = include_str!("page.js");
+
+/// The data for the page's script, then the script: last, so that the page
+/// reads whole before it runs.
+pub(super) fn script(out: &mut dyn Write, data: &PageData) -> io::Result<()> {
+    data.write(out)?;
+    // The script holds no `</script`; the test of the page checks it.
+    writeln!(out, "<script>\n{SCRIPT}</script>")
+}
+
+/// Section ids, each given once: two inputs can hold modules of the same name and id.
+#[derive(Debug, Default)]
+pub(super) struct SectionIds {
+    given: HashSet<String>,
+}
+
+impl SectionIds {
+    /// `name` made fit for an id (and a link), with `-2`, `-3`… when already given.
+    pub(super) fn give(&mut self, name: &str) -> String {
+        let base: String =
+            name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        let mut id = base.clone();
+        let mut n = 1;
+        while !self.given.insert(id.clone()) {
+            n += 1;
+            id = format!("{base}-{n}");
+        }
+        id
+    }
+}
+
+/// The page of `report`, with what its [`ChartPlan`] shows: a section per
+/// memory space, device memory profile and allocator it charts (and the
+/// figures of memory spaces with nothing live), one chart for the peaks of the rest.
 pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()> {
     let plan = ChartPlan::of(report, top);
     head(out, &format!("xmem report: {}", report.inputs.join(", ")), &report.warnings)?;
+    let mut ids = SectionIds::default();
+    // Per module, the ids of its sections: one per memory space shown, or one for a module that has none.
+    let module_ids: Vec<Vec<Option<String>>> = report
+        .modules
+        .iter()
+        .enumerate()
+        .map(|(m, module)| match module.problem {
+            Some(_) => vec![plan.shows_problem(m).then(|| ids.give(&section_name(module, None)))],
+            None => (module.memory_spaces.iter().enumerate())
+                .map(|(s, space)| plan.shows_space(m, s).then(|| ids.give(&section_name(module, Some(space)))))
+                .collect(),
+        })
+        .collect();
+    let mut data = PageData::new(top);
     for note in &report.notes {
         writeln!(out, "<p>{}</p>", text(note))?;
     }
@@ -79,13 +160,12 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
         let anchors: Vec<Option<String>> = report
             .modules
             .iter()
-            .enumerate()
-            .flat_map(|(m, module)| match module.problem {
-                Some(_) => vec![plan.shows_problem(m).then(|| section_id(module, None))],
-                None => (module.memory_spaces.iter().enumerate())
-                    .filter(|(_, space)| !space.is_unused())
-                    .map(|(s, space)| plan.shows_space(m, s).then(|| section_id(module, Some(space))))
-                    .collect(),
+            .zip(&module_ids)
+            .flat_map(|(m, ids)| match m.problem {
+                Some(_) => ids.clone(),
+                None => {
+                    m.memory_spaces.iter().zip(ids).filter(|(s, _)| !s.is_unused()).map(|(_, id)| id.clone()).collect()
+                }
             })
             .collect();
         let listed = rows.len().min(MAX_SUMMARY_ROWS);
@@ -106,8 +186,8 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     if let Some(not_charted) = &plan.not_charted {
         figure(out, ChartKind::Summary, &svg::summary::draw(report, not_charted)?)?;
     }
-    for (m, module) in report.modules.iter().enumerate() {
-        write_module(out, &plan, m, module)?;
+    for (m, (module, ids)) in report.modules.iter().zip(&module_ids).enumerate() {
+        write_module(out, &plan, m, module, ids, &mut data)?;
     }
     for (i, snapshot) in report.device_memory.iter().enumerate() {
         if plan.charts_device_memory(i) {
@@ -116,38 +196,62 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     }
     for (i, allocator) in report.allocators.iter().enumerate() {
         if plan.charts_allocator(i) {
-            write_allocator(out, allocator, top)?;
+            let id = ids.give(&format!("allocator-{}-{}", allocator.host, allocator.name));
+            write_allocator(out, allocator, &id, top, &mut data)?;
         }
     }
+    script(out, &data)?;
     foot(out)
 }
 
-fn write_module(out: &mut dyn Write, plan: &ChartPlan, m: usize, module: &ModuleReport) -> io::Result<()> {
+/// A module's sections, those the plan shows (with `ids`), then its notes and hints.
+fn write_module<'r>(
+    out: &mut dyn Write,
+    plan: &ChartPlan,
+    m: usize,
+    module: &'r ModuleReport,
+    ids: &[Option<String>],
+    data: &mut PageData<'r>,
+) -> io::Result<()> {
     if let Some(problem) = &module.problem {
-        if !plan.shows_problem(m) {
-            return Ok(());
-        }
-        writeln!(out, "<section>\n<h2 id=\"{}\">{}</h2>", section_id(module, None), text(&module.display_name()))?;
+        let Some(id) = ids.first().and_then(Option::as_deref) else { return Ok(()) };
+        writeln!(
+            out,
+            "<section>\n<h2 id=\"{id}\"{}>{}</h2>",
+            module_attributes(module, None),
+            text(&module.display_name())
+        )?;
         return writeln!(out, "<p>{}</p>\n</section>", text(problem));
     }
     if !plan.shows_module(m) {
         return Ok(());
     }
-    for (s, space) in module.memory_spaces.iter().enumerate() {
-        if plan.shows_space(m, s) {
-            write_space(out, module, space, plan.space_charts(m, s), plan)?;
+    for (s, (space, id)) in module.memory_spaces.iter().zip(ids).enumerate() {
+        if let Some(id) = id {
+            write_space(out, module, space, id, plan.space_charts(m, s), plan)?;
+            data.add_space(id, None, space);
         }
     }
     write_module_hints(out, module)
 }
 
-/// The id of a module's section (its memory space's, when given), for the summary's links.
-fn section_id(module: &ModuleReport, space: Option<&MemorySpaceReport>) -> String {
-    let mut id = format!("module-{}({})", shorten(&module.name, MAX_LABEL_CHARS), module.program_id);
+/// What a module's section is named after, before it is made an id.
+fn section_name(module: &ModuleReport, space: Option<&MemorySpaceReport>) -> String {
+    let mut name = format!("module-{}({})", shorten(&module.name, MAX_LABEL_CHARS), module.program_id);
     if let Some(space) = space {
-        id.push_str(&format!("-color-{}-trace-{}", space.color, space.trace_index.map_or(-1, |t| t as i64)));
+        name.push_str(&format!("-color-{}-trace-{}", space.color, space.trace_index.map_or(-1, |t| t as i64)));
     }
-    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+    name
+}
+
+/// The attributes by which the page's script lists a section in its
+/// selector: the module, the memory space, and its peak.
+fn module_attributes(module: &ModuleReport, space: Option<&MemorySpaceReport>) -> String {
+    let mut attributes = format!(" data-module=\"{}\"", attribute(&module.display_name()));
+    if let Some(space) = space {
+        attributes.push_str(&format!(" data-space=\"{}\" data-peak=\"{}\"", attribute(&space.name), space.peak_bytes));
+    }
+    attributes
 }
 
 /// A table whose first column links to the section of each row that has one.
@@ -206,15 +310,22 @@ fn write_space_extras(out: &mut dyn Write, space: &MemorySpaceReport, top: usize
     Ok(())
 }
 
+/// A module's notes and hints, after its sections; marked with the module,
+/// so that the script shows them with the module.
 fn write_module_hints(out: &mut dyn Write, module: &ModuleReport) -> io::Result<()> {
+    let of = attribute(&module.display_name());
     for note in &module.notes {
-        writeln!(out, "<p>Note: {}</p>", text(note))?;
+        writeln!(out, "<p data-notes-of=\"{of}\">Note: {}</p>", text(note))?;
     }
     if module.donation_candidates.is_empty() {
         return Ok(());
     }
     let lines: Vec<String> = module.donation_candidates.iter().map(attribution::donation_line).collect();
-    writeln!(out, "<div class=\"hints\">\n<h3>{}: what to change</h3>", text(&module.display_name()))?;
+    writeln!(
+        out,
+        "<div class=\"hints\" data-notes-of=\"{of}\">\n<h3>{}: what to change</h3>",
+        text(&module.display_name())
+    )?;
     list(out, &attribution::donation_title(module), &lines)?;
     writeln!(out, "</div>")
 }
@@ -231,12 +342,13 @@ fn write_space(
     out: &mut dyn Write,
     module: &ModuleReport,
     space: &MemorySpaceReport,
+    id: &str,
     charts: &[ChartKind],
     plan: &ChartPlan,
 ) -> io::Result<()> {
     let top = plan.top;
-    let (id, heading) = (section_id(module, Some(space)), space_heading(module, space));
-    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>\n<dl>", text(&heading))?;
+    let (attributes, heading) = (module_attributes(module, Some(space)), space_heading(module, space));
+    writeln!(out, "<section>\n<h2 id=\"{id}\"{attributes}>{}</h2>\n<dl>", text(&heading))?;
     for (label, value) in space_facts(space) {
         writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
     }
@@ -288,8 +400,15 @@ fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, plan: &
     writeln!(out, "</section>")
 }
 
-fn write_allocator(out: &mut dyn Write, allocator: &AllocatorReport, top: usize) -> io::Result<()> {
-    writeln!(out, "<section>\n<h2>{}</h2>\n<dl>", text(&allocator_heading(allocator)))?;
+fn write_allocator<'r>(
+    out: &mut dyn Write,
+    allocator: &'r AllocatorReport,
+    id: &str,
+    top: usize,
+    data: &mut PageData<'r>,
+) -> io::Result<()> {
+    data.add_allocator(id, allocator);
+    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>\n<dl>", text(&allocator_heading(allocator)))?;
     for (label, value) in allocator_facts(allocator) {
         writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
     }
@@ -362,4 +481,19 @@ fn raw_table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric
         writeln!(out, "</tr>")?;
     }
     writeln!(out, "</table>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SectionIds;
+
+    #[test]
+    fn section_ids_are_given_once_and_fit_a_link() {
+        let mut ids = SectionIds::default();
+        assert_eq!(ids.give("module-jit_step(22)"), "module-jit_step_22_");
+        // The same module from a second input, and a name that only differs in what an id cannot hold.
+        assert_eq!(ids.give("module-jit_step(22)"), "module-jit_step_22_-2");
+        assert_eq!(ids.give("module-jit_step[22]"), "module-jit_step_22_-3");
+        assert_eq!(ids.give("allocator-vm-GPU_0_bfc"), "allocator-vm-GPU_0_bfc");
+    }
 }

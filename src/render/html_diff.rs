@@ -1,19 +1,23 @@
 //! `xmem diff --format html`: the page a CI job attaches to a pull request.
 //! The verdict first, the peaks that changed, then for each changed memory
-//! space its heap in both runs drawn over each other and the buffers behind
-//! the change, and the allocators. Self-contained, like the report page.
+//! space its heap in both runs drawn over each other, the change by source
+//! line, op name and category, and the buffers behind it, and the
+//! allocators. Self-contained, like the report page, with the same script:
+//! the live set of either run at any point of the shared timeline.
 
 use std::io::{self, Write};
 
+use super::attribution::{group_change_tables, CHANGE_NUMBERS};
 use super::diff::{
     self as text_diff, ALLOCATOR_HEADER, ALLOCATOR_NUMBERS, BUFFER_HEADER, BUFFER_NUMBERS, PEAK_HEADER, PEAK_NUMBERS,
 };
-use super::html::{figure, foot, head, table, text};
+use super::html::{figure, foot, head, script, table, text, SectionIds};
+use super::page_data::PageData;
 use super::svg::{timeline, ChartKind};
 use crate::analysis::{MemorySpaceReport, Report};
-use crate::diff::{Change, Diff, PeakDiff, Verdict};
+use crate::diff::{Change, Diff, MemorySpaceDiff, PeakDiff, Verdict};
 
-pub fn write(out: &mut dyn Write, diff: &Diff, base: &Report, new: &Report, top: usize) -> io::Result<()> {
+pub fn write<'r>(out: &mut dyn Write, diff: &Diff, base: &'r Report, new: &'r Report, top: usize) -> io::Result<()> {
     let title = format!("xmem diff: {} → {}", diff.base_inputs.join(", "), diff.new_inputs.join(", "));
     head(out, &title, &diff.warnings)?;
     let class = if diff.verdict == Verdict::Pass { "pass" } else { "fail" };
@@ -32,14 +36,22 @@ pub fn write(out: &mut dyn Write, diff: &Diff, base: &Report, new: &Report, top:
     }
     writeln!(out, "<p>{}</p>", text(&text_diff::unchanged_text(rows.len(), unchanged)))?;
     let changed = diff.modules.iter().filter(|s| s.peak.delta.change != Change::Unchanged);
+    let (mut ids, mut data) = (SectionIds::default(), PageData::new(top));
     for space in changed.take(top) {
         let heading = text_diff::space_change_heading(space);
-        writeln!(out, "<section>\n<h2>{}</h2>", text(&heading))?;
+        let id = ids.give(&format!("change-{heading}"));
+        writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>", text(&heading))?;
         let (base_space, new_space) = (find(base, &space.peak, Side::Base), find(new, &space.peak, Side::New));
         match timeline::overlay(&heading, base_space, new_space)? {
             Some(chart) => figure(out, ChartKind::Overlay, &chart)?,
             None => writeln!(out, "<p>No heap-simulator events in either run: no timeline to draw.</p>")?,
         }
+        for (run, side) in [("base", base_space), ("new", new_space)] {
+            if let Some(side) = side {
+                data.add_space(&id, Some(run), side);
+            }
+        }
+        write_group_changes(out, space, top)?;
         if !space.buffers.is_empty() {
             writeln!(out, "<h3>{}</h3>", text(&text_diff::buffers_title(space, top)))?;
             table(out, &BUFFER_HEADER, &text_diff::buffer_rows(space, top, " → "), &BUFFER_NUMBERS)?;
@@ -53,7 +65,28 @@ pub fn write(out: &mut dyn Write, diff: &Diff, base: &Report, new: &Report, top:
     if !diff.device_memory.is_empty() {
         writeln!(out, "<p>Device memory profiles are compared in the text, Markdown and JSON output.</p>")?;
     }
+    script(out, &data)?;
     foot(out)
+}
+
+/// The change by source line, op name and category, as the text and Markdown lead with it.
+fn write_group_changes(out: &mut dyn Write, space: &MemorySpaceDiff, top: usize) -> io::Result<()> {
+    let tables = group_change_tables(&space.groups, top);
+    if !tables.headlines.is_empty() {
+        writeln!(out, "<ul class=\"headlines\">")?;
+        for line in &tables.headlines {
+            writeln!(out, "<li>{}</li>", text(line))?;
+        }
+        writeln!(out, "</ul>")?;
+    }
+    for change_table in tables.tables {
+        writeln!(out, "<h3>{}</h3>", text(change_table.title))?;
+        table(out, &change_table.header, &change_table.rows, &CHANGE_NUMBERS)?;
+        if let Some(more) = change_table.more {
+            writeln!(out, "<p>{}</p>", text(&more))?;
+        }
+    }
+    Ok(())
 }
 
 enum Side {

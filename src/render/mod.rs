@@ -9,6 +9,7 @@ pub mod html_diff;
 pub mod json;
 pub mod list;
 pub mod oom;
+pub mod page_data;
 pub mod pprof_export;
 pub mod svg;
 pub mod table;

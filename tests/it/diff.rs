@@ -441,3 +441,41 @@ fn pytorch_xla_graphs_of_two_model_sizes_pair_by_role() {
             ));
     }
 }
+
+/// The HTML page leads each changed peak with its change by source line and
+/// op name, as the text and Markdown do: the changed groups of the main
+/// module, whose changes add up to the change of the oracles' peaks, each a
+/// row of its table.
+#[test]
+fn the_html_diff_shows_the_change_by_source_line_and_op_name() {
+    let json = diff_json(&[BASE, NEW]);
+    let output = xmem().args(["diff", BASE, NEW, "--format", "html"]).output().unwrap();
+    let html = String::from_utf8(output.stdout).unwrap();
+    let main = json["modules"].as_array().unwrap().iter().find(|m| m["name"] == MAIN_MODULE).unwrap();
+    let (base_peaks, new_peaks) = (oracle_peaks("pair_base"), oracle_peaks("pair_new"));
+    let key = (MAIN_MODULE.to_string(), 40);
+    let section = html
+        .split_once(&format!(">{MAIN_MODULE}(40) · hbm: "))
+        .and_then(|(_, rest)| rest.split_once("</section>"))
+        .map(|(section, _)| section)
+        .expect("a section for the main module");
+    let human = |bytes: i64| xmem::units::human_bytes(bytes as u64);
+    for (grouping, column) in [("by_source", "Source line"), ("by_op_name", "Op name")] {
+        let groups = main["groups"][grouping].as_array().unwrap();
+        let delta = groups.iter().map(|g| g["delta_bytes"].as_i64().unwrap()).sum::<i64>();
+        assert_eq!(delta, new_peaks[&key] - base_peaks[&key], "{grouping}");
+        assert!(section.contains(&format!("<th>Delta</th><th>Base</th><th>New</th><th>{column}</th>")), "{column}");
+        for group in groups.iter().take(20) {
+            let key = group["key"].as_str().unwrap();
+            let shown = if column == "Source line" { key.rsplit('/').next().unwrap() } else { key };
+            let row = format!(
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                human(group["base_bytes"].as_i64().unwrap()),
+                human(group["new_bytes"].as_i64().unwrap()),
+                html_escape::encode_text(shown).replace('/', "/<wbr>"),
+            );
+            assert!(section.contains(&row), "{grouping}: no row {row}");
+        }
+    }
+    assert!(section.contains("<li>+11.0 MiB from wl_pair_mlp.py:40 (jit(wide_mlp_step)/add)</li>"));
+}

@@ -72,9 +72,11 @@ fn draw(caption: &str, icicle: Option<Icicle>) -> io::Result<Option<String>> {
     Ok(Some(static_chart(&svg, &caption)))
 }
 
-/// inferno's SVG made fit to inline in a page without script: no XML
-/// prologue, no script or the controls that need it (search, zoom), and its
-/// style rules scoped to the chart so they do not restyle the page.
+/// inferno's SVG made fit to inline in a page, several to a page: no XML
+/// prologue, no script or the controls that need it (the page's own script
+/// zooms and searches every chart), its ids made classes so that no id
+/// repeats in the page, and its style rules scoped to the chart so they do
+/// not restyle the page.
 fn static_chart(svg: &str, caption: &str) -> String {
     let mut svg = svg.find("<svg").map_or(svg, |start| &svg[start..]).to_string();
     cut(&mut svg, "<script", "</script>");
@@ -82,7 +84,8 @@ fn static_chart(svg: &str, caption: &str) -> String {
         cut(&mut svg, &format!("<text id=\"{control}\""), "</text>");
     }
     // A plain background instead of inferno's gradient, which a page would reach by url().
-    let svg = svg.replace("fill=\"url(#background)\"", "fill=\"#f8f8f8\"");
+    cut(&mut svg, "<defs>", "</defs>");
+    let svg = svg.replace("fill=\"url(#background)\"", "fill=\"#f8f8f8\"").replace(" id=\"", " class=\"");
     let svg = svg.replacen(" onload=\"init(evt)\"", "", 1).replacen("<svg ", "<svg class=\"flame\" ", 1);
     // The caption as the chart's own title, first, as every chart of xmem has it.
     let svg = match svg.find('>') {
@@ -101,11 +104,13 @@ fn cut(text: &mut String, start: &str, end: &str) {
     }
 }
 
-/// `#title { … }` becomes `svg.flame #title { … }`; inferno writes one style rule per line.
+/// `#title { … }` becomes `svg.flame .title { … }`, as the ids became
+/// classes; inferno writes one style rule per line.
 fn scope_rule(line: &str) -> String {
     match line.split_once('{') {
         Some((selectors, rest)) if !selectors.contains('<') && !selectors.trim().is_empty() => {
-            let scoped: Vec<String> = selectors.split(',').map(|s| format!("svg.flame {}", s.trim())).collect();
+            let scoped: Vec<String> =
+                selectors.split(',').map(|s| format!("svg.flame {}", s.trim().replace('#', "."))).collect();
             format!("{} {{{rest}", scoped.join(", "))
         }
         _ => line.to_string(),

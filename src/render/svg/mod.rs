@@ -249,14 +249,47 @@ pub struct Marks {
 impl Marks {
     /// A filled box; at least one pixel each way, so a small buffer stays visible.
     pub fn rect(&mut self, corner: (i32, i32), opposite: (i32, i32), fill: RGBColor, tooltip: &str) {
+        self.rect_with(corner, opposite, fill, tooltip, "");
+    }
+
+    /// A box for one logical buffer, which the page's script finds by its id
+    /// to mark it when the buffer is live at the point the reader picked.
+    pub fn buffer_rect(
+        &mut self,
+        corner: (i32, i32),
+        opposite: (i32, i32),
+        fill: RGBColor,
+        tooltip: &str,
+        logical_buffer_id: i64,
+    ) {
+        self.rect_with(corner, opposite, fill, tooltip, &format!(" data-buffer=\"{logical_buffer_id}\""));
+    }
+
+    fn rect_with(&mut self, corner: (i32, i32), opposite: (i32, i32), fill: RGBColor, tooltip: &str, attributes: &str) {
         let (x, y) = (corner.0.min(opposite.0), corner.1.min(opposite.1));
         let width = (corner.0 - opposite.0).abs().max(1);
         let height = (corner.1 - opposite.1).abs().max(1);
         let _ = writeln!(
             self.elements,
-            r#"<rect x="{x}" y="{y}" width="{width}" height="{height}" fill="{}"><title>{}</title></rect>"#,
+            r#"<rect{attributes} x="{x}" y="{y}" width="{width}" height="{height}" fill="{}"><title>{}</title></rect>"#,
             palette::css(fill),
             tooltip_text(tooltip)
+        );
+    }
+
+    /// The plot area, from `left_bottom` to `right_top` in pixels, spanning
+    /// `x` in the chart's x values: how the page's script turns a pointer
+    /// position into a point of the timeline. Invisible; draws nothing.
+    pub fn plot_area(&mut self, left_bottom: (i32, i32), right_top: (i32, i32), x: Range<i64>) {
+        let _ = writeln!(
+            self.elements,
+            r#"<rect class="plot-area" x="{}" y="{}" width="{}" height="{}" fill="none" data-x-from="{}" data-x-to="{}"/>"#,
+            left_bottom.0,
+            right_top.1,
+            (right_top.0 - left_bottom.0).max(1),
+            (left_bottom.1 - right_top.1).max(1),
+            x.start,
+            x.end
         );
     }
 

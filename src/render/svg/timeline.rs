@@ -51,12 +51,13 @@ pub fn overlay(
     let scale = ByteScale::for_max(y_max);
     let last = runs.iter().filter_map(|(_, _, t)| t.x.last().copied()).max().unwrap_or(0).max(1);
     let y_description = format!("heap ({})", scale.unit());
+    let y_top = scale.of(y_max).max(1.0) * 1.15;
     let frame = Frame {
         caption,
         x_description: PROGRAM_ORDER,
         y_description: &y_description,
         x: 0.0..last as f64,
-        y: 0.0..scale.of(y_max).max(1.0) * 1.15,
+        y: 0.0..y_top,
         y_ticks: true,
         x_label: &count_label,
         y_label: &number_label,
@@ -64,6 +65,7 @@ pub fn overlay(
         secondary: None,
     };
     render(frame, HEIGHT, |chart, marks| {
+        marks.plot_area(chart.backend_coord(&(0.0, 0.0)), chart.backend_coord(&(last as f64, y_top)), 0..last);
         // The new run first, so the baseline's line stays visible over it.
         for (name, color, timeline) in runs.iter().rev() {
             // The heap is the top band: always-live plus temporaries.
@@ -226,6 +228,9 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
         }
         let y_top = scale.of(timeline.y_max).max(1.0) * headroom;
+        let (left_bottom, right_top) =
+            (chart.backend_coord(&(to_axis(first), 0.0)), chart.backend_coord(&(to_axis(last), y_top)));
+        marks.plot_area(left_bottom, right_top, first..last);
         // Step names in their row under the legend, where there is room for them.
         let mut last_named: Option<i32> = None;
         for (x, name) in &timeline.boundaries {
