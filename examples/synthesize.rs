@@ -2,13 +2,15 @@
 //! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
 //! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
 //! each shape's name, file name, smallest benchmark size and xmem command;
-//! `synthesize bound BYTES` the most a shape's charts or page may take).
+//! `synthesize bound BYTES` the most a shape's charts or page may take),
+//! `synthesize torch ENTRIES OUT.pickle` (bench/torch_snapshot.sh).
 
 #[path = "../benches/support/synthetic.rs"]
 mod synthetic;
 
 const USAGE: &str =
-    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize shape [NAME N OUT] | synthesize bound BYTES";
+    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize shape [NAME N OUT] \
+                     | synthesize bound BYTES | synthesize torch ENTRIES OUT.pickle";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,6 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::fs::write(out, (shape.generate)(n.parse()?))?;
         }
         [bound, input_bytes] if bound == "bound" => println!("{}", synthetic::output_bound(input_bytes.parse()?)),
+        [torch, entries, out] if torch == "torch" => std::fs::write(out, synthetic::torch_snapshot(entries.parse()?))?,
         [shape] if shape == "shape" => {
             for shape in synthetic::HOSTILE_SHAPES {
                 println!("{} {} {} {}", shape.name, shape.file_name, shape.bench_n, shape.args.join(" "));

@@ -27,6 +27,8 @@ PROFILE = FIXTURES / "profiles" / "mlp_train" / "profile"
 PAIR_BASE = FIXTURES / "profiles" / "pair_base" / "profile"
 PAIR_NEW = FIXTURES / "profiles" / "pair_new" / "profile"
 DEVICE_MEMORY = FIXTURES / "pprof" / "pair_base" / "device_memory_after_training.prof"
+TORCH_SNAPSHOT = FIXTURES / "torch" / "h200" / "oom.pickle.gz"
+TORCH_RING = FIXTURES / "torch" / "h200" / "ring.pickle.gz"
 ALLOCATORS = FIXTURES / "profiles" / "tf_keras_fit" / "profile"
 OOM_LOGS = sorted((FIXTURES / "oom-logs").glob("*.txt")) + sorted((FIXTURES / "oom-logs-extra").glob("*.txt"))
 
@@ -67,6 +69,8 @@ def test_version_is_the_binarys_and_the_packages():
     [
         ["report", PROFILE, "--top", "3"],
         ["report", DEVICE_MEMORY, "--format", "markdown"],
+        ["report", TORCH_SNAPSHOT, "--top", "3"],
+        ["diff", TORCH_RING, TORCH_SNAPSHOT, "--fail-if-peak-grows", "10%"],
         ["list", PROFILE, "--format", "json"],
         ["diff", PAIR_BASE, PAIR_NEW, "--fail-if-peak-grows", "0%"],
         ["oom", OOM_LOGS[0]],
@@ -95,8 +99,9 @@ def test_installed_command_is_the_binary(args):
         ([DEVICE_MEMORY], {}),
         ([ALLOCATORS], {}),
         ([PAIR_BASE, DEVICE_MEMORY], {}),
+        ([TORCH_SNAPSHOT], {}),
     ],
-    ids=["profile", "module+space", "device-memory", "allocators", "two-inputs"],
+    ids=["profile", "module+space", "device-memory", "allocators", "two-inputs", "torch-snapshot"],
 )
 def test_report_is_the_commands_json(inputs, options):
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in options.items()]

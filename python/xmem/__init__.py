@@ -78,6 +78,17 @@ class Report(_Output):
     - ``device_memory``: one per JAX device memory profile: ``total_bytes``,
       ``devices`` (bytes per device and kind) and ``top_sites`` (the Python
       functions that hold the most bytes).
+    - ``torch_snapshots``: one per device of each PyTorch memory snapshot
+      (``torch.cuda.memory._dump_snapshot``): ``device`` (``cuda:0``, or
+      ``host`` for pinned memory), ``peak_bytes`` and ``peak_time_us`` (the
+      most bytes active at once, replayed from the allocator's trace: PyTorch's
+      ``active_bytes.all.peak``), ``live_at_end_bytes``, ``reserved_bytes``,
+      ``at_peak`` (every block live at the peak: ``size_bytes``,
+      ``requested_bytes``, ``user_frame``, ``frames``),
+      ``at_peak_by_user_frame``, ``segments`` (reserved, free, largest free
+      block, expandable segments) and ``oom`` (``None``, or the failure:
+      ``requested_bytes``, ``device_free_bytes``, ``live_bytes``, ``cause``,
+      ``explanation``, ``at_oom`` by user frame).
     - ``warnings`` and ``notes``: what could not be read, and facts about
       the input as a whole.
 
@@ -113,8 +124,10 @@ class Diff(_Output):
       ``base_peak_bytes``, ``new_peak_bytes``, ``delta_bytes``,
       ``delta_ratio`` and ``buffers`` (the buffers at the peaks that changed,
       with ``base_bytes``, ``new_bytes`` and ``delta_bytes``).
-    - ``allocators`` and ``device_memory``: the same for allocator peaks and
-      JAX device memory profiles; ``warnings``.
+    - ``allocators``, ``device_memory`` and ``torch_snapshots``: the same for
+      allocator peaks, JAX device memory profiles and the devices of PyTorch
+      memory snapshots (``owners``: what grew at the peak, by user frame);
+      ``warnings``.
 
     In a notebook it displays as the Markdown output.
     """

@@ -62,6 +62,8 @@ pub enum ChartKind {
     Overlay,
     /// An icicle graph of the live set at the peak, by stack.
     Flame,
+    /// A PyTorch snapshot's peak by user frame.
+    UserFrames,
     /// The peaks of what is not charted one by one.
     Summary,
 }
@@ -76,6 +78,7 @@ impl ChartKind {
             ChartKind::Sites => "sites",
             ChartKind::Overlay => "overlay",
             ChartKind::Flame => "flame",
+            ChartKind::UserFrames => "user-frames",
             ChartKind::Summary => "summary",
         }
     }

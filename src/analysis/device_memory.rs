@@ -72,7 +72,7 @@ pub struct Site {
     pub cum_count: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct StackFrame {
     /// Shared with the snapshot's function: a stack of a million frames
     /// copies no text.

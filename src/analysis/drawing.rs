@@ -10,6 +10,7 @@ use super::allocator_timeline::AllocatorReport;
 use super::chart_plan::{
     shorten, MAX_ICICLE_FRAMES, MAX_LABEL_CHARS, MAX_LIFETIME_BOXES, MAX_STACK_FRAMES, MAX_STEP_BOUNDARIES,
 };
+use super::torch_snapshot::{Allocation, FrameGroup, TorchSnapshotReport};
 use super::{sum_bytes, Lifetime, MemorySpaceReport};
 use crate::units::{human_bytes, milliseconds};
 
@@ -20,6 +21,8 @@ pub enum XAxis {
     ProgramOrder,
     /// Picoseconds, as profiles time their events.
     Picoseconds,
+    /// Entries of an allocator's trace, in order.
+    TraceEntries,
 }
 
 /// Bytes over an ordered x axis: stacked bands, lines over them and the peak.
@@ -210,6 +213,75 @@ fn step_boundaries(allocator: &AllocatorReport) -> Vec<(i64, String)> {
     let later = allocator.steps.get(1..).unwrap_or_default();
     let every = later.len().div_ceil(MAX_STEP_BOUNDARIES).max(1);
     later.iter().step_by(every).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect()
+}
+
+/// A PyTorch snapshot's active memory over its trace: the largest user
+/// frames at the peak stacked as bands (the rest on top), the reserved
+/// memory as a line, and the peak. `None` when there is no trace.
+pub fn torch_timeline(report: &TorchSnapshotReport) -> Option<Timeline> {
+    let series = &report.timeline;
+    if series.entry.is_empty() {
+        return None;
+    }
+    let mut lower = vec![0i64; series.entry.len()];
+    let bands = series
+        .bands
+        .iter()
+        .map(|band| {
+            for (edge, bytes) in lower.iter_mut().zip(&band.bytes) {
+                *edge = edge.saturating_add(*bytes);
+            }
+            Series { name: band.label.clone(), values: lower.clone() }
+        })
+        .collect();
+    let y_max = series.reserved_bytes.iter().chain(&series.active_bytes).copied().max().unwrap_or(0);
+    Some(Timeline {
+        x_axis: XAxis::TraceEntries,
+        x: series.entry.iter().map(|&entry| entry as i64).collect(),
+        bands,
+        lines: vec![Series { name: "reserved".to_string(), values: series.reserved_bytes.clone() }],
+        fractions: Vec::new(),
+        peak: PeakMark {
+            x: report.peak_entry.map_or(0, |entry| entry as i64),
+            bytes: report.peak_bytes,
+            what: report.peak_owner.as_ref().map(|owner| owner.label()),
+            position: report.peak_entry.map_or_else(|| "the start".to_string(), |entry| format!("entry {entry}")),
+        },
+        y_max,
+        holds_until_next: true,
+        boundaries: Vec::new(),
+    })
+}
+
+/// One owner of a PyTorch snapshot's peak with its largest blocks, as a bar draws them.
+#[derive(Debug)]
+pub struct OwnerBlocks<'a> {
+    pub group: &'a FrameGroup,
+    /// Largest first.
+    pub blocks: Vec<&'a Allocation>,
+    /// The owner's other blocks, summed.
+    pub rest_bytes: i64,
+}
+
+/// The `top` largest owners of a snapshot's peak, each with its `max_blocks` largest blocks.
+pub fn torch_peak_owners(report: &TorchSnapshotReport, top: usize, max_blocks: usize) -> Vec<OwnerBlocks<'_>> {
+    let mut owners: Vec<OwnerBlocks> = report
+        .at_peak_by_user_frame
+        .iter()
+        .take(top)
+        .map(|group| OwnerBlocks { group, blocks: Vec::new(), rest_bytes: 0 })
+        .collect();
+    // `at_peak` is largest first, so each owner's first blocks are its largest.
+    for allocation in &report.at_peak {
+        if let Some(owner) = owners.iter_mut().find(|o| o.group.owner == allocation.owner) {
+            if owner.blocks.len() < max_blocks {
+                owner.blocks.push(allocation);
+            } else {
+                owner.rest_bytes = owner.rest_bytes.saturating_add(allocation.size_bytes);
+            }
+        }
+    }
+    owners
 }
 
 /// The simulated buffers of a memory space as boxes: x from the heap point

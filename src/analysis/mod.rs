@@ -10,6 +10,7 @@ pub mod drawing;
 pub mod heap_simulation;
 pub mod hints;
 pub mod select;
+pub mod torch_snapshot;
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ pub use allocator_timeline::{AllocationRow, AllocatorReport};
 
 use crate::model::{Capture, Module};
 use device_memory::DeviceMemoryReport;
+use torch_snapshot::TorchSnapshotReport;
 
 /// Adds byte counts without overflowing: sizes come from files, and a
 /// corrupt one must not wrap a total around or panic.
@@ -39,6 +41,8 @@ pub struct Report {
     pub device_memory: Vec<DeviceMemoryReport>,
     /// By host, then by name.
     pub allocators: Vec<AllocatorReport>,
+    /// One per device of each PyTorch memory snapshot among the inputs.
+    pub torch_snapshots: Vec<TorchSnapshotReport>,
     pub warnings: Vec<String>,
     /// Facts about the input as a whole, e.g. that a profile has no allocator events.
     pub notes: Vec<String>,
@@ -51,6 +55,7 @@ impl Report {
     pub fn nothing_usable(&self) -> Option<String> {
         if !self.device_memory.is_empty()
             || !self.allocators.is_empty()
+            || !self.torch_snapshots.is_empty()
             || self.modules.iter().any(|m| m.problem.is_none())
         {
             return None;
@@ -372,6 +377,10 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
             .filter_map(|c| c.device_memory.as_ref().map(|snapshot| device_memory::analyze(&c.input, snapshot)))
             .collect(),
         allocators,
+        torch_snapshots: captures
+            .iter()
+            .flat_map(|c| c.torch_snapshot.iter().flat_map(|snapshot| torch_snapshot::analyze(&c.input, snapshot)))
+            .collect(),
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
         notes,
     }
@@ -385,6 +394,8 @@ pub struct Contents {
     pub modules: Vec<ModuleListing>,
     pub device_memory: Vec<DeviceMemoryListing>,
     pub allocators: Vec<AllocatorListing>,
+    /// One per device of each PyTorch memory snapshot.
+    pub torch_snapshots: Vec<TorchSnapshotListing>,
     /// What could not be read (a bad host file), as `report` carries them.
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
@@ -429,6 +440,18 @@ pub struct DeviceMemoryListing {
     pub size_unknown_count: i64,
     pub devices: Vec<Option<String>>,
     pub stacks: usize,
+}
+
+/// A PyTorch memory snapshot's device in one line: its segments and trace.
+#[derive(Debug, Clone, Serialize)]
+pub struct TorchSnapshotListing {
+    pub input: String,
+    pub device: String,
+    pub segments: usize,
+    pub reserved_bytes: i64,
+    pub trace_entries: usize,
+    pub peak_bytes: i64,
+    pub ooms: usize,
 }
 
 pub const CONTENTS_SCHEMA: &str = "xmem.list/1";
@@ -483,6 +506,19 @@ pub fn contents(report: &Report) -> Contents {
                 num_deallocations: a.num_deallocations,
                 peak_bytes: a.peak_bytes,
                 capacity_bytes: a.capacity_bytes,
+            })
+            .collect(),
+        torch_snapshots: report
+            .torch_snapshots
+            .iter()
+            .map(|t| TorchSnapshotListing {
+                input: t.input.clone(),
+                device: t.device.clone(),
+                segments: t.segments.count,
+                reserved_bytes: t.reserved_bytes,
+                trace_entries: t.trace_entries,
+                peak_bytes: t.peak_bytes,
+                ooms: t.actions.oom,
             })
             .collect(),
         notes: report.notes.clone(),

@@ -48,14 +48,18 @@ pub fn build_for(args: &DiffArgs, format: Format) -> anyhow::Result<Comparison> 
     let options = Options { intervals: format == Format::Html, ..Options::default() };
     let base = output::usable_report(std::slice::from_ref(&args.base), &args.input, &options)?;
     let new = output::usable_report(std::slice::from_ref(&args.new), &args.input, &options)?;
-    if base.device_memory.is_empty() != new.device_memory.is_empty() {
-        let (profile, other) =
-            if base.device_memory.is_empty() { (&args.new, &args.base) } else { (&args.base, &args.new) };
-        anyhow::bail!(
-            "{} is a device memory profile and {} is not; diff compares two inputs of the same kind",
-            profile.display(),
-            other.display()
-        );
+    for (kind, holds) in [
+        ("a device memory profile", (|r: &Report| !r.device_memory.is_empty()) as fn(&Report) -> bool),
+        ("a PyTorch memory snapshot", |r: &Report| !r.torch_snapshots.is_empty()),
+    ] {
+        if holds(&base) != holds(&new) {
+            let (this, other) = if holds(&base) { (&args.base, &args.new) } else { (&args.new, &args.base) };
+            anyhow::bail!(
+                "{} is {kind} and {} is not; diff compares two inputs of the same kind",
+                this.display(),
+                other.display()
+            );
+        }
     }
     let mut sides = [base, new];
     output::select(&mut sides, &filter, args.selection.allocator.as_deref())?;

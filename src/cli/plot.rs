@@ -9,6 +9,7 @@ use super::args::{Format, PlotArgs};
 use super::{output, Outcome};
 use crate::analysis::chart_plan::ChartPlan;
 use crate::analysis::device_memory::DeviceMemoryReport;
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport, Report};
 use crate::render::escape::printable;
 use crate::render::svg::{self, allocator_chart_caption, ChartKind};
@@ -46,6 +47,9 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
                 let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy()));
                 names.claim_stem(&stem.unwrap_or_default(), kind)
             }
+            Chart::TorchSnapshot(snapshot, kind) => {
+                names.claim_stem(&format!("{}.{}", snapshot_stem(&snapshot.input), safe(&snapshot.device)), kind)
+            }
             Chart::Allocator(allocator) => names.claim_allocator(allocator),
             Chart::NotCharted => names.claim_stem(NOT_CHARTED_STEM, ChartKind::Summary),
         };
@@ -65,6 +69,8 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
 pub enum Chart<'a> {
     Space(&'a ModuleReport, &'a MemorySpaceReport, ChartKind),
     DeviceMemory(&'a DeviceMemoryReport, ChartKind),
+    /// One device of a PyTorch snapshot.
+    TorchSnapshot(&'a TorchSnapshotReport, ChartKind),
     Allocator(&'a AllocatorReport),
     /// The peaks of what the plan does not chart one by one.
     NotCharted,
@@ -97,6 +103,13 @@ pub fn draw_charts(
         let caption = format!("{}: live memory by stack", snapshot.input);
         if let Some(chart) = svg::flame::device_memory(&caption, snapshot)? {
             drawn(Chart::DeviceMemory(snapshot, ChartKind::Flame), chart)?;
+        }
+    }
+    for snapshot in &report.torch_snapshots {
+        let charts = svg::torch_snapshot_charts(snapshot, plan.bars)
+            .with_context(|| format!("drawing {} {}", snapshot.input, snapshot.device))?;
+        for (kind, chart) in charts {
+            drawn(Chart::TorchSnapshot(snapshot, kind), chart)?;
         }
     }
     let allocators = report.allocators.iter().enumerate().filter(|(i, _)| plan.charts_allocator(*i));
@@ -148,7 +161,7 @@ impl Listing {
 
 /// File names for charts, `<module>.<space>.<chart>.svg` (`<profile>.sites.svg`
 /// for a device memory profile, `<host>.<allocator>.timeline.svg` for an
-/// allocator), safe on any file system (module names hold `(`, `)`, `/`, …)
+/// allocator, `<snapshot>.cuda_0.timeline.svg` for a PyTorch snapshot's device), safe on any file system (module names hold `(`, `)`, `/`, …)
 /// and never used twice.
 #[derive(Default)]
 struct FileNames {
@@ -180,6 +193,14 @@ impl FileNames {
         }
         name
     }
+}
+
+/// `oom` of `runs/oom.pickle.gz`: the file's name without the extensions snapshots are saved with.
+fn snapshot_stem(input: &str) -> String {
+    let name = Path::new(input).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let name = [".pickle", ".pkl"].iter().find_map(|ext| name.strip_suffix(ext)).unwrap_or(name);
+    safe(name)
 }
 
 /// ASCII letters, digits and `-` kept, anything else `_`, at most 100

@@ -1,12 +1,14 @@
 //! The CI gate: `--fail-if-peak-grows` and `--fail-if-over`, judged on every
-//! memory space and allocator the comparison kept and on the live bytes of
-//! every pair of device memory profiles.
+//! memory space and allocator the comparison kept, on the live bytes of
+//! every pair of device memory profiles, and on the peak of every device of
+//! two PyTorch memory snapshots.
 
 use serde::Serialize;
 
 use super::allocators::AllocatorDiff;
 use super::device_memory::{DeviceMemoryDiff, LiveDiff};
 use super::programs::{MemorySpaceDiff, PeakDiff};
+use super::torch_snapshot::{SnapshotPeak, TorchSnapshotDiff};
 use super::PeakDelta;
 use crate::units::Growth;
 
@@ -78,15 +80,17 @@ pub enum Crossed {
     Peak(PeakDiff),
     AllocatorPeak(AllocatorDiff),
     LiveBytes(LiveDiff),
+    SnapshotPeak(SnapshotPeak),
 }
 
 /// Every limit crossed, limit by limit, in the order of `spaces`, then of
-/// `allocators`, then of `device_memory`.
+/// `allocators`, then of `device_memory`, then of `snapshots`.
 pub fn check(
     limits: &[Limit],
     spaces: &[MemorySpaceDiff],
     allocators: &[AllocatorDiff],
     device_memory: &[DeviceMemoryDiff],
+    snapshots: &[TorchSnapshotDiff],
 ) -> Vec<Violation> {
     limits
         .iter()
@@ -103,7 +107,11 @@ pub fn check(
                 .iter()
                 .filter(move |d| limit.crossed_by_live(&d.total))
                 .map(move |d| Violation { limit, crossed: Crossed::LiveBytes(d.total.clone()) });
-            peaks.chain(allocators).chain(live)
+            let snapshots = snapshots
+                .iter()
+                .filter(move |s| limit.crossed_by(&s.peak.delta))
+                .map(move |s| Violation { limit, crossed: Crossed::SnapshotPeak(s.peak.clone()) });
+            peaks.chain(allocators).chain(live).chain(snapshots)
         })
         .collect()
 }

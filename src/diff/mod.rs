@@ -3,15 +3,16 @@
 //!
 //! Pure functions from two [`Report`]s to a [`Diff`], serialised as
 //! `xmem.diff/1`. Each kind of analysis has its own comparison:
-//! [`programs`] (compiled XLA modules), [`allocators`] (allocator timelines)
-//! and [`device_memory`] (JAX device memory profiles); [`limits`] judges the
-//! result.
+//! [`programs`] (compiled XLA modules), [`allocators`] (allocator timelines),
+//! [`device_memory`] (JAX device memory profiles) and [`torch_snapshot`]
+//! (PyTorch memory snapshots); [`limits`] judges the result.
 
 pub mod allocators;
 pub mod device_memory;
 pub mod groups;
 pub mod limits;
 pub mod programs;
+pub mod torch_snapshot;
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
@@ -24,6 +25,7 @@ pub use allocators::AllocatorDiff;
 pub use device_memory::DeviceMemoryDiff;
 pub use limits::{Crossed, Limit, Verdict, Violation};
 pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, ModulePair, Pairing, PeakDiff};
+pub use torch_snapshot::TorchSnapshotDiff;
 
 pub const DIFF_SCHEMA: &str = "xmem.diff/1";
 
@@ -45,6 +47,8 @@ pub struct Diff {
     pub allocators: Vec<AllocatorDiff>,
     /// Live device memory of the two runs, when both inputs are device memory profiles.
     pub device_memory: Vec<DeviceMemoryDiff>,
+    /// One entry per device of either run, when both inputs are PyTorch memory snapshots.
+    pub torch_snapshots: Vec<TorchSnapshotDiff>,
     /// What the inputs could not tell (a module without buffer assignment), by side.
     pub warnings: Vec<String>,
 }
@@ -133,7 +137,8 @@ pub fn compare(base: &Report, new: &Report, limits: &[Limit], min_peak_bytes: u6
     // One input gives at most one device memory profile, so the two sides pair in order.
     let device_memory: Vec<DeviceMemoryDiff> =
         base.device_memory.iter().zip(&new.device_memory).map(|(b, n)| device_memory::compare(b, n)).collect();
-    let violations = limits::check(limits, &modules, &allocators, &device_memory);
+    let torch_snapshots = torch_snapshot::compare(&base.torch_snapshots, &new.torch_snapshots);
+    let violations = limits::check(limits, &modules, &allocators, &device_memory, &torch_snapshots);
     let warnings = side_warnings("base", base).chain(side_warnings("new", new)).collect();
     Diff {
         schema: DIFF_SCHEMA,
@@ -146,6 +151,7 @@ pub fn compare(base: &Report, new: &Report, limits: &[Limit], min_peak_bytes: u6
         module_pairs,
         allocators,
         device_memory,
+        torch_snapshots,
         warnings,
     }
 }

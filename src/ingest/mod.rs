@@ -7,11 +7,13 @@ pub mod glob;
 pub mod hlo;
 mod interner;
 mod mapped;
+pub mod pickle;
 pub mod pprof;
 pub mod progress;
 pub mod proto;
 pub mod source;
 mod step_grouping;
+pub mod torch_snapshot;
 mod wire;
 mod xla_shape;
 pub mod xspace;
@@ -72,6 +74,8 @@ pub enum FileKind {
     BufferAssignment,
     /// A pprof profile; [`load`] accepts the device memory profiles JAX writes.
     Pprof,
+    /// A Python pickle; [`load`] accepts PyTorch CUDA memory snapshots.
+    TorchSnapshot,
 }
 
 const PROFILE_SUBDIR: &str = "plugins/profile";
@@ -145,7 +149,10 @@ const NO_PROFILE_IN_DIR: &str = "holds no profile: expected a log dir (with plug
 (*.xplane.pb), an XLA dump dir (*after_optimizations.hlo.pb, from XLA_FLAGS=\"--xla_dump_to=DIR \
 --xla_dump_hlo_as_proto\"), or an HloModuleProto and its BufferAssignmentProto (*.pb)";
 
-/// Tells the inputs apart by their fields. A pprof profile has a string
+/// Tells the inputs apart by their bytes. A Python pickle (a PyTorch memory
+/// snapshot) opens with the `PROTO` opcode, 0x80 and a protocol of 2 to 5,
+/// which no protobuf message xmem reads can: as a field tag it would be
+/// field 32 or above. A pprof profile has a string
 /// table (field 6) whose first entry is the empty string, which pprof
 /// requires and none of the other formats has. Otherwise the first fields
 /// decide: an HloProto's field 1 is an HloModuleProto, which opens with its
@@ -154,10 +161,14 @@ const NO_PROFILE_IN_DIR: &str = "holds no profile: expected a log dir (with plug
 /// followed by its computations in field 3. A bare BufferAssignmentProto is
 /// told first, by its shape (see [`is_buffer_assignment`]).
 pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
-    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) \
-                            or a JAX device memory profile (pprof, from jax.profiler.save_device_memory_profile)";
+    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb), \
+                            a JAX device memory profile (pprof, from jax.profiler.save_device_memory_profile) \
+                            or a PyTorch memory snapshot (pickle, from torch.cuda.memory._dump_snapshot)";
     if bytes.is_empty() {
         return Err(Error::unrecognised(path, format!("the file is empty; {EXPECTED}")));
+    }
+    if pickle::is_pickle(bytes) {
+        return Ok(FileKind::TorchSnapshot);
     }
     if is_buffer_assignment(bytes) {
         return Ok(FileKind::BufferAssignment);
@@ -321,7 +332,7 @@ pub fn load_protos(input: &str, protos: Vec<(PathBuf, Bytes)>) -> Result<Capture
         match guess_file(&name, &bytes)? {
             FileKind::HloProto => capture.modules.push(hlo::decode(&name, &bytes, 0, None)?),
             FileKind::HloModule | FileKind::BufferAssignment => bare.push((name, bytes)),
-            FileKind::XSpace | FileKind::Pprof => {
+            FileKind::XSpace | FileKind::Pprof | FileKind::TorchSnapshot => {
                 return Err(Error::unrecognised(&name, "expected an HloProto, HloModuleProto or BufferAssignmentProto"))
             }
         }
@@ -430,6 +441,11 @@ fn load_into(path: &Path, bytes: Bytes, progress: &Progress, capture: &mut Captu
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::BufferAssignment => return Err(Error::unrecognised(path, ASSIGNMENT_WITHOUT_MODULE)),
         FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
+        FileKind::TorchSnapshot => {
+            let (snapshot, warnings) = torch_snapshot::decode(path, &bytes)?;
+            capture.torch_snapshot = Some(snapshot);
+            capture.warnings.extend(warnings);
+        }
     }
     Ok(None)
 }
@@ -473,6 +489,10 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
             let xspace = guess_file(host, &contents.bytes).and_then(|kind| match kind {
                 FileKind::XSpace => xspace::read(host, &contents.bytes, &options.progress),
                 FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
+                FileKind::TorchSnapshot => Err(Error::unrecognised(
+                    host,
+                    "named like an xplane but holds a Python pickle (a PyTorch memory snapshot?)",
+                )),
                 _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
             });
             match xspace {

@@ -4,6 +4,7 @@
 pub mod allocator;
 pub mod device_memory;
 pub mod program;
+pub mod torch_snapshot;
 
 pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind};
 pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
@@ -11,6 +12,7 @@ pub use program::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
     LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
 };
+pub use torch_snapshot::TorchSnapshot;
 
 /// Everything read from one input (a file, a run directory or a dump directory).
 #[derive(Debug, Default)]
@@ -21,6 +23,8 @@ pub struct Capture {
     pub modules: Vec<Module>,
     /// Live buffers and executables from a JAX device memory profile.
     pub device_memory: Option<DeviceMemorySnapshot>,
+    /// A PyTorch CUDA memory snapshot.
+    pub torch_snapshot: Option<TorchSnapshot>,
     /// The hosts whose profiles were read; empty for HLO-only inputs.
     pub hosts: Vec<String>,
     /// Allocators of every host, with their allocation and deallocation events.

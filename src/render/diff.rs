@@ -4,13 +4,13 @@
 
 use std::io::{self, Write};
 
-use super::device_memory;
 use super::escape::printable;
 use super::table::{
     align_right, bytes, change_style, heading, percent, plural, ratio_text, styled, table, unwrapped, Cell, Flavor,
     GROWTH, ID_COLUMN, SHRINK,
 };
 use super::text::Detail;
+use super::{device_memory, torch_snapshot};
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
     AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict, Violation,
@@ -26,13 +26,19 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
     for warning in &diff.warnings {
         writeln!(out, "warning: {}", printable(warning))?;
     }
-    if !diff.modules.is_empty() || (diff.allocators.is_empty() && diff.device_memory.is_empty()) {
+    if !diff.modules.is_empty()
+        || (diff.allocators.is_empty() && diff.device_memory.is_empty() && diff.torch_snapshots.is_empty())
+    {
         write_peaks(out, flavor, diff)?;
         write_pairs_by_role(out, flavor, diff)?;
     }
     for snapshots in &diff.device_memory {
         writeln!(out)?;
         device_memory::write_diff(out, flavor, snapshots, detail.top)?;
+    }
+    for device in &diff.torch_snapshots {
+        writeln!(out)?;
+        torch_snapshot::write_diff(out, flavor, device, detail.top)?;
     }
     let detailed: Vec<&MemorySpaceDiff> = diff.modules.iter().filter(|s| !s.buffers.is_empty()).collect();
     for space in detailed.iter().take(if detail.all { usize::MAX } else { 1 }) {
@@ -325,6 +331,10 @@ pub fn violation_text(violation: &Violation) -> String {
             (format!("allocator {} on {}", allocator.name, allocator.host), &allocator.delta)
         }
         Crossed::LiveBytes(live) => return live_violation_text(violation.limit, live),
+        Crossed::SnapshotPeak(peak) => {
+            let input = peak.new_input.as_deref().or(peak.base_input.as_deref()).unwrap_or_default();
+            (format!("PyTorch snapshot {input} {}", peak.device), &peak.delta)
+        }
     };
     let new_peak = delta.new_peak_bytes.map(bytes).unwrap_or_default();
     let how = match (violation.limit, delta.base_peak_bytes) {

@@ -21,11 +21,12 @@ use super::text::{
     unused_footnote, ALLOCATION_NUMBERS, BUFFER_NUMBERS, MISSING_TRACE_FOOTNOTE, STEP_HEADER, STEP_NUMBERS,
     SUMMARY_NUMBERS,
 };
-use super::{attribution, device_memory};
+use super::{attribution, device_memory, torch_snapshot};
 use crate::analysis::attribution::Groups;
-use crate::analysis::chart_plan::{ChartPlan, MAX_LABEL_CHARS, MAX_SUMMARY_ROWS, MAX_TEXT_BYTES};
+use crate::analysis::chart_plan::{ChartPlan, MAX_BARS, MAX_LABEL_CHARS, MAX_SUMMARY_ROWS, MAX_TEXT_BYTES};
 use crate::analysis::device_memory::DeviceMemoryReport;
 use crate::analysis::drawing::cut_stack;
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report};
 
 const STYLE: &str = "
@@ -152,7 +153,11 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     for note in &report.notes {
         writeln!(out, "<p>{}</p>", text(note))?;
     }
-    if report.modules.is_empty() && report.device_memory.is_empty() && report.allocators.is_empty() {
+    if report.modules.is_empty()
+        && report.device_memory.is_empty()
+        && report.allocators.is_empty()
+        && report.torch_snapshots.is_empty()
+    {
         writeln!(out, "<p>No compiled XLA modules in this input.</p>")?;
     } else if !report.modules.is_empty() {
         writeln!(out, "<h2>Summary</h2>")?;
@@ -200,8 +205,58 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
             write_allocator(out, allocator, &id, top, &mut data)?;
         }
     }
+    for snapshot in &report.torch_snapshots {
+        let id = ids.give(&format!("torch-{}-{}", snapshot.input, snapshot.device));
+        write_torch_snapshot(out, snapshot, &id, top)?;
+    }
     script(out, &data)?;
     foot(out)
+}
+
+/// A PyTorch snapshot's device: its facts, the OOM, its charts, and who
+/// owned the peak by user frame, by stack and by block.
+fn write_torch_snapshot(out: &mut dyn Write, report: &TorchSnapshotReport, id: &str, top: usize) -> io::Result<()> {
+    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>", text(&torch_snapshot::snapshot_heading(report)))?;
+    let notes = report.notes.iter().map(|note| ("Note", note.clone()));
+    facts(out, torch_snapshot::facts(report).into_iter().chain(notes))?;
+    if let Some(oom) = &report.oom {
+        writeln!(out, "<h3>{}</h3>", text(&torch_snapshot::oom_heading(report, oom)))?;
+        facts(out, torch_snapshot::oom_facts(oom))?;
+        for line in &oom.explanation {
+            writeln!(out, "<p>{}</p>", text(line))?;
+        }
+        writeln!(out, "<h4>{}</h4>", text(&torch_snapshot::oom_groups_title(oom)))?;
+        let rows = torch_snapshot::group_rows(&oom.at_oom, oom.live_bytes, top);
+        table(out, &torch_snapshot::GROUP_HEADER, &rows, &torch_snapshot::GROUP_NUMBERS)?;
+    }
+    for (kind, chart) in svg::torch_snapshot_charts(report, top.min(MAX_BARS))? {
+        figure(out, kind, &chart)?;
+    }
+    if !report.at_peak.is_empty() {
+        writeln!(out, "<h3>{}</h3>", text(&torch_snapshot::peak_groups_title(report)))?;
+        let rows = torch_snapshot::group_rows(&report.at_peak_by_user_frame, report.peak_bytes, top);
+        table(out, &torch_snapshot::GROUP_HEADER, &rows, &torch_snapshot::GROUP_NUMBERS)?;
+        writeln!(out, "<h3>{}</h3>\n<ol>", text(&torch_snapshot::stacks_title(report, top)))?;
+        for stack in report.at_peak_by_stack.iter().take(top) {
+            let lines = cut_stack(torch_snapshot::stack_lines(&stack.frames));
+            let lines: Vec<String> = lines.iter().map(|line| text(line)).collect();
+            writeln!(out, "<li>{}<pre>{}</pre></li>", text(&torch_snapshot::stack_total(stack)), lines.join("\n"))?;
+        }
+        writeln!(out, "</ol>")?;
+        writeln!(out, "<h3>{}</h3>", text(&torch_snapshot::allocations_title(report, top)))?;
+        let rows = torch_snapshot::allocation_rows(report, top);
+        table(out, &torch_snapshot::ALLOCATION_HEADER, &rows, &torch_snapshot::ALLOCATION_NUMBERS)?;
+    }
+    writeln!(out, "</section>")
+}
+
+/// Labelled facts as a definition list.
+fn facts(out: &mut dyn Write, facts: impl IntoIterator<Item = (&'static str, String)>) -> io::Result<()> {
+    writeln!(out, "<dl>")?;
+    for (label, value) in facts {
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
+    }
+    writeln!(out, "</dl>")
 }
 
 /// A module's sections, those the plan shows (with `ids`), then its notes and hints.

@@ -14,6 +14,7 @@ use super::diff::{
 use super::html::{figure, foot, head, script, table, text, SectionIds};
 use super::page_data::PageData;
 use super::svg::{timeline, ChartKind};
+use super::torch_snapshot;
 use crate::analysis::{MemorySpaceReport, Report};
 use crate::diff::{Change, Diff, MemorySpaceDiff, PeakDiff, Verdict};
 
@@ -61,6 +62,20 @@ pub fn write<'r>(out: &mut dyn Write, diff: &Diff, base: &'r Report, new: &'r Re
     if !diff.allocators.is_empty() {
         writeln!(out, "<h2>Allocators</h2>")?;
         table(out, &ALLOCATOR_HEADER, &text_diff::allocator_rows(&diff.allocators), &ALLOCATOR_NUMBERS)?;
+    }
+    for device in &diff.torch_snapshots {
+        writeln!(out, "<section>\n<h2>{}</h2>", text(&torch_snapshot::diff_heading(device)))?;
+        writeln!(out, "<dl>")?;
+        for (label, value) in torch_snapshot::diff_facts(device) {
+            writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
+        }
+        writeln!(out, "</dl>")?;
+        if !device.owners.is_empty() {
+            writeln!(out, "<h3>{}</h3>", text(&torch_snapshot::owners_title(device, top)))?;
+            let rows = torch_snapshot::owner_rows(device, top);
+            table(out, &torch_snapshot::OWNER_HEADER, &rows, &torch_snapshot::OWNER_NUMBERS)?;
+        }
+        writeln!(out, "</section>")?;
     }
     if !diff.device_memory.is_empty() {
         writeln!(out, "<p>Device memory profiles are compared in the text, Markdown and JSON output.</p>")?;

@@ -14,3 +14,4 @@ pub mod pprof_export;
 pub mod svg;
 pub mod table;
 pub mod text;
+pub mod torch_snapshot;

@@ -7,7 +7,7 @@ use super::escape::printable;
 use super::table::{
     align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, unwrapped, Cell, Flavor, ID_COLUMN,
 };
-use super::{attribution, device_memory};
+use super::{attribution, device_memory, torch_snapshot};
 use crate::analysis::allocator_timeline::RowTable;
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
@@ -30,7 +30,11 @@ pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail
     for note in &report.notes {
         writeln!(out, "{}", printable(note))?;
     }
-    if report.modules.is_empty() && report.device_memory.is_empty() && report.allocators.is_empty() {
+    if report.modules.is_empty()
+        && report.device_memory.is_empty()
+        && report.allocators.is_empty()
+        && report.torch_snapshots.is_empty()
+    {
         writeln!(out, "No compiled XLA modules in this input.")?;
         return Ok(());
     }
@@ -44,6 +48,10 @@ pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail
     for allocator in &report.allocators {
         writeln!(out)?;
         write_allocator(out, flavor, allocator, detail)?;
+    }
+    for snapshot in &report.torch_snapshots {
+        writeln!(out)?;
+        torch_snapshot::write(out, flavor, snapshot, detail.top)?;
     }
     Ok(())
 }

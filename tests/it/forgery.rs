@@ -163,25 +163,29 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// [`every_command`] on two inputs from `generate` at sizes `n` and `base_n`,
+/// the first named `name` (the second `base` and its extension).
+fn every_command_on(name: &str, generate: fn(usize) -> Vec<u8>, n: usize, base_n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let extension = name.split_once('.').map_or("", |(_, extension)| extension);
+    let base = write(dir.path(), &format!("base.{extension}"), &generate(base_n));
+    every_command(&write(dir.path(), name, &generate(n)), &base);
+}
+
 #[test]
 fn names_in_an_hlo_proto_are_escaped_everywhere() {
-    let dir = tempfile::tempdir().unwrap();
-    every_command(&write(dir.path(), "new.hlo.pb", &forged_hlo(6)), &write(dir.path(), "base.hlo.pb", &forged_hlo(4)));
+    every_command_on("new.hlo.pb", forged_hlo, 6, 4);
 }
 
 #[test]
 fn names_in_a_profile_and_its_file_name_are_escaped_everywhere() {
-    let dir = tempfile::tempdir().unwrap();
     // The host is named after its file.
-    let new = write(dir.path(), &format!("{FORGED}.xplane.pb"), &forged_allocators(40));
-    let base = write(dir.path(), "base.xplane.pb", &forged_allocators(30));
-    every_command(&new, &base);
+    every_command_on(&format!("{FORGED}.xplane.pb"), forged_allocators, 40, 30);
 }
 
 #[test]
 fn names_in_a_device_memory_profile_are_escaped_everywhere() {
-    let dir = tempfile::tempdir().unwrap();
-    every_command(&write(dir.path(), "new.prof", &forged_pprof(12)), &write(dir.path(), "base.prof", &forged_pprof(8)));
+    every_command_on("new.prof", forged_pprof, 12, 8);
 }
 
 #[test]

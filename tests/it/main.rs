@@ -28,3 +28,4 @@ mod plot;
 mod readme;
 mod special_files;
 mod terminal;
+mod torch_snapshot;

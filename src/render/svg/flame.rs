@@ -12,6 +12,8 @@ use crate::analysis::attribution::op_name_components;
 use crate::analysis::chart_plan::MAX_LABEL_CHARS;
 use crate::analysis::device_memory::DeviceMemoryReport;
 use crate::analysis::drawing::{self, Icicle};
+use crate::analysis::torch_snapshot::user_frame::is_python;
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::BufferAtPeak;
 use crate::render::escape::{markup, printable};
 use crate::render::table::{file_name_and_line, plural};
@@ -27,6 +29,25 @@ pub fn device_memory(caption: &str, report: &DeviceMemoryReport) -> io::Result<O
         let frames =
             stack.frames.iter().rev().map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line));
         (frames.collect(), stack.bytes)
+    });
+    draw(caption, drawing::icicle(stacks))
+}
+
+/// An icicle graph of a PyTorch snapshot's peak by stack: each stack's
+/// Python frames, outermost first (C++ frames are left out: the unwinder's
+/// and the interpreter's would bury the user's), or, for a stack without
+/// any, what owns it (the autograd node of the backward pass).
+pub fn torch_snapshot(caption: &str, report: &TorchSnapshotReport) -> io::Result<Option<String>> {
+    let stacks = report.at_peak_by_stack.iter().map(|stack| {
+        let python: Vec<String> = stack
+            .frames
+            .iter()
+            .rev()
+            .filter(|f| is_python(&f.function, &f.file))
+            .map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line))
+            .collect();
+        let frames = if python.is_empty() { vec![stack.owner.label()] } else { python };
+        (frames, stack.bytes)
     });
     draw(caption, drawing::icicle(stacks))
 }

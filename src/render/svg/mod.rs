@@ -11,6 +11,7 @@ pub mod peak;
 pub mod sites;
 pub mod summary;
 pub mod timeline;
+pub mod torch_snapshot;
 
 use std::fmt::Write as _;
 use std::io;
@@ -24,6 +25,7 @@ use plotters::prelude::*;
 
 use crate::analysis::chart_plan::{MAX_LABEL_BYTES, MAX_LABEL_CHARS, MAX_TEXT_BYTES};
 use crate::analysis::drawing::PeakMark;
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
 use crate::render::escape::{markup_lines_within, markup_within, printable};
 use crate::render::table::bytes;
@@ -65,11 +67,27 @@ pub fn space_charts(
             ChartKind::Peak => peak::draw(&format!("{heading}: buffers live at the peak"), space, bars)?,
             ChartKind::Lifetimes => lifetimes::draw(&format!("{heading}: buffer lifetimes"), space)?,
             ChartKind::Flame => flame::buffers(&format!("{heading}: who owns the peak, by stack"), &space.at_peak)?,
-            ChartKind::Sites | ChartKind::Overlay | ChartKind::Summary => None,
+            ChartKind::Sites | ChartKind::Overlay | ChartKind::Summary | ChartKind::UserFrames => None,
         };
         charts.extend(chart.map(|svg| (kind, svg)));
     }
     Ok(charts)
+}
+
+/// The charts of one device of a PyTorch snapshot in reading order,
+/// leaving out those with nothing to draw: its timeline by user frame, its
+/// peak by user frame, and its peak by stack.
+pub fn torch_snapshot_charts(report: &TorchSnapshotReport, top: usize) -> io::Result<Vec<(ChartKind, String)>> {
+    let heading = format!("{} {}", report.input, report.device);
+    let charts = [
+        (ChartKind::Timeline, timeline::torch_snapshot(&format!("{heading}: active memory by user frame"), report)?),
+        (
+            ChartKind::UserFrames,
+            torch_snapshot::peak_by_user_frame(&format!("{heading}: the peak by user frame"), report, top)?,
+        ),
+        (ChartKind::Flame, flame::torch_snapshot(&format!("{heading}: the peak by stack"), report)?),
+    ];
+    Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
 }
 
 /// The caption of an allocator's timeline, in the plot and in the HTML report.

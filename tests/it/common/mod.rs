@@ -38,6 +38,21 @@ pub fn shared_external() -> Option<PathBuf> {
     None
 }
 
+/// The shared corpus's PyTorch memory snapshot (`../shared/corpus/torch`, or
+/// `torch` beside `XMEM_CORPUS`), when present; the tests that use it are
+/// skipped otherwise.
+pub fn shared_torch() -> Option<PathBuf> {
+    let root = match std::env::var_os("XMEM_CORPUS") {
+        Some(profiles) => PathBuf::from(profiles).with_file_name("torch"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/torch"),
+    };
+    if root.join("snapshot.pickle").is_file() {
+        return Some(root);
+    }
+    eprintln!("skipped: no PyTorch snapshot at {}", root.display());
+    None
+}
+
 /// The profile (a log directory) of a fixture workload.
 pub fn profile(workload: &str) -> PathBuf {
     fixture(workload).join("profile")
