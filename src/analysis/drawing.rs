@@ -67,6 +67,13 @@ pub struct PeakMark {
     pub position: String,
 }
 
+/// A byte count as a chart draws it: never below its axis, which starts at
+/// 0. Figures from an input can be negative (or wrap there); the report
+/// keeps them as read, a chart has no pixel for them.
+fn drawable(bytes: Option<i64>) -> i64 {
+    bytes.unwrap_or(0).max(0)
+}
+
 /// Indices of the points to draw from `values`: all of them when they fit in
 /// `max_points`, otherwise the first and last points and, per window of
 /// consecutive points, the first minimum and the first maximum. Every window
@@ -108,7 +115,7 @@ pub fn program_timeline(space: &MemorySpaceReport, max_points: usize) -> Option<
         return None;
     }
     let kept = drawing_indices(&space.heap_bytes, max_points);
-    let pick = |series: &[i64]| -> Vec<i64> { kept.iter().map(|&i| series.get(i).copied().unwrap_or(0)).collect() };
+    let pick = |series: &[i64]| -> Vec<i64> { kept.iter().map(|&i| drawable(series.get(i).copied())).collect() };
     let heap = pick(&space.heap_bytes);
     let unpadded = pick(&space.unpadded_heap_bytes);
     let y_max = heap.iter().chain(&unpadded).copied().max().unwrap_or(0);
@@ -116,7 +123,10 @@ pub fn program_timeline(space: &MemorySpaceReport, max_points: usize) -> Option<
         x_axis: XAxis::ProgramOrder,
         x: kept.iter().map(|&i| i as i64).collect(),
         bands: vec![
-            Series { name: "always-live".to_string(), values: vec![space.always_live_bytes(); kept.len()] },
+            Series {
+                name: "always-live".to_string(),
+                values: vec![drawable(Some(space.always_live_bytes())); kept.len()],
+            },
             Series { name: "temporaries".to_string(), values: heap },
         ],
         lines: vec![Series { name: "unpadded".to_string(), values: unpadded }],
@@ -160,7 +170,7 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
     if let Err(at) = kept.binary_search(&peak_index) {
         kept.insert(at, peak_index);
     }
-    let pick = |values: &[i64]| -> Vec<i64> { kept.iter().map(|&i| values.get(i).copied().unwrap_or(0)).collect() };
+    let pick = |values: &[i64]| -> Vec<i64> { kept.iter().map(|&i| drawable(values.get(i).copied())).collect() };
     let heap = pick(&series.heap_bytes);
     let heap_and_stack = pick(&in_use);
     let with_free: Vec<i64> =
@@ -231,7 +241,7 @@ pub fn torch_timeline(report: &TorchSnapshotReport) -> Option<Timeline> {
             for (edge, bytes) in lower.iter_mut().zip(&band.bytes) {
                 *edge = edge.saturating_add(*bytes);
             }
-            Series { name: band.label.clone(), values: lower.clone() }
+            Series { name: band.label.clone(), values: lower.iter().map(|&edge| drawable(Some(edge))).collect() }
         })
         .collect();
     let y_max = series.reserved_bytes.iter().chain(&series.active_bytes).copied().max().unwrap_or(0);
@@ -239,7 +249,10 @@ pub fn torch_timeline(report: &TorchSnapshotReport) -> Option<Timeline> {
         x_axis: XAxis::TraceEntries,
         x: series.entry.iter().map(|&entry| entry as i64).collect(),
         bands,
-        lines: vec![Series { name: "reserved".to_string(), values: series.reserved_bytes.clone() }],
+        lines: vec![Series {
+            name: "reserved".to_string(),
+            values: series.reserved_bytes.iter().map(|&bytes| drawable(Some(bytes))).collect(),
+        }],
         fractions: Vec::new(),
         peak: PeakMark {
             x: report.peak_entry.map_or(0, |entry| entry as i64),
@@ -338,8 +351,8 @@ pub fn lifetime_boxes(space: &MemorySpaceReport) -> Option<LifetimeBoxes<'_>> {
         .map(|lifetime| LifetimeBox {
             x0: lifetime.start as i64 + 1,
             x1: lifetime.end as i64 + 1,
-            y0: lifetime.offset,
-            y1: lifetime.offset.saturating_add(lifetime.size_bytes),
+            y0: drawable(Some(lifetime.offset)),
+            y1: drawable(Some(lifetime.offset.saturating_add(lifetime.size_bytes))),
             lifetime,
         })
         .collect();

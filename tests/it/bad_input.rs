@@ -182,3 +182,26 @@ fn field(number: u8, payload: Vec<u8>) -> Vec<u8> {
     out.extend(payload);
     out
 }
+
+/// Found by fuzz/fuzz_targets/render_charts.rs: a buffer whose size is
+/// near `i64::MIN` gave a heap far below a chart's axis, and plotters'
+/// pixel arithmetic overflowed (a panic where overflow is checked).
+#[test]
+fn charts_of_a_buffer_of_negative_size_are_drawn() {
+    let mut proto = crate::hostile::synthetic::many_buffers_hlo(4);
+    let assignment = proto.buffer_assignment.as_mut().unwrap();
+    assignment.logical_buffers[1].size = i64::MIN + 4096;
+    for assigned in assignment.buffer_allocations.iter_mut().flat_map(|a| a.assigned.iter_mut()) {
+        if assigned.logical_buffer_id == 1 {
+            assigned.size = i64::MIN + 4096;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("negative.hlo.pb");
+    std::fs::write(&input, prost::Message::encode_to_vec(&proto)).unwrap();
+    let charts = dir.path().join("charts");
+    for args in [&["plot", "-o", charts.to_str().unwrap()][..], &["report", "--format", "html", "-o", "/dev/null"]] {
+        let output = cargo_bin_cmd!("xmem").args(args).arg(&input).output().unwrap();
+        assert!(matches!(output.status.code(), Some(0 | 2)), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+}
