@@ -120,7 +120,8 @@ pub struct ChartPlan {
     /// section that says why (the first [`MAX_CHARTED`] do).
     problems: Vec<bool>,
     /// Memory spaces with something allocated but nothing live at their
-    /// peak: no chart; the first [`MAX_CHARTED`] get their figures shown.
+    /// peak: no chart. They and the spaces with nothing allocated get their
+    /// figures shown, the first [`MAX_CHARTED`] of them.
     pub empty_spaces: usize,
     /// What has a peak but no chart of its own; `None` when everything is charted.
     pub not_charted: Option<NotCharted>,
@@ -154,6 +155,8 @@ impl ChartPlan {
     /// The plan for `report`, whose tables show `top` rows.
     pub fn of(report: &Report, top: usize) -> ChartPlan {
         let mut empty_spaces = 0;
+        // Memory spaces with nothing live (or nothing at all) whose figures are shown.
+        let mut figures_only = 0;
         let mut problems_shown = 0;
         let problems: Vec<bool> = (report.modules.iter())
             .map(|m| {
@@ -172,10 +175,10 @@ impl ChartPlan {
                     live_spaces.push((Subject::MemorySpace { module: m, space: s }, space.peak_bytes));
                 }
                 shown.push(match (live, space.heap_bytes.len() >= 2, space.lifetimes.is_empty()) {
-                    (false, _, _) if space.is_unused() => Shown::Not,
                     (false, _, _) => {
-                        empty_spaces += 1;
-                        if empty_spaces <= MAX_CHARTED {
+                        empty_spaces += usize::from(!space.is_unused());
+                        figures_only += 1;
+                        if figures_only <= MAX_CHARTED {
                             Shown::Figures
                         } else {
                             Shown::Not

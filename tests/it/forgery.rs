@@ -45,10 +45,14 @@ fn without_styles(text: &str) -> String {
 /// own colours), and no line that begins with the forged error.
 fn assert_clean(what: &str, bytes: &[u8]) {
     let text = without_styles(&String::from_utf8_lossy(bytes));
-    let bad = text.chars().find(|&c| {
+    let bad = text.find(|c: char| {
         (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     });
-    assert_eq!(bad, None, "{what}: a raw control character in\n{text}");
+    if let Some(at) = bad {
+        let from = text.floor_char_boundary(at.saturating_sub(200));
+        let to = text.ceil_char_boundary(at + 200);
+        panic!("{what}: a raw control character at byte {at}: {:?}", &text[from..to]);
+    }
     let forged = text.lines().find(|line| line.trim_start().starts_with("xmem: error: forged"));
     assert_eq!(forged, None, "{what}: a forged line");
 }
