@@ -49,8 +49,8 @@ fn assert_clean(what: &str, bytes: &[u8]) {
         (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     });
     if let Some(at) = bad {
-        let from = text.floor_char_boundary(at.saturating_sub(200));
-        let to = text.ceil_char_boundary(at + 200);
+        let from = (0..=at.saturating_sub(200)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        let to = (at + 200..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
         panic!("{what}: a raw control character at byte {at}: {:?}", &text[from..to]);
     }
     let forged = text.lines().find(|line| line.trim_start().starts_with("xmem: error: forged"));
