@@ -166,10 +166,19 @@ fn oom(py: Python<'_>, args: Vec<OsString>) -> PyResult<Output> {
     Ok(Output(Computed::Oom(report)))
 }
 
-/// The errors in a log given as its text; `name` stands for the file name in the result.
+/// The errors in a log given as its text; `name` stands for the file name in
+/// the result; `args` are `oom`'s other flags (`--with INPUT`).
 #[pyfunction]
-fn oom_text(py: Python<'_>, name: &str, text: &[u8]) -> PyResult<Output> {
-    let report = py.detach(|| xmem::oom::scan(name, text)).map_err(|e| xmem_error(e.into()))?;
+#[pyo3(signature = (name, text, args = Vec::new()))]
+fn oom_text(py: Python<'_>, name: &str, text: &[u8], args: Vec<OsString>) -> PyResult<Output> {
+    let args: OomArgs = parse("oom", [args, vec!["-".into()]].concat())?;
+    let report = py
+        .detach(|| -> anyhow::Result<OomReport> {
+            let mut report = xmem::oom::scan(name, text)?;
+            xmem::cli::oom::Programs::load(&args.with, args.top).join_all(&mut report);
+            Ok(report)
+        })
+        .map_err(xmem_error)?;
     Ok(Output(Computed::Oom(report)))
 }
 

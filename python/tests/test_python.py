@@ -158,6 +158,19 @@ def test_oom_of_text_is_the_command_on_stdin():
     assert xmem.oom(text.decode()) == expected
 
 
+def test_oom_with_the_failed_programs_dump_is_the_commands_join():
+    log = FIXTURES / "oom-gpu" / "adam_nodonate" / "output.log"
+    dump = FIXTURES / "oom-gpu" / "adam_nodonate" / "xla_dump"
+    expected, _ = cli_json("oom", log, "--with", dump)
+    got = xmem.oom(log, with_=[dump])
+    assert_same_json(got, expected)
+    assert got["incidents"][0]["program_report"]["module"] == "jit_train_step(11275)"
+    assert str(got) == cli("oom", log, "--with", dump).stdout.decode()
+    # The log as text joins the same way.
+    text = xmem.oom(log.read_bytes(), with_=[dump])
+    assert text["incidents"] == expected["incidents"]
+
+
 GIL_RELEASED = """
 import sys, threading, xmem
 fifo, log = sys.argv[1:]

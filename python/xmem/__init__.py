@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import os
 from importlib.metadata import version as _version
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from . import _jax, _native
 from ._jax import Fit
@@ -152,7 +152,18 @@ class Oom(_Output):
       ``requested_bytes``, ``free_bytes``, ``allocations`` (the largest ones
       the log lists: ``size_bytes``, ``op_name``, ``shape``, ...), ``line``
       (where the message starts), ``summary`` and ``advice`` (what to
-      change). A fact the log does not state is ``None``, never guessed.
+      change), ``program`` (the XLA executable the failure names),
+      ``allocator``, ``limit_bytes`` (a pool or cap below the device),
+      ``device_bytes``, ``held_by`` (the allocator's memory by the program
+      holding it), ``user_frame`` (your line in the traceback) and
+      ``phase`` (``compile``, ``autotune``, ``runtime``, ``host``). A fact
+      the log does not state is ``None``, never guessed.
+    - ``incidents``: the events of one failure together: ``title`` (the
+      cause the facts support), ``cause``, ``program``, ``user_frame``,
+      ``advice`` and, with ``with_``, ``program_report``: the failed
+      program's memory space as in ``xmem.report/1``, how it was matched
+      (or why none was), its peak against the log's limit and the change
+      that saves the most.
 
     In a notebook it displays as the Markdown output.
     """
@@ -251,17 +262,26 @@ def diff(
     return Diff(_native.diff([*flags, "--", os.fspath(base), os.fspath(new)]))
 
 
-def oom(path_or_text: Union[Path, str, bytes]) -> Oom:
+def oom(
+    path_or_text: Union[Path, str, bytes],
+    *,
+    with_: Optional[Sequence[Path]] = None,
+    top: Optional[int] = None,
+) -> Oom:
     """Explains the out-of-memory errors in a log, as ``xmem oom`` does.
 
     A path (``os.PathLike``, or a ``str`` without a line break) names the
     log file; ``bytes``, or a ``str`` with a line break, is the log itself.
+    ``with_`` joins each incident with the failed program from these inputs
+    (an XLA dump directory, a profile, an HLO proto), as ``--with`` does;
+    ``top`` is how many rows of its tables ``str()`` shows.
     """
+    flags = [f"--with={os.fspath(i)}" for i in with_ or ()] + _flags(top=top)
     if isinstance(path_or_text, bytes):
-        return Oom(_native.oom_text("<text>", path_or_text))
+        return Oom(_native.oom_text("<text>", path_or_text, flags))
     if isinstance(path_or_text, str) and "\n" in path_or_text:
-        return Oom(_native.oom_text("<text>", path_or_text.encode()))
-    return Oom(_native.oom(["--", os.fspath(path_or_text)]))
+        return Oom(_native.oom_text("<text>", path_or_text.encode(), flags))
+    return Oom(_native.oom([*flags, "--", os.fspath(path_or_text)]))
 
 
 def plot(

@@ -34,7 +34,7 @@ def diff(args: list[str]) -> Output:
 def oom(args: list[str]) -> Output:
     """``xmem oom ARGS``."""
 
-def oom_text(name: str, text: bytes) -> Output:
+def oom_text(name: str, text: bytes, args: list[str] = ...) -> Output:
     """The errors in a log given as its text; ``name`` stands for the file name in the result."""
 
 def plot(args: list[str]) -> list[str]:

@@ -13,6 +13,7 @@ mod output;
 pub mod plot;
 mod progress;
 pub mod report;
+mod run;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -31,6 +32,8 @@ pub enum Outcome {
     LimitCrossed,
     /// `oom` found at least one memory error.
     MemoryErrorsFound,
+    /// `run` exits with its job's code.
+    Exit(u8),
 }
 
 pub fn main() -> ExitCode {
@@ -58,6 +61,7 @@ where
     match run(cli).and_then(|outcome| Ok(crate::ingest::source::unchanged().map(|()| outcome)?)) {
         Ok(Outcome::Success) => 0,
         Ok(Outcome::LimitCrossed | Outcome::MemoryErrorsFound) => 1,
+        Ok(Outcome::Exit(code)) => code,
         Err(e) => {
             eprintln!("xmem: {}", one_line(&e));
             2
@@ -93,5 +97,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Oom(args) => oom::run(args),
+        Command::Run(args) => run::run(args),
     }
 }

@@ -79,7 +79,7 @@ pub fn write_groups(out: &mut dyn Write, flavor: Flavor, groups: &Groups, total:
     Ok(())
 }
 
-fn write_group_table(out: &mut dyn Write, flavor: Flavor, group_table: GroupTable) -> io::Result<()> {
+pub fn write_group_table(out: &mut dyn Write, flavor: Flavor, group_table: GroupTable) -> io::Result<()> {
     writeln!(out, "\n{}:", printable(group_table.title))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
