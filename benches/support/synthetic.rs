@@ -290,7 +290,7 @@ const HTML: &[&str] = &["report", "--format", "html", "-o", OUT];
 /// `input_bytes`, as design.md states it ("Untrusted inputs"): the caps
 /// times the most bytes an element can take, and the page's data.
 pub fn output_bound(input_bytes: u64) -> u64 {
-    2 * input_bytes + (512 << 20)
+    2 * input_bytes + (1 << 30)
 }
 
 /// What the shapes here write at most, far below [`output_bound`]: a

@@ -3,7 +3,7 @@
 //! chart plan and the page, rendered in memory. No panic, no control
 //! character but line breaks and tabs in what is written (texts from the
 //! input are escaped), and no amplification: far below design.md's bound
-//! (`2 × input + 512 MiB`), the output stays within `2 × input + 16 MiB`.
+//! (`2 × input + 1 GiB`), the output stays within `2 × input + 16 MiB`.
 #![no_main]
 
 use std::path::Path;

@@ -6,8 +6,8 @@
 //! memory spaces × stack depth.
 //!
 //! The bound (design.md, "Charts and pages are bounded"): at most
-//! [`MAX_CHARTED`] memory spaces, allocators and device memory profiles
-//! each are charted, those with the largest peaks; everything else with a peak is one
+//! [`MAX_CHARTED`] memory spaces, allocators, device memory profiles and
+//! PyTorch snapshot devices each are charted, those with the largest peaks; everything else with a peak is one
 //! bar of one summary chart ([`NotCharted`]). A memory space with nothing
 //! live at its peak gets no chart; one without a heap-simulator trace gets
 //! its buffers at the peak only. Within a chart, series are thinned to
@@ -93,6 +93,8 @@ pub enum Subject {
     Allocator(usize),
     /// `report.device_memory[i]`.
     DeviceMemory(usize),
+    /// `report.torch_snapshots[i]`: one device of a PyTorch snapshot.
+    TorchSnapshot(usize),
 }
 
 /// How a memory space is shown.
@@ -112,6 +114,7 @@ pub struct ChartPlan {
     spaces: Vec<Vec<Shown>>,
     allocators: Vec<bool>,
     device_memory: Vec<bool>,
+    torch_snapshots: Vec<bool>,
     /// Rows per table: `--top`.
     pub top: usize,
     /// Bars per bar chart: `--top`, at most [`MAX_BARS`].
@@ -138,11 +141,12 @@ pub struct NotCharted {
     pub memory_spaces: usize,
     pub allocators: usize,
     pub device_memory: usize,
+    pub torch_snapshots: usize,
 }
 
 impl NotCharted {
     pub fn count(&self) -> usize {
-        self.memory_spaces + self.allocators + self.device_memory
+        self.memory_spaces + self.allocators + self.device_memory + self.torch_snapshots
     }
 }
 
@@ -202,16 +206,22 @@ impl ChartPlan {
             .map(|(i, p)| (Subject::DeviceMemory(i), p.total_bytes))
             .collect();
 
+        let torch = report.torch_snapshots.iter().enumerate();
+        let mut torch: Vec<(Subject, i64)> =
+            torch.filter(|(_, t)| t.peak_bytes > 0).map(|(i, t)| (Subject::TorchSnapshot(i), t.peak_bytes)).collect();
         let mut folded = Vec::new();
         let folded_spaces = fold_past(&mut live_spaces, MAX_CHARTED, &mut folded);
         let folded_allocators = fold_past(&mut allocators, MAX_CHARTED, &mut folded);
         let folded_profiles = fold_past(&mut profiles, MAX_CHARTED, &mut folded);
+        let folded_torch = fold_past(&mut torch, MAX_CHARTED, &mut folded);
         let mut charted_allocators = vec![false; report.allocators.len()];
         let mut charted_profiles = vec![false; report.device_memory.len()];
-        for (subject, _) in allocators.iter().chain(&profiles) {
+        let mut charted_torch = vec![false; report.torch_snapshots.len()];
+        for (subject, _) in allocators.iter().chain(&profiles).chain(&torch) {
             match *subject {
                 Subject::Allocator(i) => charted_allocators[i] = true,
                 Subject::DeviceMemory(i) => charted_profiles[i] = true,
+                Subject::TorchSnapshot(i) => charted_torch[i] = true,
                 Subject::MemorySpace { .. } => {}
             }
         }
@@ -230,12 +240,14 @@ impl ChartPlan {
                 memory_spaces: folded_spaces,
                 allocators: folded_allocators,
                 device_memory: folded_profiles,
+                torch_snapshots: folded_torch,
             }
         });
         ChartPlan {
             spaces,
             allocators: charted_allocators,
             device_memory: charted_profiles,
+            torch_snapshots: charted_torch,
             top,
             bars: top.min(MAX_BARS),
             problems,
@@ -280,6 +292,11 @@ impl ChartPlan {
     /// Whether `report.device_memory[i]` gets its charts.
     pub fn charts_device_memory(&self, i: usize) -> bool {
         self.device_memory.get(i).copied().unwrap_or(false)
+    }
+
+    /// Whether `report.torch_snapshots[i]` gets its charts.
+    pub fn charts_torch_snapshot(&self, i: usize) -> bool {
+        self.torch_snapshots.get(i).copied().unwrap_or(false)
     }
 }
 

@@ -105,7 +105,8 @@ pub fn draw_charts(
             drawn(Chart::DeviceMemory(snapshot, ChartKind::Flame), chart)?;
         }
     }
-    for snapshot in &report.torch_snapshots {
+    let torch_snapshots = report.torch_snapshots.iter().enumerate().filter(|(i, _)| plan.charts_torch_snapshot(*i));
+    for (_, snapshot) in torch_snapshots {
         let charts = svg::torch_snapshot_charts(snapshot, plan.bars)
             .with_context(|| format!("drawing {} {}", snapshot.input, snapshot.device))?;
         for (kind, chart) in charts {

@@ -205,7 +205,8 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
             write_allocator(out, allocator, &id, top, &mut data)?;
         }
     }
-    for snapshot in &report.torch_snapshots {
+    let torch_snapshots = report.torch_snapshots.iter().enumerate().filter(|(i, _)| plan.charts_torch_snapshot(*i));
+    for (_, snapshot) in torch_snapshots {
         let id = ids.give(&format!("torch-{}-{}", snapshot.input, snapshot.device));
         write_torch_snapshot(out, snapshot, &id, top)?;
     }

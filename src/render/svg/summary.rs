@@ -12,6 +12,7 @@ use crate::render::device_memory::snapshot_heading;
 use crate::render::escape::printable;
 use crate::render::table::{bytes, plural};
 use crate::render::text::{allocator_heading, space_heading};
+use crate::render::torch_snapshot;
 
 /// What `subject` is, as its own charts would be captioned.
 fn heading(report: &Report, subject: Subject) -> String {
@@ -22,6 +23,7 @@ fn heading(report: &Report, subject: Subject) -> String {
         }
         Subject::Allocator(i) => allocator_heading(&report.allocators[i]),
         Subject::DeviceMemory(i) => snapshot_heading(&report.device_memory[i]),
+        Subject::TorchSnapshot(i) => torch_snapshot::snapshot_heading(&report.torch_snapshots[i]),
     }
 }
 
@@ -47,6 +49,7 @@ fn what(not_charted: &NotCharted) -> String {
         (not_charted.memory_spaces, "memory space"),
         (not_charted.allocators, "allocator"),
         (not_charted.device_memory, "device memory profile"),
+        (not_charted.torch_snapshots, "PyTorch snapshot device"),
     ]
     .into_iter()
     .filter(|(n, _)| *n > 0)

@@ -6,6 +6,7 @@ use std::io;
 
 use super::palette;
 use super::peak::{draw_bars, summed_bar, Bar};
+use crate::analysis::chart_plan::MAX_LIFETIME_BOXES;
 use crate::analysis::drawing::{torch_peak_owners, OwnerBlocks};
 use crate::analysis::torch_snapshot::user_frame::is_python;
 use crate::analysis::torch_snapshot::TorchSnapshotReport;
@@ -58,7 +59,9 @@ pub fn peak_by_user_frame(caption: &str, report: &TorchSnapshotReport, top: usiz
     if groups.iter().all(|g| g.bytes <= 0) {
         return Ok(None);
     }
-    let mut bars: Vec<Bar> = torch_peak_owners(report, top, BLOCKS_PER_BAR).iter().map(owner_bar).collect();
+    // However many bars, no more blocks than a chart of buffers draws boxes.
+    let blocks = BLOCKS_PER_BAR.min(MAX_LIFETIME_BOXES / top.max(1)).max(1);
+    let mut bars: Vec<Bar> = torch_peak_owners(report, top, blocks).iter().map(owner_bar).collect();
     let rest = groups.get(top..).unwrap_or_default();
     if !rest.is_empty() {
         let rest_bytes = rest.iter().map(|g| g.bytes).fold(0, i64::saturating_add);
