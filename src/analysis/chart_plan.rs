@@ -5,10 +5,10 @@
 //! deep stack made `plot` write 16,000 charts (3.2 GB): output grew as
 //! memory spaces × stack depth.
 //!
-//! The bound (design.md, "Charts and pages are bounded"): at most
-//! [`MAX_CHARTED`] memory spaces, allocators, device memory profiles and
-//! PyTorch snapshot devices each are charted, those with the largest peaks; everything else with a peak is one
-//! bar of one summary chart ([`NotCharted`]). A memory space with nothing
+//! The bound (design.md, "Untrusted inputs"): at most [`MAX_CHARTED`]
+//! memory spaces, allocators, device memory profiles and PyTorch snapshot
+//! devices each are charted, those with the largest peaks; everything else
+//! with a peak is one bar of one summary chart ([`NotCharted`]). A memory space with nothing
 //! live at its peak gets no chart; one without a heap-simulator trace gets
 //! its buffers at the peak only. Within a chart, series are thinned to
 //! points a pixel can show, and at most [`MAX_BARS`] bars,
@@ -18,12 +18,10 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
-
 use super::{sum_bytes, Report};
 
-/// Memory spaces, allocators and device memory profiles charted one by one,
-/// of each kind: those with the largest peaks.
+/// Memory spaces, allocators, device memory profiles and PyTorch snapshot
+/// devices charted one by one, of each kind: those with the largest peaks.
 pub const MAX_CHARTED: usize = 32;
 /// Bars of a bar chart beside the ones that sum the rest, whatever `--top`.
 pub const MAX_BARS: usize = 100;
@@ -49,9 +47,8 @@ pub const MAX_SUMMARY_ROWS: usize = 200;
 /// Step boundaries an allocator timeline marks; more are thinned evenly.
 pub const MAX_STEP_BOUNDARIES: usize = 100;
 
-/// A chart of a memory space, a device memory profile or an allocator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// A chart of a memory space, a device memory profile, a PyTorch snapshot or an allocator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartKind {
     Timeline,
     Peak,
@@ -142,12 +139,6 @@ pub struct NotCharted {
     pub allocators: usize,
     pub device_memory: usize,
     pub torch_snapshots: usize,
-}
-
-impl NotCharted {
-    pub fn count(&self) -> usize {
-        self.memory_spaces + self.allocators + self.device_memory + self.torch_snapshots
-    }
 }
 
 const WITH_TRACE: &[ChartKind] = &[ChartKind::Timeline, ChartKind::Peak, ChartKind::Lifetimes, ChartKind::Flame];
@@ -324,5 +315,28 @@ pub fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {
             let end = text.char_indices().nth(max_chars.saturating_sub(1)).map_or(text.len(), |(at, _)| at);
             Cow::Owned(format!("{}…", &text[..end]))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_are_kept_and_equals_keep_the_reports_order() {
+        let space = |i| (Subject::Allocator(i), [5, 9, 5, 1, 9][i]);
+        let mut group: Vec<(Subject, i64)> = (0..5).map(space).collect();
+        let mut folded = Vec::new();
+        assert_eq!(fold_past(&mut group, 3, &mut folded), 2);
+        assert_eq!(group, vec![space(1), space(4), space(0)]);
+        assert_eq!(folded, vec![space(2), space(3)]);
+        assert_eq!(fold_past(&mut group, 3, &mut folded), 0, "within the cap, nothing moves");
+    }
+
+    #[test]
+    fn shorten_cuts_at_a_character_with_an_ellipsis() {
+        assert_eq!(shorten("abcdef", 6), "abcdef");
+        assert_eq!(shorten("abcdef", 4), "abc…");
+        assert_eq!(shorten("ééééé", 3), "éé…");
     }
 }
