@@ -74,6 +74,12 @@ fn drawable(bytes: Option<i64>) -> i64 {
     bytes.unwrap_or(0).max(0)
 }
 
+/// A fraction as a chart draws it: on its axis, from 0 to 1 (a fraction
+/// computed from inconsistent figures can be anything, NaN included).
+fn drawable_fraction(fraction: Option<f64>) -> f64 {
+    fraction.filter(|f| f.is_finite()).unwrap_or(0.0).clamp(0.0, 1.0)
+}
+
 /// Indices of the points to draw from `values`: all of them when they fit in
 /// `max_points`, otherwise the first and last points and, per window of
 /// consecutive points, the first minimum and the first maximum. Every window
@@ -200,7 +206,7 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
         lines: vec![Series { name: "in use (heap + stack)".to_string(), values: heap_and_stack }],
         fractions: vec![Series {
             name: "fragmentation".to_string(),
-            values: kept.iter().map(|&i| series.fragmentation.get(i).copied().unwrap_or(0.0)).collect(),
+            values: kept.iter().map(|&i| drawable_fraction(series.fragmentation.get(i).copied())).collect(),
         }],
         peak: PeakMark {
             x: allocator.peak_time_ps,
