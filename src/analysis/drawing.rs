@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use super::allocator_timeline::AllocatorReport;
+use super::allocator_timeline::{AllocatorReport, StepPeak};
 use super::chart_plan::{
     shorten, MAX_ICICLE_FRAMES, MAX_LABEL_CHARS, MAX_LIFETIME_BOXES, MAX_STACK_FRAMES, MAX_STEP_BOUNDARIES,
 };
@@ -193,9 +193,12 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
     } else {
         (highest, "free".to_string())
     };
+    let x = pick(&series.time_ps);
+    let span = (x.first().copied().unwrap_or(0), x.last().copied().unwrap_or(0));
     Some(Timeline {
         x_axis: XAxis::Picoseconds,
-        x: pick(&series.time_ps),
+        boundaries: step_boundaries(allocator, span),
+        x,
         bands: vec![
             Series { name: "heap".to_string(), values: heap },
             Series { name: "stack".to_string(), values: heap_and_stack.clone() },
@@ -209,7 +212,7 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
             values: kept.iter().map(|&i| drawable_fraction(series.fragmentation.get(i).copied())).collect(),
         }],
         peak: PeakMark {
-            x: allocator.peak_time_ps,
+            x: allocator.peak_time_ps.clamp(span.0, span.1.max(span.0)),
             bytes: allocator.peak_bytes,
             what: Some(milliseconds(allocator.peak_time_ps)),
             position: match allocator.peak_step {
@@ -219,16 +222,17 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
         },
         y_max,
         holds_until_next: true,
-        boundaries: step_boundaries(allocator),
     })
 }
 
-/// Where each training step after the first starts, with its name; when
-/// there are more than [`MAX_STEP_BOUNDARIES`], every k-th step, evenly.
-fn step_boundaries(allocator: &AllocatorReport) -> Vec<(i64, String)> {
+/// Where each training step after the first starts, with its name, within
+/// the time the chart spans; when there are more than
+/// [`MAX_STEP_BOUNDARIES`], every k-th step, evenly.
+fn step_boundaries(allocator: &AllocatorReport, span: (i64, i64)) -> Vec<(i64, String)> {
     let later = allocator.steps.get(1..).unwrap_or_default();
     let every = later.len().div_ceil(MAX_STEP_BOUNDARIES).max(1);
-    later.iter().step_by(every).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect()
+    let within = |s: &&StepPeak| (span.0..=span.1).contains(&s.first_time_ps);
+    later.iter().step_by(every).filter(within).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect()
 }
 
 /// A PyTorch snapshot's active memory over its trace: the largest user
