@@ -71,25 +71,56 @@ impl Output {
 
     /// What the command prints with `--format FORMAT` (text, markdown, json or html).
     fn render(&self, py: Python<'_>, format: &str) -> PyResult<String> {
-        let format = Format::from_str(format, true).map_err(PyValueError::new_err)?;
-        let bytes = py
-            .detach(|| -> anyhow::Result<Vec<u8>> {
-                let mut bytes = Vec::new();
-                let mut out = xmem::cli::piped(&mut bytes, format);
-                match &self.0 {
-                    Computed::Report(report, detail) => xmem::cli::report::write(&mut out, format, report, *detail)?,
-                    Computed::Diff(comparison, detail) => {
-                        xmem::cli::diff::write(&mut out, format, comparison, *detail)?
-                    }
-                    Computed::Oom(report) => xmem::cli::oom::write(&mut out, xmem::cli::oom::flavor(format)?, report)?,
-                }
-                out.flush()?;
-                drop(out);
-                Ok(bytes)
-            })
-            .map_err(xmem_error)?;
+        let bytes = self.rendered(py, format)?;
         String::from_utf8(bytes).map_err(|e| XmemError::new_err(e.to_string()))
     }
+
+    /// Writes what the command writes with `--format FORMAT -o PATH` (pprof included).
+    fn write(&self, py: Python<'_>, path: std::path::PathBuf, format: &str) -> PyResult<()> {
+        let bytes = self.rendered(py, format)?;
+        std::fs::write(&path, bytes).map_err(|e| XmemError::new_err(format!("cannot write {}: {e}", path.display())))
+    }
+}
+
+impl Output {
+    fn rendered(&self, py: Python<'_>, format: &str) -> PyResult<Vec<u8>> {
+        let format = Format::from_str(format, true).map_err(PyValueError::new_err)?;
+        py.detach(|| -> anyhow::Result<Vec<u8>> {
+            let mut bytes = Vec::new();
+            let mut out = xmem::cli::piped(&mut bytes, format);
+            match &self.0 {
+                Computed::Report(report, detail) => xmem::cli::report::write(&mut out, format, report, *detail)?,
+                Computed::Diff(comparison, detail) => xmem::cli::diff::write(&mut out, format, comparison, *detail)?,
+                Computed::Oom(report) => xmem::cli::oom::write(&mut out, xmem::cli::oom::flavor(format)?, report)?,
+            }
+            out.flush()?;
+            drop(out);
+            Ok(bytes)
+        })
+        .map_err(xmem_error)
+    }
+}
+
+/// The options (not the positional inputs) of a command, as its flags
+/// define them: `(long name, default, whether it takes a value)`, so the
+/// Python functions take every option as a keyword, with the same default.
+#[pyfunction]
+fn options(command: &str) -> PyResult<Vec<(String, Option<String>, bool)>> {
+    let command = match command {
+        "report" => ReportArgs::augment_args(clap::Command::new("report")),
+        "diff" => DiffArgs::augment_args(clap::Command::new("diff")),
+        "oom" => OomArgs::augment_args(clap::Command::new("oom")),
+        "plot" => PlotArgs::augment_args(clap::Command::new("plot")),
+        other => return Err(PyValueError::new_err(format!("no command {other}"))),
+    };
+    Ok(command
+        .get_arguments()
+        .filter(|arg| !arg.is_positional())
+        .filter_map(|arg| {
+            let default = arg.get_default_values().first().map(|value| value.to_string_lossy().into_owned());
+            Some((arg.get_long()?.to_string(), default, arg.get_action().takes_values()))
+        })
+        .collect())
 }
 
 /// Runs the `xmem` command line on `argv` (the first item is the program's name) and returns its exit code.
@@ -210,5 +241,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(oom, m)?)?;
     m.add_function(wrap_pyfunction!(oom_text, m)?)?;
     m.add_function(wrap_pyfunction!(plot, m)?)?;
+    m.add_function(wrap_pyfunction!(options, m)?)?;
     Ok(())
 }

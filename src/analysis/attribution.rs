@@ -205,7 +205,7 @@ pub struct LiveInterval {
 impl LiveIntervals {
     fn of(space: &MemorySpaceReport, assignment: &BufferAssignment) -> Self {
         let events = space.heap_bytes.len().saturating_sub(1);
-        let always_live = space.at_peak.get(..space.always_live_count).unwrap_or_default();
+        let always_live: Vec<BufferAtPeak> = space.at_peak.iter().filter(|b| b.always_live).cloned().collect();
         let stretches = space.live_history.stretches();
         let mut slots: Vec<usize> = Vec::new();
         let mut buffer_of: HashMap<usize, usize> = HashMap::new();
@@ -219,9 +219,10 @@ impl LiveIntervals {
                 LiveInterval { buffer, from: stretch.from, until: stretch.until.unwrap_or(events) }
             })
             .collect();
-        let mut buffers = always_live.to_vec();
+        let always_live_count = always_live.len();
+        let mut buffers = always_live;
         buffers.extend(heap_simulation::describe(assignment, &slots));
-        LiveIntervals { buffers, always_live: always_live.len(), intervals }
+        LiveIntervals { buffers, always_live: always_live_count, intervals }
     }
 
     /// The buffers live after event `position`, in [`live_set`]'s order.
@@ -279,7 +280,7 @@ fn resolve(space: &MemorySpaceReport, point: &ProgramPoint) -> Result<usize, Str
     }
 }
 
-/// What is live after event `position`: the always-live buffers, then every
+/// What is live after event `position`: the always-live buffers and every
 /// simulated span that covers it, described as at the peak.
 pub fn live_set(
     space: &MemorySpaceReport,
@@ -287,8 +288,7 @@ pub fn live_set(
     position: usize,
     op_name_depth: Option<usize>,
 ) -> LiveSet {
-    let always_live = space.at_peak.get(..space.always_live_count).unwrap_or_default();
-    let mut buffers = always_live.to_vec();
+    let mut buffers: Vec<BufferAtPeak> = space.at_peak.iter().filter(|b| b.always_live).cloned().collect();
     buffers.extend(heap_simulation::describe(assignment, &space.live_history.live_at(position)));
     LiveSet {
         position,
@@ -327,14 +327,15 @@ pub fn distinct_peaks(heap_bytes: &[i64], search: PeakSearch) -> Vec<usize> {
     peaks.into_iter().take(search.count).map(|(event, _)| event).collect()
 }
 
-/// A device memory profile's live bytes by the source line of each stack's
-/// innermost frame, as a program's peak is grouped; sums to its total.
+/// A device memory profile's live bytes by the source line each stack is
+/// blamed on (its innermost frame of the user's code), as a program's peak
+/// is grouped; sums to its total.
 pub fn device_memory_groups(report: &DeviceMemoryReport) -> Vec<Group> {
     let keys: Vec<(String, i64, usize)> = report
         .stacks
         .iter()
         .map(|stack| {
-            let key = stack.frames.first().map_or_else(|| NO_SOURCE.to_string(), |f| format!("{}:{}", f.file, f.line));
+            let key = stack.blamed_frame().map_or_else(|| NO_SOURCE.to_string(), |f| format!("{}:{}", f.file, f.line));
             (key, stack.bytes, usize::try_from(stack.count).unwrap_or(0))
         })
         .collect();
@@ -343,15 +344,15 @@ pub fn device_memory_groups(report: &DeviceMemoryReport) -> Vec<Group> {
 
 /// The key of an allocator's heap at the peak that no captured allocation explains.
 pub const BEFORE_CAPTURE: &str = "(allocated before the capture started)";
-/// The key of allocations recorded without an op.
-pub const NO_OP_RECORDED: &str = "(no op recorded)";
-
-/// An allocator's heap at the peak by op name; sums to the heap at the peak.
+/// An allocator's heap at the peak by what made it (the op, or the
+/// program and which of its buffers); sums to the heap at the peak.
 pub fn allocator_groups(allocator: &AllocatorReport) -> Vec<Group> {
-    let rows = allocator.at_peak.iter().map(|row| {
-        let op = if row.op_name.is_empty() { NO_OP_RECORDED } else { row.op_name.as_str() };
-        (op, row.total_bytes(), usize::try_from(row.occurrences).unwrap_or(usize::MAX))
-    });
+    let keys: Vec<(String, i64, usize)> = allocator
+        .at_peak
+        .iter()
+        .map(|row| (row.made_by(), row.total_bytes(), usize::try_from(row.occurrences).unwrap_or(usize::MAX)))
+        .collect();
+    let rows = keys.iter().map(|(key, bytes, count)| (key.as_str(), *bytes, *count));
     let before = (allocator.unattributed_at_peak_bytes != 0).then_some((
         BEFORE_CAPTURE,
         allocator.unattributed_at_peak_bytes,

@@ -155,16 +155,22 @@ fn program_peak(space: &MemorySpaceReport) -> PeakMark {
 }
 
 /// How far above the peak in use an allocator's y axis may reach before its
-/// free band is cut off.
-const FREE_CUT_FACTOR: i64 = 2;
+/// free band is cut off: a quarter of the peak, enough to show there is
+/// free memory above it without giving the chart to it.
+const FREE_ABOVE_PEAK_DIVISOR: i64 = 4;
+
+/// Where an allocator's free band is cut off: a quarter above its peak in use.
+pub fn free_cut(peak_bytes: i64) -> i64 {
+    peak_bytes.saturating_add(peak_bytes / FREE_ABOVE_PEAK_DIVISOR)
+}
 
 /// An allocator's memory over time: heap, stack and free stacked, the
 /// fragmentation against a second axis, and the peak (heap plus stack).
 ///
 /// An allocator can have far more free memory than it ever used (TensorFlow's
 /// host BFC allocator is limited at 64 GiB), which would flatten everything
-/// else into a pixel: the axis then stops at twice the peak in use and the
-/// free band's name says where it was cut. `None` when there are no events.
+/// else into a pixel: the axis then stops a quarter above the peak in use and
+/// the free band's name says where it was cut. `None` when there are no events.
 pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Option<Timeline> {
     let series = &allocator.timeline;
     let in_use: Vec<i64> =
@@ -182,7 +188,7 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
     let with_free: Vec<i64> =
         heap_and_stack.iter().zip(pick(&series.free_bytes)).map(|(used, free)| used.saturating_add(free)).collect();
     let highest = with_free.iter().chain(&heap_and_stack).copied().max().unwrap_or(0);
-    let cut = allocator.peak_bytes.saturating_mul(FREE_CUT_FACTOR);
+    let cut = free_cut(allocator.peak_bytes);
     let (y_max, free_name) = if allocator.peak_bytes > 0 && highest > cut {
         let name = format!(
             "free, cut off at {} ({} at the peak)",
@@ -550,13 +556,13 @@ mod tests {
         let allocator = tf_keras_fit_allocator();
         let (peak_bytes, free_bytes, _) = oracle_allocator_peak();
         let timeline = allocator_timeline(&allocator, 2000).unwrap();
-        assert_eq!(timeline.y_max, 2 * peak_bytes);
+        assert_eq!(timeline.y_max, peak_bytes + peak_bytes / 4);
         let free = &timeline.bands[2];
         assert_eq!(
             free.name,
             format!(
                 "free, cut off at {} ({} at the peak)",
-                human_bytes(2 * peak_bytes as u64),
+                human_bytes((peak_bytes + peak_bytes / 4) as u64),
                 human_bytes(free_bytes as u64)
             )
         );

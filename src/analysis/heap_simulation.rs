@@ -694,6 +694,7 @@ fn buffer_at_peak(index: &Index, slot: usize) -> BufferAtPeak {
         allocation: index.allocation_of(buffer).index,
         offset: buffer.offset,
         listed_by_xprof: true,
+        always_live: false,
     }
 }
 
@@ -728,7 +729,11 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 Category::Output => breakdown.outputs = breakdown.outputs.saturating_add(allocation.size),
                 _ => breakdown.constants = breakdown.constants.saturating_add(allocation.size),
             }
-            at_peak.push(BufferAtPeak { listed_by_xprof: color == 0, ..buffer_at_peak(index, slot) });
+            at_peak.push(BufferAtPeak {
+                listed_by_xprof: color == 0,
+                always_live: true,
+                ..buffer_at_peak(index, slot)
+            });
         }
     }
     if color != 0 && baseline > 0 {
@@ -738,7 +743,6 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 .into(),
         );
     }
-    let always_live_count = at_peak.len();
     breakdown.thread_local = sum_bytes(allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size));
 
     let total_allocation_bytes: i64 = sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size));
@@ -828,6 +832,8 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         None => TraceStatus::NotNeeded,
     };
     breakdown.temporaries = peak;
+    // As the text lists them: largest first.
+    at_peak.sort_by(BufferAtPeak::largest_first);
     // Nor the spare room of each report's own lists.
     at_peak.shrink_to_fit();
     lifetimes.shrink_to_fit();
@@ -863,7 +869,6 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         unpadded_heap_bytes,
         instructions,
         at_peak,
-        always_live_count,
         live_history,
         lifetimes,
         max_scoped_vmem_bytes: None,

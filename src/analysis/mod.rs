@@ -2,6 +2,7 @@
 //! types. The structs here are what every renderer prints and what the JSON
 //! renderer serialises as `xmem.report/1`.
 
+pub mod allocation_owner;
 pub mod allocator_timeline;
 pub mod attribution;
 pub mod chart_plan;
@@ -98,6 +99,16 @@ impl ModuleReport {
     pub fn largest_peak(&self) -> i64 {
         self.memory_spaces.iter().map(|s| s.peak_bytes).max().unwrap_or(0)
     }
+
+    /// The donation candidates worth a hint: those that save at least
+    /// 1 MiB and 0.1% of the module's peak (a 4-byte scalar is not worth
+    /// donating). JSON keeps every candidate.
+    pub fn donation_hints(&self) -> &[hints::DonationCandidate] {
+        let threshold = hints::MIN_DONATION_BYTES.max(self.largest_peak() / 1000);
+        // Largest first: the ones worth it lead.
+        let worth = self.donation_candidates.iter().take_while(|c| c.bytes_at_most >= threshold).count();
+        &self.donation_candidates[..worth]
+    }
 }
 
 /// How much of the program order the heap simulation covers.
@@ -118,7 +129,7 @@ pub enum TraceStatus {
     Broken,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
     Parameter,
@@ -180,11 +191,9 @@ pub struct MemorySpaceReport {
     pub unpadded_heap_bytes: Vec<i64>,
     /// The instruction of each event, aligned with `heap_bytes`.
     pub instructions: Vec<Arc<str>>,
-    /// Always-live buffers first, then temporaries in program order.
+    /// Every buffer live at the peak, largest first (by logical buffer id
+    /// among equals), as the text lists them.
     pub at_peak: Vec<BufferAtPeak>,
-    /// How many of `at_peak` are always live (they lead the list).
-    #[serde(skip)]
-    pub always_live_count: usize,
     /// XProf's live list through the replay, for the live set at any point (`--at`).
     #[serde(skip)]
     pub live_history: heap_simulation::LiveHistory,
@@ -234,7 +243,7 @@ impl<'a> BufferTable<'a> {
     /// the small ones summed.
     pub fn of(buffers: &'a [BufferAtPeak], top: usize) -> Self {
         let mut buffers: Vec<&BufferAtPeak> = buffers.iter().collect();
-        buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.logical_buffer_id.cmp(&b.logical_buffer_id)));
+        buffers.sort_by(|a, b| a.largest_first(b));
         let (large, small): (Vec<_>, Vec<_>) =
             buffers.into_iter().partition(|b| b.size_bytes >= heap_simulation::SMALL_BUFFER_BYTES);
         let rest = large.get(top..).unwrap_or_default();
@@ -280,11 +289,20 @@ pub struct BufferAtPeak {
     /// XProf's Memory Viewer lists this buffer among its buffers at the
     /// peak; it leaves out always-live buffers outside HBM.
     pub listed_by_xprof: bool,
+    /// A parameter, output or constant: live at every point of the program.
+    #[serde(skip)]
+    pub always_live: bool,
 }
 
 impl BufferAtPeak {
     pub fn padding_bytes(&self) -> i64 {
         self.size_bytes - self.unpadded_bytes
+    }
+
+    /// The order buffers are listed in, in tables and JSON: largest first,
+    /// then by logical buffer id.
+    pub fn largest_first(&self, other: &Self) -> std::cmp::Ordering {
+        other.size_bytes.cmp(&self.size_bytes).then(self.logical_buffer_id.cmp(&other.logical_buffer_id))
     }
 }
 
@@ -355,14 +373,15 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
     let mut allocators: Vec<AllocatorReport> = captures
         .iter()
         .flat_map(|c| {
+            let programs = allocation_owner::Programs::of(&c.modules);
             c.allocators
                 .par_iter()
-                .map(|a| allocator_timeline::analyze_allocator(a, options.intervals))
+                .map(|a| allocator_timeline::analyze_allocator(a, &programs, options.intervals))
                 .collect::<Vec<_>>()
         })
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = captures.iter().filter_map(|c| beyond_the_device(c, &modules)).collect();
     let without_events: Vec<&str> =
         captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()).map(|c| c.input.as_str()).collect();
     if !without_events.is_empty() {
@@ -384,6 +403,31 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
         notes,
     }
+}
+
+/// One line when a module of `capture` needs more memory at its peak in
+/// device memory (colour 0) than the profile says its device has: it
+/// cannot run there as compiled. `modules` are the report's, largest first.
+fn beyond_the_device(capture: &Capture, modules: &[ModuleReport]) -> Option<String> {
+    let device = capture.devices.iter().min_by_key(|d| d.memory_bytes)?;
+    let device_peak =
+        |m: &ModuleReport| m.memory_spaces.iter().filter(|s| s.color == 0).map(|s| s.peak_bytes).max().unwrap_or(0);
+    let over: Vec<&ModuleReport> =
+        modules.iter().filter(|m| m.input == capture.input && device_peak(m) > device.memory_bytes).collect();
+    let first = over.first()?;
+    let more = match over.len() - 1 {
+        0 => String::new(),
+        1 => "; so does 1 more module".to_string(),
+        n => format!("; so do {n} more modules"),
+    };
+    let model = device.model.as_ref().map(|m| format!(" ({m})")).unwrap_or_default();
+    Some(format!(
+        "{} needs {} at its device-memory peak, more than the {} that {}{model} has{more}",
+        first.display_name(),
+        crate::units::human_bytes(device_peak(first).max(0) as u64),
+        crate::units::human_bytes(device.memory_bytes as u64),
+        device.name
+    ))
 }
 
 /// What an input holds, for `xmem list`.

@@ -111,7 +111,7 @@ pub struct Selection {
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
 
-    /// Show every module in detail, not only the one with the largest peak.
+    /// Show (or plot) every module in detail, not only the one with the largest peak.
     #[arg(long)]
     pub all: bool,
 }
@@ -237,9 +237,10 @@ pub struct DiffArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub fail_if_over: Option<u64>,
 
-    /// Leave out memory spaces whose peak is under this size in both inputs (small helper modules).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "0")]
-    pub min_peak: u64,
+    /// Do not judge memory spaces and allocators whose peak is under this size in both inputs (they are
+    /// still reported) [default: 1% of the largest peak, at least 1 MiB; 0 judges every peak].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub min_peak: Option<u64>,
 
     #[command(flatten)]
     pub selection: Selection,
@@ -255,8 +256,8 @@ pub struct DiffArgs {
 #[command(after_help = "Exit codes: 0 no memory error found, 1 at least one memory error found, \
     2 bad usage or a log that could not be read.")]
 pub struct OomArgs {
-    /// Log files (plain or gzip), glob patterns such as 'logs/*.err', or - for standard input,
-    /// read as a stream: each incident is printed as soon as the log has moved past it.
+    /// Log files (plain or gzip), directories (the files in them), glob patterns such as 'logs/*.err', or -
+    /// for standard input, read as a stream: each incident is printed as soon as the log has moved past it.
     #[arg(value_name = "LOG|-", required = true)]
     pub logs: Vec<PathBuf>,
 

@@ -102,12 +102,21 @@ fn is_dump_or_profile(dir: &Path) -> bool {
 }
 
 /// The logs named, with glob patterns expanded (for shells that do not, or
-/// patterns quoted to reach xmem; each file once, whatever links lead to it);
-/// `-` is standard input.
+/// patterns quoted to reach xmem; each file once, whatever links lead to it)
+/// and a directory read as the files in it (not those in its subdirectories,
+/// nor hidden ones), in name order; `-` is standard input.
 fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut logs = Vec::new();
     for pattern in patterns {
         let text = pattern.to_string_lossy();
+        if pattern.is_dir() {
+            let files = files_in(pattern)?;
+            if files.is_empty() {
+                anyhow::bail!("{text}: the directory holds no log file");
+            }
+            logs.extend(files);
+            continue;
+        }
         if pattern.exists() || text == "-" || !text.contains(['*', '?', '[']) {
             logs.push(pattern.clone());
             continue;
@@ -122,6 +131,20 @@ fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         logs.extend(matches.files);
     }
     Ok(logs)
+}
+
+/// The files directly in `dir`, hidden ones left out, in name order.
+fn files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("{}: cannot list the directory", dir.display()))? {
+        let entry = entry.with_context(|| format!("{}: cannot list the directory", dir.display()))?;
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if !hidden && entry.path().is_file() {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// The log as a stream, with the name it has in the report.

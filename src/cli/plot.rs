@@ -25,13 +25,20 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
 /// Writes the charts the arguments ask for, calling `saved` with each file
 /// written; an error from `saved` stops the writing.
 pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let report = output::selected_report(
+    let mut report = output::selected_report(
         std::slice::from_ref(&args.input),
         &args.selection,
         &args.input_options,
         &Default::default(),
     )?;
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
+    // As `report` details them: the largest module, unless --all or --module asks for more.
+    let shown = if args.selection.detail().all { report.modules.len() } else { 1 };
+    if report.modules.len() > shown {
+        let others = report.modules.len() - shown;
+        eprintln!("xmem: charts of the largest module only; --all draws the other {others}, --module NAME one of them");
+        report.modules.truncate(shown);
+    }
     for module in report.modules.iter() {
         if let Some(problem) = &module.problem {
             eprintln!("xmem: {}", printable(&format!("{}: nothing to plot: {problem}", module.display_name())));

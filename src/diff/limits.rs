@@ -9,7 +9,7 @@ use super::allocators::AllocatorDiff;
 use super::device_memory::{DeviceMemoryDiff, LiveDiff};
 use super::programs::{MemorySpaceDiff, PeakDiff};
 use super::torch_snapshot::{SnapshotPeak, TorchSnapshotDiff};
-use super::PeakDelta;
+use super::{MinPeak, PeakDelta};
 use crate::units::Growth;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -84,9 +84,11 @@ pub enum Crossed {
 }
 
 /// Every limit crossed, limit by limit, in the order of `spaces`, then of
-/// `allocators`, then of `device_memory`, then of `snapshots`.
+/// `allocators`, then of `device_memory`, then of `snapshots`; peaks
+/// `min_peak` leaves alone cross none.
 pub fn check(
     limits: &[Limit],
+    min_peak: &MinPeak,
     spaces: &[MemorySpaceDiff],
     allocators: &[AllocatorDiff],
     device_memory: &[DeviceMemoryDiff],
@@ -97,11 +99,11 @@ pub fn check(
         .flat_map(|&limit| {
             let peaks = spaces
                 .iter()
-                .filter(move |s| limit.crossed_by(&s.peak.delta))
+                .filter(move |s| min_peak.judges(&s.peak.delta) && limit.crossed_by(&s.peak.delta))
                 .map(move |s| Violation { limit, crossed: Crossed::Peak(s.peak.clone()) });
             let allocators = allocators
                 .iter()
-                .filter(move |a| limit.crossed_by(&a.delta))
+                .filter(move |a| min_peak.judges(&a.delta) && limit.crossed_by(&a.delta))
                 .map(move |a| Violation { limit, crossed: Crossed::AllocatorPeak(a.clone()) });
             let live = device_memory
                 .iter()

@@ -552,6 +552,7 @@ fn add_xspace<'a>(
 ) -> Vec<PendingModule<'a>> {
     capture.hosts.push(contents.host);
     capture.allocators.extend(contents.allocators);
+    capture.devices.extend(contents.devices);
     let mut ids_on_host = HashSet::new();
     let mut shadowed = Vec::new();
     let pending = contents

@@ -14,11 +14,11 @@ use prost::Message;
 
 use super::allocator_events::{self, HostAllocators};
 use super::progress::Progress;
-use super::proto::xplane::{x_stat, XEventMetadata, XStatMetadata};
+use super::proto::xplane::{x_stat, XEventMetadata, XStat, XStatMetadata};
 use super::wire::{self, Walker, WireError};
 use super::{guess_file, FileKind};
 use crate::error::{Error, Result};
-use crate::model::Allocator;
+use crate::model::{Allocator, Device};
 
 /// The plane where XProf's profilers store one HloProto per compiled module.
 pub const METADATA_PLANE: &str = "/host:metadata";
@@ -45,6 +45,8 @@ pub struct XSpaceContents {
     /// The host the file is about: its name without `.xplane.pb`.
     pub host: String,
     pub allocators: Vec<Allocator>,
+    /// The device planes that say how much memory their device has.
+    pub devices: Vec<Device>,
     /// Where the file is damaged, if it is: what was complete is still read.
     pub damage: Option<Damage>,
 }
@@ -145,9 +147,12 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         hlo_protos: Vec::new(),
         host,
         allocators: Vec::new(),
+        devices: Vec::new(),
         damage: None,
     };
     let walker = Walker::new(bytes, 0);
+    // Planes that may name the programs of the host's runs (its devices').
+    let mut other_planes = Vec::new();
     progress.start(&format!("reading {}", path.display()), bytes.len() as u64);
     for field in walker.fields(bytes) {
         let field = match field {
@@ -169,13 +174,20 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         match (field.number, field.as_bytes()) {
             (1, Some(plane)) => {
                 progress.advance(plane.len() as u64);
-                read_plane(path, bytes, walker, plane, None, &mut contents, &mut allocators);
+                other_planes.extend(read_plane(path, bytes, walker, plane, None, &mut contents, &mut allocators));
             }
             (4, Some(host)) => contents.hostnames.push(String::from_utf8_lossy(host).into_owned()),
             (1 | 4, None) => {
                 return Err(Error::malformed(path, Some(field.offset), "XSpace: field has the wrong wire type"))
             }
             _ => {}
+        }
+    }
+    if allocators.needs_program_ids() {
+        for plane in &other_planes {
+            if let Err(e) = allocator_events::read_program_ids(path, walker, plane, &mut allocators) {
+                record(&mut contents.damage, e);
+            }
         }
     }
     contents.allocators = allocators.finish();
@@ -191,7 +203,8 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
 
 /// One plane; `cut_short` says how, when the file ends inside it. Its
 /// damage goes to `contents.damage`, named by the first part that is not
-/// whole, and the rest of the file is still read.
+/// whole, and the rest of the file is still read. Returns the plane's parts
+/// when it is whole and not the metadata plane: it may name programs.
 fn read_plane<'f>(
     path: &'f Path,
     whole: &'f Bytes,
@@ -200,7 +213,7 @@ fn read_plane<'f>(
     cut_short: Option<&str>,
     contents: &mut XSpaceContents,
     allocators: &mut HostAllocators,
-) {
+) -> Option<PlaneParts<'f>> {
     let (parts, error) = split_plane(walker, plane);
     let cut = match (error, cut_short) {
         (Some(e), Some(how)) => Some(Error::malformed(
@@ -220,6 +233,16 @@ fn read_plane<'f>(
     if let Some(cut) = cut {
         record(&mut contents.damage, cut);
     }
+    contents.plane_names.push(parts.name.clone());
+    if parts.name.starts_with(DEVICE_PLANE_PREFIX) && !is_cut {
+        match device(path, walker, &parts) {
+            Ok(Some(device)) => {
+                contents.devices.push(Device { name: format!("{}:{}", contents.host, device.name), ..device })
+            }
+            Ok(None) => {}
+            Err(e) => record(&mut contents.damage, e),
+        }
+    }
     if parts.name == METADATA_PLANE {
         read_metadata_plane(path, whole, &parts, is_cut, &mut contents.hlo_protos, &mut contents.damage);
     } else if !is_cut {
@@ -230,8 +253,51 @@ fn read_plane<'f>(
             allocators.rollback(checkpoint);
             record(&mut contents.damage, e);
         }
+        return Some(parts);
     }
-    contents.plane_names.push(parts.name);
+    None
+}
+
+/// The planes of accelerators: `/device:GPU:0`, `/device:TPU:0`.
+const DEVICE_PLANE_PREFIX: &str = "/device:";
+
+/// A device plane's memory (its `memory_size` stat) and model
+/// (`gpu_device_name`, else `device_vendor`), if it states its memory.
+fn device(path: &Path, walker: Walker, plane: &PlaneParts) -> Result<Option<Device>> {
+    let mut names: HashMap<i64, String> = HashMap::new();
+    for entry in &plane.stat_metadata {
+        let (id, Some(value)) = map_entry(path, walker, entry)? else { continue };
+        let metadata = XStatMetadata::decode(value)
+            .map_err(|e| Error::malformed(path, Some(walker.offset(value)), format!("XStatMetadata: {e}")))?;
+        names.insert(id, metadata.name);
+    }
+    let (mut memory_bytes, mut model, mut vendor) = (None, None, None);
+    for stat in &plane.stats {
+        let stat = XStat::decode(*stat)
+            .map_err(|e| Error::malformed(path, Some(walker.offset(stat)), format!("XStat: {e}")))?;
+        let text = |value: Option<x_stat::Value>| match value {
+            Some(x_stat::Value::StrValue(text)) => Some(text),
+            Some(x_stat::Value::RefValue(id)) => names.get(&(id as i64)).cloned(),
+            _ => None,
+        };
+        match names.get(&stat.metadata_id).map(String::as_str) {
+            Some("memory_size") => {
+                memory_bytes = match stat.value {
+                    Some(x_stat::Value::Uint64Value(bytes)) => i64::try_from(bytes).ok(),
+                    Some(x_stat::Value::Int64Value(bytes)) => Some(bytes),
+                    _ => None,
+                }
+            }
+            Some("gpu_device_name") => model = text(stat.value),
+            Some("device_vendor") => vendor = text(stat.value),
+            _ => {}
+        }
+    }
+    Ok(memory_bytes.filter(|&bytes| bytes > 0).map(|memory_bytes| Device {
+        name: plane.name.clone(),
+        model: model.or(vendor),
+        memory_bytes,
+    }))
 }
 
 /// `whole` is the file as `Bytes`, so the embedded HloProtos are decoded as

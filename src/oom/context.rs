@@ -93,7 +93,7 @@ impl Context {
                 // The interpreter's own bootstrap code.
             } else if frame.file.starts_with('<') && frame.file.ends_with('>') {
                 traceback.unnamed_frame = Some(frame);
-            } else if is_user_code(&frame.file) {
+            } else if crate::python_code::is_user_code(&frame.file) {
                 traceback.user_frame = Some(frame);
             }
         } else {
@@ -241,16 +241,6 @@ fn frame(text: &str) -> Option<UserFrame> {
     })
 }
 
-/// Whether a frame's file is the user's code: not an installed package, not
-/// the standard library, not a compiled extension or an interpreter frame.
-fn is_user_code(file: &str) -> bool {
-    let file = file.replace('\\', "/");
-    !(file.contains("/site-packages/")
-        || file.contains("/dist-packages/")
-        || regex!(r"(?i)/lib/python\d+(?:\.\d+)?t?/|/Lib/").is_match(&file)
-        || regex!(r"\.(?:pyx|pxd|pxi|so|pyd)$").is_match(&file))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,17 +254,6 @@ mod tests {
         let f = frame("Cell In[3], line 2").unwrap();
         assert_eq!((f.file.as_str(), f.line), ("Cell In[3]", 2));
         assert!(frame("File system full").is_none());
-    }
-
-    #[test]
-    fn libraries_are_not_the_users_code() {
-        assert!(is_user_code("/home/user/models/oom_jax_fraction.py"));
-        assert!(is_user_code("Cell In[3]"));
-        assert!(!is_user_code("/opt/venv/lib/python3.12/site-packages/jax/_src/array.py"));
-        assert!(!is_user_code("/usr/lib/python3/dist-packages/numpy/core/numeric.py"));
-        assert!(!is_user_code("/usr/lib/python3.11/threading.py"));
-        assert!(!is_user_code("cupy/_core/core.pyx"));
-        assert!(!is_user_code(r"C:\Python311\Lib\site-packages\torch\nn\modules\module.py"));
     }
 
     #[test]

@@ -154,12 +154,18 @@ pub fn donation_line(candidate: &DonationCandidate) -> String {
     )
 }
 
-/// What to say above the donation lines.
+/// What to say above the donation lines ([`ModuleReport::donation_hints`]),
+/// and how many smaller candidates are left out.
 pub fn donation_title(module: &ModuleReport) -> String {
-    let total = module.donation_candidates.iter().map(|c| c.bytes_at_most).fold(0, i64::saturating_add);
+    let hints = module.donation_hints();
+    let total = hints.iter().map(|c| c.bytes_at_most).fold(0, i64::saturating_add);
+    let smaller = match module.donation_candidates.len() - hints.len() {
+        0 => String::new(),
+        n => format!("; {n} more, each saving less than 1 MiB or 0.1% of the peak, left out"),
+    };
     format!(
-        "Donation: {} not donated but shaped like an output (jax.jit(donate_argnums=...) saves up to {}):",
-        plural(module.donation_candidates.len(), "parameter"),
+        "Donation: {} not donated but shaped like an output (jax.jit(donate_argnums=...) saves up to {}{smaller}):",
+        plural(hints.len(), "parameter"),
         bytes(total)
     )
 }
@@ -231,14 +237,14 @@ pub fn write_module_hints(out: &mut dyn Write, flavor: Flavor, module: &ModuleRe
     for note in &module.notes {
         writeln!(out, "\nNote: {}", printable(note))?;
     }
-    if module.donation_candidates.is_empty() {
+    if module.donation_hints().is_empty() {
         return Ok(());
     }
     writeln!(out, "\n{}", printable(&donation_title(module)))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
-    for candidate in &module.donation_candidates {
+    for candidate in module.donation_hints() {
         list_item(out, flavor, &donation_line(candidate))?;
     }
     Ok(())
@@ -347,11 +353,11 @@ pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupC
     Ok(())
 }
 
-/// An allocator's heap at the peak by op name, as a [`GroupTable`].
+/// An allocator's heap at the peak by what made it, as a [`GroupTable`].
 pub fn allocator_group_table(allocator: &AllocatorReport, top: usize) -> GroupTable {
     GroupTable {
-        title: "Heap at the peak by op name",
-        header: ["Bytes", "Share", "Allocations", "Op name"],
+        title: "Heap at the peak by what made it",
+        header: ["Bytes", "Share", "Allocations", "Made by"],
         rows: group_rows(&allocator_groups(allocator), allocator.peak_heap_bytes, top, str::to_string),
     }
 }
@@ -368,7 +374,7 @@ pub fn write_allocator_groups(
 /// A device memory profile's live bytes by source line, as a [`GroupTable`].
 pub fn device_memory_group_table(report: &DeviceMemoryReport, top: usize) -> GroupTable {
     GroupTable {
-        title: "Live memory by source line (innermost frame)",
+        title: "Live memory by source line (innermost frame of your code)",
         header: ["Bytes", "Share", "Count", "Source line"],
         rows: group_rows(&device_memory_groups(report), report.total_bytes, top, file_name_and_line),
     }

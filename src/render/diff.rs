@@ -13,7 +13,8 @@ use super::text::Detail;
 use super::{device_memory, torch_snapshot};
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
-    AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict, Violation,
+    AllocatorDiff, BufferMatch, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict,
+    Violation,
 };
 use crate::units::{human_bytes, human_delta, Growth};
 
@@ -200,6 +201,34 @@ pub fn buffers_title(space: &MemorySpaceDiff, top: usize) -> String {
     )
 }
 
+/// `Matched 124 of 126 buffers: 98 by instruction, 9 by op, source line and kind (renumbered); 1 new, 1 gone.`,
+/// unless every buffer was found under its own instruction name.
+pub fn matched_text(space: &MemorySpaceDiff) -> Option<String> {
+    let counts = &space.matched_by;
+    let ways = [
+        (counts.instruction, BufferMatch::Instruction),
+        (counts.role, BufferMatch::Role),
+        (counts.op_name_and_shape, BufferMatch::OpNameAndShape),
+        (counts.kind, BufferMatch::Kind),
+        (counts.scope, BufferMatch::Scope),
+        (counts.instruction_name, BufferMatch::InstructionName),
+    ];
+    // Said when some buffer was renamed, or is in one run only, of a memory space in both.
+    if counts.matched() == 0 || (counts.instruction == counts.matched() && counts.new + counts.gone == 0) {
+        return None;
+    }
+    let ways: Vec<String> =
+        ways.iter().filter(|(n, _)| *n > 0).map(|(n, how)| format!("{n} {}", how.describe())).collect();
+    let total = counts.matched() + counts.new + counts.gone;
+    Some(format!(
+        "Matched {} of {total} buffers: {}; {} new, {} gone.",
+        counts.matched(),
+        ways.join(", "),
+        counts.new,
+        counts.gone
+    ))
+}
+
 pub const BUFFER_HEADER: [&str; 7] = ["Change", "Delta", "Base", "New", "Instruction", "Shape", "Op name"];
 /// The columns of [`BUFFER_HEADER`] that hold numbers.
 pub const BUFFER_NUMBERS: [usize; 3] = [1, 2, 3];
@@ -242,6 +271,9 @@ fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, t
     if space.buffers.len() > top {
         let more = plural(space.buffers.len() - top, "more changed buffer");
         writeln!(out, "{more}: --top N shows more, --format json all.\n")?;
+    }
+    if let Some(matched) = matched_text(space) {
+        writeln!(out, "{matched}\n")?;
     }
     Ok(())
 }
@@ -315,7 +347,23 @@ fn write_verdict(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result
 /// `PASS (no limit set)`, `FAIL, 3 limits crossed (--fail-if-peak-grows 5%)`.
 pub fn verdict(diff: &Diff) -> String {
     let limits: Vec<String> = diff.limits.iter().map(|&l| limit_flag(l)).collect();
-    let limits = if limits.is_empty() { "no limit set".to_string() } else { limits.join(", ") };
+    let limits = if limits.is_empty() {
+        "no limit set".to_string()
+    } else {
+        let min_peak = &diff.min_peak;
+        let unjudged = match (min_peak.not_judged, min_peak.default) {
+            (0, _) => String::new(),
+            (n, true) => format!(
+                "; {} under {} in both runs not judged, the default --min-peak: 1% of the largest peak, at least 1 MiB",
+                plural(n, "peak"),
+                bytes(min_peak.bytes)
+            ),
+            (n, false) => {
+                format!("; {} under --min-peak {} in both runs not judged", plural(n, "peak"), bytes(min_peak.bytes))
+            }
+        };
+        format!("{}{unjudged}", limits.join(", "))
+    };
     match diff.verdict {
         Verdict::Pass => format!("PASS ({limits})"),
         Verdict::Fail => format!("FAIL, {} crossed ({limits})", plural(diff.violations.len(), "limit")),

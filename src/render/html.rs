@@ -373,10 +373,10 @@ fn write_module_hints(out: &mut dyn Write, module: &ModuleReport) -> io::Result<
     for note in &module.notes {
         writeln!(out, "<p data-notes-of=\"{of}\">Note: {}</p>", text(note))?;
     }
-    if module.donation_candidates.is_empty() {
+    if module.donation_hints().is_empty() {
         return Ok(());
     }
-    let lines: Vec<String> = module.donation_candidates.iter().map(attribution::donation_line).collect();
+    let lines: Vec<String> = module.donation_hints().iter().map(attribution::donation_line).collect();
     writeln!(
         out,
         "<div class=\"hints\" data-notes-of=\"{of}\">\n<h3>{}: what to change</h3>",

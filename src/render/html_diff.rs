@@ -56,6 +56,9 @@ pub fn write<'r>(out: &mut dyn Write, diff: &Diff, base: &'r Report, new: &'r Re
         if !space.buffers.is_empty() {
             writeln!(out, "<h3>{}</h3>", text(&text_diff::buffers_title(space, top)))?;
             table(out, &BUFFER_HEADER, &text_diff::buffer_rows(space, top, " → "), &BUFFER_NUMBERS)?;
+            if let Some(matched) = text_diff::matched_text(space) {
+                writeln!(out, "<p>{}</p>", text(&matched))?;
+            }
         }
         writeln!(out, "</section>")?;
     }
@@ -115,11 +118,10 @@ fn find<'r>(report: &'r Report, peak: &PeakDiff, side: Side) -> Option<&'r Memor
         Side::Base => (peak.base_name.as_ref()?, peak.base_program_id),
         Side::New => (peak.new_name.as_ref()?, peak.new_program_id),
     };
-    report
-        .modules
-        .iter()
-        .find(|m| &m.name == name && Some(m.program_id) == program_id)?
-        .memory_spaces
+    let spaces = &report.modules.iter().find(|m| &m.name == name && Some(m.program_id) == program_id)?.memory_spaces;
+    // A colour with a heap trace in one run only pairs by colour alone.
+    spaces
         .iter()
         .find(|s| s.color == peak.color && s.trace_index == peak.trace_index)
+        .or_else(|| spaces.iter().find(|s| s.color == peak.color))
 }

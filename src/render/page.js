@@ -491,7 +491,7 @@
     { name: "Region", value: function (a) { return a.region; } },
     { name: "Data type", value: function (a) { return a.dataType; } },
     { name: "Shape", wrap: true, value: function (a) { return a.shape; } },
-    { name: "Op name", wrap: true, value: function (a) { return a.opName || data.labels.no_op_recorded; } },
+    { name: "Made by", wrap: true, value: function (a) { return a.opName || data.labels.no_op_recorded; } },
   ];
   function allocatorPanel(section, allocator) {
     var times = sums(allocator.time);

@@ -17,8 +17,9 @@ use serde::Serialize;
 
 use super::escape::printable;
 
+use crate::analysis::allocator_timeline::NO_OP_RECORDED;
 use crate::analysis::allocator_timeline::{AllocationIntervals, LiveAllocation};
-use crate::analysis::attribution::{LiveIntervals, BEFORE_CAPTURE, NO_OP_RECORDED, NO_SOURCE};
+use crate::analysis::attribution::{LiveIntervals, BEFORE_CAPTURE, NO_SOURCE};
 use crate::analysis::{AllocatorReport, BufferAtPeak, MemorySpaceReport};
 
 /// How many buffers (or allocations) of one memory space (or allocator) the
@@ -95,8 +96,8 @@ struct AllocatorData {
     time: Vec<i64>,
     /// The heap after each event, as differences.
     heap: Vec<i64>,
-    /// `[op_name, allocation_bytes, requested_bytes, region_type, data_type,
-    /// shape]` (strings by index), or past the largest [`MAX_DESCRIBED`] the
+    /// `[made_by (the op or the program), allocation_bytes, requested_bytes,
+    /// region_type, data_type, shape]` (strings by index), or past the largest [`MAX_DESCRIBED`] the
     /// allocation's size alone.
     allocations: Vec<AllocationData>,
     /// `[allocation, from, until]` for each allocation, flattened.
@@ -236,11 +237,11 @@ impl<'r> PageData<'r> {
     fn allocations(&mut self, intervals: &'r AllocationIntervals) -> Vec<AllocationData> {
         let described = |a: &'r LiveAllocation| {
             AllocationData::Described(
-                self.string(&a.row.op_name),
+                self.string(&a.made_by),
                 a.row.allocation_bytes,
                 a.row.requested_bytes,
                 self.string(&a.row.region_type),
-                self.string(&a.row.data_type),
+                self.string(a.row.recorded_data_type()),
                 self.string(&a.row.shape),
             )
         };

@@ -68,9 +68,6 @@ fn write_modules(out: &mut dyn Write, flavor: Flavor, report: &Report, detail: D
     Ok(())
 }
 
-/// Shown for allocations the allocator recorded without an op (XProf leaves the cell blank).
-const NO_OP_NAME: &str = "(no op recorded)";
-
 /// `Allocator GPU_0_bfc on vm`.
 pub fn allocator_heading(allocator: &AllocatorReport) -> String {
     format!("Allocator {} on {}", allocator.name, allocator.host)
@@ -110,8 +107,8 @@ pub fn allocator_facts(allocator: &AllocatorReport) -> Vec<(&'static str, String
 /// As for buffers, a terminal puts the type, shape and op name in one cell.
 pub fn allocation_header(flavor: Flavor) -> &'static [&'static str] {
     match flavor {
-        Flavor::Text => &["Size", "Requested", "Count", "Total", "Region", "Type, shape / op name"],
-        Flavor::Markdown => &["Size", "Requested", "Count", "Total", "Region", "Data type", "Shape", "Op name"],
+        Flavor::Text => &["Size", "Requested", "Count", "Total", "Region", "Type, shape / made by"],
+        Flavor::Markdown => &["Size", "Requested", "Count", "Total", "Region", "Data type", "Shape", "Made by"],
     }
 }
 
@@ -142,11 +139,14 @@ pub fn allocation_rows(flavor: Flavor, allocator: &AllocatorReport, rows: &RowTa
                 bytes(row.total_bytes()).into(),
                 row.region_type.as_str().into(),
             ];
-            let op_name = if row.op_name.is_empty() { NO_OP_NAME } else { row.op_name.as_str() };
+            let made_by = row.made_by();
             match flavor {
-                Flavor::Text => cells.push(Cell::lines([format!("{} {}", row.data_type, row.shape).as_str(), op_name])),
+                Flavor::Text => cells.push(match row.type_and_shape() {
+                    Some(type_and_shape) => Cell::lines([type_and_shape.as_str(), made_by.as_str()]),
+                    None => made_by.into(),
+                }),
                 Flavor::Markdown => {
-                    cells.extend([row.data_type.as_str().into(), row.shape.as_str().into(), op_name.into()])
+                    cells.extend([row.recorded_data_type().into(), row.shape.as_str().into(), made_by.into()])
                 }
             }
             cells

@@ -287,10 +287,15 @@ fn an_allocators_panel_lists_what_was_live_at_its_peak_and_at_any_event() {
         .unwrap()
         .iter()
         .map(|r| {
+            // What made it: the op TensorFlow recorded, or what the thread was doing outside any program.
             let op = r["op_name"].as_str().unwrap();
-            let op = if op.is_empty() { "(no op recorded)" } else { op };
+            let made_by = match (op, r["made_in"].as_str()) {
+                ("", Some(made_in)) => format!("in {made_in}, outside any program"),
+                ("", None) => "outside any program".to_string(),
+                (op, _) => op.to_string(),
+            };
             (
-                op.to_string(),
+                made_by,
                 r["allocation_bytes"].as_i64().unwrap(),
                 r["requested_bytes"].as_i64().unwrap(),
                 r["occurrences"].as_u64().unwrap(),

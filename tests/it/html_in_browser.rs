@@ -144,7 +144,7 @@ fn the_diff_page_overlays_both_runs_in_a_browser() {
     cargo_bin_cmd!("xmem")
         .arg("diff")
         .args([profile("pair_base"), profile("pair_new")])
-        .args(["--fail-if-peak-grows", "5%", "--format", "html", "-o"])
+        .args(["--fail-if-peak-grows", "5%", "--min-peak", "0", "--format", "html", "-o"])
         .arg(&page)
         .assert()
         .code(1);

@@ -15,6 +15,7 @@ mod device_memory;
 mod device_memory_partial;
 mod diff;
 mod forgery;
+mod gpu_profiles;
 mod hostile;
 mod html_explorer;
 mod html_in_browser;

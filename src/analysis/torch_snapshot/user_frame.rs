@@ -7,16 +7,11 @@
 use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
+
 use serde::Serialize;
 
 use crate::analysis::device_memory::StackFrame;
 use crate::model::torch_snapshot::TorchFrame;
-
-/// Files of Python's standard library and of installed packages.
-static LIBRARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(^|/)(site-packages|dist-packages|lib(64)?/python[0-9][^/]*|torch)/|^<frozen ")
-        .expect("a valid pattern")
-});
 
 /// C and C++ sources and what a symbolizer writes when it knows no file.
 const NATIVE_EXTENSIONS: [&str; 9] = [".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".cuh", ".so"];
@@ -33,7 +28,7 @@ pub fn is_python(function: &str, file: &str) -> bool {
 
 /// A file of the standard library, an installed package or PyTorch.
 pub fn is_library(file: &str) -> bool {
-    LIBRARY.is_match(file)
+    crate::python_code::is_library(file) || crate::python_code::in_directory(file, "torch")
 }
 
 /// Why an allocation has no user frame.
