@@ -19,6 +19,7 @@ use super::args::RunArgs;
 use super::oom::{flavor, write, Programs};
 use super::{output, Outcome};
 use crate::oom::{self, OomReport};
+use crate::render::escape::printable;
 use crate::render::oom as render_oom;
 
 /// The flag that names XLA's dump directory.
@@ -216,7 +217,7 @@ fn post_mortem(
     // A dump is kept when it explains a memory error or when asked to; an empty one (not an XLA job) never.
     if (found && dump.holds_programs()) || args.keep_dump {
         if dump.created {
-            eprintln!("xmem: XLA dump kept in {}", dump.dir.display());
+            eprintln!("xmem: XLA dump kept in {}", printable(&dump.dir.display().to_string()));
         }
     } else {
         dump.discard();

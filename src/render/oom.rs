@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use super::attribution::{donation_line, group_tables, write_group_table};
+use super::escape::printable;
 use super::table::{align_right, fact, heading, table, Flavor};
 use crate::oom::join::ProgramReport;
 use crate::oom::{Allocation, Holder, Incident, OomEvent, OomReport, UserFrame};
@@ -43,7 +44,7 @@ pub fn write_incident(
         }
         paragraph(out, flavor, "Advice")?;
         for advice in &incident.advice {
-            writeln!(out, "- {advice}")?;
+            writeln!(out, "- {}", printable(advice))?;
         }
     }
     if let Some(joined) = &incident.program_report {
@@ -128,7 +129,7 @@ fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport, fa
             ),
         )?;
         for candidate in joined.donation_candidates.iter().take(joined.top) {
-            writeln!(out, "- {}", donation_line(candidate))?;
+            writeln!(out, "- {}", printable(&donation_line(candidate)))?;
         }
         if joined.donation_candidates.len() > joined.top {
             writeln!(out, "- and {} more", joined.donation_candidates.len() - joined.top)?;
@@ -147,7 +148,7 @@ fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport, fa
 /// program's top change when there is one, else the advice.
 pub fn write_survived(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
     for incident in &report.incidents {
-        writeln!(out, "- {}", incident.title)?;
+        writeln!(out, "- {}", printable(&incident.title))?;
         let joined = incident.program_report.as_ref();
         if let Some(joined) = joined {
             if let (Some(module), Some(how)) = (&joined.module, &joined.matched_how) {
@@ -173,7 +174,7 @@ pub fn write_survived(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -
 pub fn write_end(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
     let lines = if report.lines == 1 { "line" } else { "lines" };
     if report.events.is_empty() {
-        return writeln!(out, "No memory error found in {} ({} {lines} read).", report.input, report.lines);
+        return writeln!(out, "No memory error found in {} ({} {lines} read).", printable(&report.input), report.lines);
     }
     let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
     let incidents = if report.incidents.len() == 1 { "incident" } else { "incidents" };
@@ -340,6 +341,7 @@ fn write_allocations(out: &mut dyn Write, flavor: Flavor, allocations: &[Allocat
 
 /// A label above a table or a list.
 fn paragraph(out: &mut dyn Write, flavor: Flavor, label: &str) -> io::Result<()> {
+    let label = printable(label);
     match flavor {
         Flavor::Text => writeln!(out, "{label}:"),
         Flavor::Markdown => writeln!(out, "**{label}**\n"),
