@@ -8,6 +8,9 @@
 # fails (exit 1) when a doubling costs more than 2.2x, the exponent exceeds
 # 1.2, or peak RSS exceeds 2x the input + 100 MB. Ratios and the exponent
 # are taken from runs of 20 ms or more: process start-up dominates shorter ones.
+# A shape whose command writes charts or a page (OUT in its arguments) also
+# gets the bytes written, and fails when they pass design.md's output bound
+# (`synthesize bound BYTES`).
 #
 # Usage: bench/shapes.sh [OUTDIR]
 #   XMEM=path/to/xmem   measure another build (e.g. an older one)
@@ -49,13 +52,16 @@ fail() { echo "FAIL: $*"; failed=1; }
 shape() {
     local name=$1 file_name=$2 n=$3
     shift 3
-    local args=("$@")
     [[ -z ${ONLY:-} || $ONLY == "$name" ]] || return 0
+    local written_to="$out/$name.out" args=() arg
+    for arg in "$@"; do
+        if [[ $arg == OUT ]]; then args+=("$written_to"); else args+=("$arg"); fi
+    done
     echo
-    echo "### $name: xmem ${args[*]} FILE"
+    echo "### $name: xmem $* FILE"
     echo
-    echo "| n | bytes | CPU time a run | peak RSS | ×prev |"
-    echo "|---:|---:|---:|---:|---:|"
+    echo "| n | bytes | CPU time a run | peak RSS | ×prev | written |"
+    echo "|---:|---:|---:|---:|---:|---:|"
     local previous="" points=""
     for step in 0 1 2 3 4 5; do
         local size=$(( n << step )) file="$out/$name.$((n << step)).$file_name"
@@ -64,7 +70,8 @@ shape() {
         bytes=$(stat -c %s "$file")
         read -r t rss < <(measure "${args[@]}" "$file")
         if [[ $t == timeout ]]; then
-            printf "| %s | %s | > %s s | - | - |\n" "$size" "$bytes" "$timeout_s"
+            printf "| %s | %s | > %s s | - | - | - |\n" "$size" "$bytes" "$timeout_s"
+            rm -rf "$written_to"
             rm -f "$file"
             [[ $check == 1 ]] && fail "$name: n=$size took more than ${timeout_s} s"
             break
@@ -76,7 +83,15 @@ shape() {
         awk "BEGIN{exit !($t >= 0.02)}" && points="$points $size $t"
         local limit_kib=$(( (2 * bytes + 100 * 1024 * 1024) / 1024 ))
         [[ $check == 1 ]] && (( rss > limit_kib )) && fail "$name: n=$size peak RSS $((rss / 1024)) MiB > 2 x input + 100 MB"
-        printf "| %s | %s | %s s | %s MiB | %s |\n" "$size" "$bytes" "$t" "$((rss / 1024))" "$ratio"
+        local written="-"
+        if [[ -e $written_to ]]; then
+            written=$(du -sb --apparent-size "$written_to" | cut -f1)
+            local bound
+            bound=$("$synthesize" bound "$bytes")
+            [[ $check == 1 ]] && (( written > bound )) && fail "$name: n=$size wrote $written bytes > the bound $bound"
+            rm -rf "$written_to"
+        fi
+        printf "| %s | %s | %s s | %s MiB | %s | %s |\n" "$size" "$bytes" "$t" "$((rss / 1024))" "$ratio" "$written"
         previous=$t
         rm -f "$file"
     done

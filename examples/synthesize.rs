@@ -1,7 +1,8 @@
 //! Writes synthetic inputs for the scaling benchmarks:
 //! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
 //! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
-//! each shape's name, file name, smallest benchmark size and xmem command),
+//! each shape's name, file name, smallest benchmark size and xmem command;
+//! `synthesize bound BYTES` the most a shape's charts or page may take),
 //! `synthesize torch ENTRIES OUT.pickle` (bench/torch_snapshot.sh).
 
 #[path = "../benches/support/synthetic.rs"]
@@ -9,7 +10,7 @@ mod synthetic;
 
 const USAGE: &str =
     "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize shape [NAME N OUT] \
-                     | synthesize torch ENTRIES OUT.pickle";
+                     | synthesize bound BYTES | synthesize torch ENTRIES OUT.pickle";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             std::fs::write(out, (shape.generate)(n.parse()?))?;
         }
+        [bound, input_bytes] if bound == "bound" => println!("{}", synthetic::output_bound(input_bytes.parse()?)),
         [torch, entries, out] if torch == "torch" => std::fs::write(out, synthetic::torch_snapshot(entries.parse()?))?,
         [shape] if shape == "shape" => {
             for shape in synthetic::HOSTILE_SHAPES {

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --example synthesize
 synthesize=target/release/examples/synthesize
-mkdir -p fuzz/corpus/decode_profile fuzz/corpus/decode_pprof fuzz/corpus/oom_log
+mkdir -p fuzz/corpus/decode_profile fuzz/corpus/decode_pprof fuzz/corpus/oom_log fuzz/corpus/render_charts
 cp fixtures/profiles/*/xla_dump/*.hlo.pb fuzz/corpus/decode_profile/ 2>/dev/null || true
 for xplane in fixtures/profiles/*/profile/plugins/profile/*/*.xplane.pb; do
     cp "$xplane" "fuzz/corpus/decode_profile/$(echo "$xplane" | cut -d/ -f3).xplane.pb"
@@ -23,4 +23,6 @@ while read -r name file_name _; do
         "$synthesize" shape "$name" "$n" "fuzz/corpus/decode_profile/$n.$file_name" </dev/null
     done
 done < <("$synthesize" shape)
+# The charts and the page are drawn from what decodes: the same seeds.
+cp fuzz/corpus/decode_profile/* fuzz/corpus/render_charts/
 ls fuzz/corpus/* | wc -l

@@ -31,6 +31,10 @@ pub enum Error {
     #[error("{}: out of memory after decompressing {decompressed} bytes; use --max-input-size to set a limit this machine can hold", path.display())]
     OutOfMemory { path: PathBuf, decompressed: u64 },
 
+    /// A memory-mapped input that another process truncated while xmem read it.
+    #[error("{}: the file shrank while xmem read it (is it still being written?); run again once it is complete", path.display())]
+    Changed { path: PathBuf },
+
     /// A buffer assignment whose ids or events do not add up.
     #[error("{}: module {module}: {what}", path.display())]
     Inconsistent { path: PathBuf, module: String, what: String },

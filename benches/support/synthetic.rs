@@ -279,6 +279,23 @@ pub struct HostileShape {
 }
 
 const REPORT: &[&str] = &["report", "--format", "json", "-o", "/dev/null"];
+/// In a shape's command, where it writes its charts or page: bench/shapes.sh
+/// and tests/it/hostile.rs put a path there and hold what is written to the
+/// bound of design.md ("Charts and pages are bounded": [`output_bound`]).
+pub const OUT: &str = "OUT";
+const PLOT: &[&str] = &["plot", "-o", OUT];
+const HTML: &[&str] = &["report", "--format", "html", "-o", OUT];
+
+/// The most bytes `plot` or an HTML page may write for an input of
+/// `input_bytes`, as design.md states it ("Untrusted inputs"): the caps
+/// times the most bytes an element can take, and the page's data.
+pub fn output_bound(input_bytes: u64) -> u64 {
+    2 * input_bytes + (1 << 30)
+}
+
+/// What the shapes here write at most, far below [`output_bound`]: a
+/// change that lets output grow again fails here first.
+pub const OUTPUT_SEEN: u64 = 8 << 20;
 
 /// Every hostile shape; one line adds one.
 #[rustfmt::skip]
@@ -290,6 +307,11 @@ pub const HOSTILE_SHAPES: &[HostileShape] = &[
     HostileShape { name: "share-chain", file_name: "share_chain.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, false).encode_to_vec() },
     HostileShape { name: "share-cycle", file_name: "share_cycle.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, true).encode_to_vec() },
     HostileShape { name: "pprof-inlined-lines", file_name: "inlined.prof", args: REPORT, bench_n: 4_000, hostile_n: 128_000, generate: pprof_inlined_location },
+    HostileShape { name: "plot-colors-stacks", file_name: "colors_stacks.hlo.pb", args: PLOT, bench_n: 500, hostile_n: 4_000, generate: |n| hlo_proto_with_colors_and_stacks(n, n / 4).encode_to_vec() },
+    HostileShape { name: "html-colors-stacks", file_name: "colors_stacks.hlo.pb", args: HTML, bench_n: 500, hostile_n: 4_000, generate: |n| hlo_proto_with_colors_and_stacks(n, n / 4).encode_to_vec() },
+    HostileShape { name: "plot-many-buffers", file_name: "many_buffers.hlo.pb", args: PLOT, bench_n: 12_500, hostile_n: 50_000, generate: |n| many_buffers_hlo(n).encode_to_vec() },
+    HostileShape { name: "plot-long-names", file_name: "long_names.hlo.pb", args: PLOT, bench_n: 4_000, hostile_n: 32_000, generate: |n| hlo_proto_with_long_names(n).encode_to_vec() },
+    HostileShape { name: "html-long-names", file_name: "long_names.hlo.pb", args: HTML, bench_n: 4_000, hostile_n: 32_000, generate: |n| hlo_proto_with_long_names(n).encode_to_vec() },
 ];
 
 /// An HloProto with a stack-frame chain `n` deep and `n / 16` instructions
@@ -297,7 +319,14 @@ pub const HOSTILE_SHAPES: &[HostileShape] = &[
 /// buffers are transient.
 pub fn stack_chain_hlo(n: usize) -> HloProto {
     let mut proto = hlo_proto("jit_stack_chain", ModuleSize { live_at_peak: 1, transient: n / 16 });
-    let frames = i32::try_from(n).unwrap();
+    point_every_instruction_at_a_stack(&mut proto, n);
+    proto
+}
+
+/// Gives `proto` a stack-frame chain `depth` deep and makes every
+/// instruction's metadata point at its innermost frame.
+fn point_every_instruction_at_a_stack(proto: &mut HloProto, depth: usize) {
+    let frames = i32::try_from(depth).unwrap();
     if let Some(module) = proto.hlo_module.as_mut() {
         for instruction in module.computations.iter_mut().flat_map(|c| c.instructions.iter_mut()) {
             if let Some(metadata) = instruction.metadata.as_mut() {
@@ -313,7 +342,6 @@ pub fn stack_chain_hlo(n: usize) -> HloProto {
             stack_frames: (1..=frames).map(|id| StackFrame { file_location_id: id, parent_frame_id: id - 1 }).collect(),
         });
     }
-    proto
 }
 
 /// An HloProto with one instruction whose tuple shape has `n` elements,
@@ -460,6 +488,46 @@ pub fn hlo_proto_with_colors(colors: usize) -> HloProto {
         ..Default::default()
     }));
     module_with_trace("jit_colors", instructions, logical_buffers, allocations, events)
+}
+
+/// [`hlo_proto_with_colors`] whose instructions all stand at the innermost
+/// frame of a Python stack `depth` deep: every memory space has a buffer
+/// live at its peak with that stack, so a chart per memory space and a
+/// frame per stack level multiply into output far larger than the input.
+pub fn hlo_proto_with_colors_and_stacks(colors: usize, depth: usize) -> HloProto {
+    let mut proto = hlo_proto_with_colors(colors);
+    point_every_instruction_at_a_stack(&mut proto, depth);
+    proto
+}
+
+/// One memory space of `n` buffers, half of them live at the peak, each
+/// defined by its own instruction: as many boxes in a lifetimes chart, bars
+/// at the peak and leaves of an icicle graph.
+pub fn many_buffers_hlo(n: usize) -> HloProto {
+    hlo_proto("jit_many_buffers", ModuleSize { live_at_peak: n / 2, transient: n - n / 2 })
+}
+
+/// [`hlo_proto_with_colors_and_stacks`] of 64 memory spaces and a stack 64
+/// deep, whose module name, source file, function and op names are `n`
+/// characters each, of the kinds escaping lengthens most (`&`, `<`, ESC, a
+/// bidi override): every chart caption, table row, tooltip and icicle frame
+/// names one of them.
+pub fn hlo_proto_with_long_names(n: usize) -> HloProto {
+    let name: String = "&<\u{1b}\u{202e}".chars().cycle().take(n).collect();
+    let mut proto = hlo_proto_with_colors_and_stacks(64, 64);
+    if let Some(module) = proto.hlo_module.as_mut() {
+        module.name = name.clone();
+        for instruction in module.computations.iter_mut().flat_map(|c| c.instructions.iter_mut()) {
+            if let Some(metadata) = instruction.metadata.as_mut() {
+                metadata.op_name = name.clone();
+            }
+        }
+        if let Some(index) = module.stack_frame_index.as_mut() {
+            index.file_names = vec![name.clone()];
+            index.function_names = vec![name];
+        }
+    }
+    proto
 }
 
 /// `buffers` buffers sharing one piece of memory: the first is allocated,

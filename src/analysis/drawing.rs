@@ -2,9 +2,16 @@
 //! points a chart can hold, and buffers placed in chart coordinates. Only the
 //! drawing is thinned; the report's figures keep every point.
 
-use super::allocator_timeline::AllocatorReport;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use super::allocator_timeline::{AllocatorReport, StepPeak};
+use super::chart_plan::{
+    shorten, MAX_ICICLE_FRAMES, MAX_LABEL_CHARS, MAX_LIFETIME_BOXES, MAX_STACK_FRAMES, MAX_STEP_BOUNDARIES,
+};
 use super::torch_snapshot::{Allocation, FrameGroup, TorchSnapshotReport};
-use super::{Lifetime, MemorySpaceReport};
+use super::{sum_bytes, Lifetime, MemorySpaceReport};
 use crate::units::{human_bytes, milliseconds};
 
 /// What the x values of a chart count.
@@ -60,6 +67,19 @@ pub struct PeakMark {
     pub position: String,
 }
 
+/// A byte count as a chart draws it: never below its axis, which starts at
+/// 0. Figures from an input can be negative (or wrap there); the report
+/// keeps them as read, a chart has no pixel for them.
+fn drawable(bytes: Option<i64>) -> i64 {
+    bytes.unwrap_or(0).max(0)
+}
+
+/// A fraction as a chart draws it: on its axis, from 0 to 1 (a fraction
+/// computed from inconsistent figures can be anything, NaN included).
+fn drawable_fraction(fraction: Option<f64>) -> f64 {
+    fraction.filter(|f| f.is_finite()).unwrap_or(0.0).clamp(0.0, 1.0)
+}
+
 /// Indices of the points to draw from `values`: all of them when they fit in
 /// `max_points`, otherwise the first and last points and, per window of
 /// consecutive points, the first minimum and the first maximum. Every window
@@ -101,7 +121,7 @@ pub fn program_timeline(space: &MemorySpaceReport, max_points: usize) -> Option<
         return None;
     }
     let kept = drawing_indices(&space.heap_bytes, max_points);
-    let pick = |series: &[i64]| -> Vec<i64> { kept.iter().map(|&i| series.get(i).copied().unwrap_or(0)).collect() };
+    let pick = |series: &[i64]| -> Vec<i64> { kept.iter().map(|&i| drawable(series.get(i).copied())).collect() };
     let heap = pick(&space.heap_bytes);
     let unpadded = pick(&space.unpadded_heap_bytes);
     let y_max = heap.iter().chain(&unpadded).copied().max().unwrap_or(0);
@@ -109,7 +129,10 @@ pub fn program_timeline(space: &MemorySpaceReport, max_points: usize) -> Option<
         x_axis: XAxis::ProgramOrder,
         x: kept.iter().map(|&i| i as i64).collect(),
         bands: vec![
-            Series { name: "always-live".to_string(), values: vec![space.always_live_bytes(); kept.len()] },
+            Series {
+                name: "always-live".to_string(),
+                values: vec![drawable(Some(space.always_live_bytes())); kept.len()],
+            },
             Series { name: "temporaries".to_string(), values: heap },
         ],
         lines: vec![Series { name: "unpadded".to_string(), values: unpadded }],
@@ -159,7 +182,7 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
     if let Err(at) = kept.binary_search(&peak_index) {
         kept.insert(at, peak_index);
     }
-    let pick = |values: &[i64]| -> Vec<i64> { kept.iter().map(|&i| values.get(i).copied().unwrap_or(0)).collect() };
+    let pick = |values: &[i64]| -> Vec<i64> { kept.iter().map(|&i| drawable(values.get(i).copied())).collect() };
     let heap = pick(&series.heap_bytes);
     let heap_and_stack = pick(&in_use);
     let with_free: Vec<i64> =
@@ -176,9 +199,12 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
     } else {
         (highest, "free".to_string())
     };
+    let x = pick(&series.time_ps);
+    let span = (x.first().copied().unwrap_or(0), x.last().copied().unwrap_or(0));
     Some(Timeline {
         x_axis: XAxis::Picoseconds,
-        x: pick(&series.time_ps),
+        boundaries: step_boundaries(allocator, span),
+        x,
         bands: vec![
             Series { name: "heap".to_string(), values: heap },
             Series { name: "stack".to_string(), values: heap_and_stack.clone() },
@@ -189,10 +215,10 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
         lines: vec![Series { name: "in use (heap + stack)".to_string(), values: heap_and_stack }],
         fractions: vec![Series {
             name: "fragmentation".to_string(),
-            values: kept.iter().map(|&i| series.fragmentation.get(i).copied().unwrap_or(0.0)).collect(),
+            values: kept.iter().map(|&i| drawable_fraction(series.fragmentation.get(i).copied())).collect(),
         }],
         peak: PeakMark {
-            x: allocator.peak_time_ps,
+            x: allocator.peak_time_ps.clamp(span.0, span.1.max(span.0)),
             bytes: allocator.peak_bytes,
             what: Some(milliseconds(allocator.peak_time_ps)),
             position: match allocator.peak_step {
@@ -202,8 +228,17 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
         },
         y_max,
         holds_until_next: true,
-        boundaries: allocator.steps.iter().skip(1).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect(),
     })
+}
+
+/// Where each training step after the first starts, with its name, within
+/// the time the chart spans; when there are more than
+/// [`MAX_STEP_BOUNDARIES`], every k-th step, evenly.
+fn step_boundaries(allocator: &AllocatorReport, span: (i64, i64)) -> Vec<(i64, String)> {
+    let later = allocator.steps.get(1..).unwrap_or_default();
+    let every = later.len().div_ceil(MAX_STEP_BOUNDARIES).max(1);
+    let within = |s: &&StepPeak| (span.0..=span.1).contains(&s.first_time_ps);
+    later.iter().step_by(every).filter(within).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect()
 }
 
 /// A PyTorch snapshot's active memory over its trace: the largest user
@@ -222,7 +257,7 @@ pub fn torch_timeline(report: &TorchSnapshotReport) -> Option<Timeline> {
             for (edge, bytes) in lower.iter_mut().zip(&band.bytes) {
                 *edge = edge.saturating_add(*bytes);
             }
-            Series { name: band.label.clone(), values: lower.clone() }
+            Series { name: band.label.clone(), values: lower.iter().map(|&edge| drawable(Some(edge))).collect() }
         })
         .collect();
     let y_max = series.reserved_bytes.iter().chain(&series.active_bytes).copied().max().unwrap_or(0);
@@ -230,7 +265,10 @@ pub fn torch_timeline(report: &TorchSnapshotReport) -> Option<Timeline> {
         x_axis: XAxis::TraceEntries,
         x: series.entry.iter().map(|&entry| entry as i64).collect(),
         bands,
-        lines: vec![Series { name: "reserved".to_string(), values: series.reserved_bytes.clone() }],
+        lines: vec![Series {
+            name: "reserved".to_string(),
+            values: series.reserved_bytes.iter().map(|&bytes| drawable(Some(bytes))).collect(),
+        }],
         fractions: Vec::new(),
         peak: PeakMark {
             x: report.peak_entry.map_or(0, |entry| entry as i64),
@@ -275,16 +313,21 @@ pub fn torch_peak_owners(report: &TorchSnapshotReport, top: usize, max_blocks: u
     owners
 }
 
-/// Every simulated buffer of a memory space as a box: x from the heap point
+/// The simulated buffers of a memory space as boxes: x from the heap point
 /// after its allocation to the one after its free (the x of
-/// [`program_timeline`]), y its place in its allocation.
+/// [`program_timeline`]), y its place in its allocation. At most
+/// [`MAX_LIFETIME_BOXES`], the largest; the others are counted.
 #[derive(Debug, Clone)]
 pub struct LifetimeBoxes<'a> {
+    /// In the order of the memory space's lifetimes (by start).
     pub boxes: Vec<LifetimeBox<'a>>,
     pub x_end: i64,
     pub y_end: i64,
     /// The peak, at the x of [`Timeline::peak`].
     pub peak: PeakMark,
+    /// Buffers not drawn, smaller than every box drawn, and their bytes.
+    pub not_drawn: usize,
+    pub not_drawn_bytes: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -301,14 +344,31 @@ pub fn lifetime_boxes(space: &MemorySpaceReport) -> Option<LifetimeBoxes<'_>> {
     if space.lifetimes.is_empty() {
         return None;
     }
-    let boxes: Vec<LifetimeBox> = space
-        .lifetimes
-        .iter()
+    let mut drawn: Vec<&Lifetime> = space.lifetimes.iter().collect();
+    let mut not_drawn: &[&Lifetime] = &[];
+    if drawn.len() > MAX_LIFETIME_BOXES {
+        // The largest first, the longer-lived among equals; then back in the order of the lifetimes.
+        let larger = |a: &&Lifetime, b: &&Lifetime| {
+            (b.size_bytes, b.end.saturating_sub(b.start), a.start).cmp(&(
+                a.size_bytes,
+                a.end.saturating_sub(a.start),
+                b.start,
+            ))
+        };
+        drawn.select_nth_unstable_by(MAX_LIFETIME_BOXES, larger);
+        not_drawn = &drawn[MAX_LIFETIME_BOXES..];
+    }
+    let not_drawn_bytes = sum_bytes(not_drawn.iter().map(|l| l.size_bytes));
+    let not_drawn = not_drawn.len();
+    drawn.truncate(MAX_LIFETIME_BOXES);
+    drawn.sort_by_key(|l| (l.start, l.logical_buffer_id));
+    let boxes: Vec<LifetimeBox> = drawn
+        .into_iter()
         .map(|lifetime| LifetimeBox {
             x0: lifetime.start as i64 + 1,
             x1: lifetime.end as i64 + 1,
-            y0: lifetime.offset,
-            y1: lifetime.offset.saturating_add(lifetime.size_bytes),
+            y0: drawable(Some(lifetime.offset)),
+            y1: drawable(Some(lifetime.offset.saturating_add(lifetime.size_bytes))),
             lifetime,
         })
         .collect();
@@ -317,7 +377,78 @@ pub fn lifetime_boxes(space: &MemorySpaceReport) -> Option<LifetimeBoxes<'_>> {
         y_end: boxes.iter().map(|b| b.y1).max().unwrap_or(0),
         peak: program_peak(space),
         boxes,
+        not_drawn,
+        not_drawn_bytes,
     })
+}
+
+/// An icicle graph's stacks, each outermost frame first, with their bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Icicle {
+    /// Heaviest first, together at most [`MAX_ICICLE_FRAMES`] distinct
+    /// frames; a stack deeper than [`MAX_STACK_FRAMES`] keeps its outermost
+    /// and innermost frames with one frame between saying how many are left out.
+    pub stacks: Vec<(Vec<String>, i64)>,
+    /// Stacks left out (lighter than every one drawn), and their bytes.
+    pub not_drawn: usize,
+    pub not_drawn_bytes: i64,
+}
+
+/// Frames kept from the outer end of a stack cut to [`MAX_STACK_FRAMES`]; the rest from its inner end.
+const OUTER_FRAMES: usize = 16;
+
+/// The stacks of an icicle graph, thinned to what it can show: `None` when
+/// no stack holds a byte. Each frame is cut to [`MAX_LABEL_CHARS`].
+pub fn icicle(stacks: impl IntoIterator<Item = (Vec<String>, i64)>) -> Option<Icicle> {
+    let mut stacks: Vec<(Vec<String>, i64)> = stacks.into_iter().filter(|(_, bytes)| *bytes > 0).collect();
+    if stacks.is_empty() {
+        return None;
+    }
+    stacks.sort_by_key(|(_, bytes)| std::cmp::Reverse(*bytes));
+    let mut frames_drawn: HashSet<u64> = HashSet::new();
+    let mut icicle = Icicle { stacks: Vec::new(), not_drawn: 0, not_drawn_bytes: 0 };
+    for (frames, bytes) in stacks {
+        let frames = cut_stack(frames);
+        // A frame is its stack's prefix up to it: the icicle draws one box per distinct prefix.
+        let mut prefix = DefaultHasher::new();
+        let prefixes: Vec<u64> = frames
+            .iter()
+            .map(|frame| {
+                frame.hash(&mut prefix);
+                prefix.finish()
+            })
+            .collect();
+        let new = prefixes.iter().filter(|p| !frames_drawn.contains(p)).count();
+        if frames_drawn.len() + new > MAX_ICICLE_FRAMES {
+            icicle.not_drawn += 1;
+            icicle.not_drawn_bytes = icicle.not_drawn_bytes.saturating_add(bytes);
+            continue;
+        }
+        frames_drawn.extend(prefixes);
+        icicle.stacks.push((frames, bytes));
+    }
+    Some(icicle)
+}
+
+/// A stack cut to [`MAX_STACK_FRAMES`] frames of at most [`MAX_LABEL_CHARS`]
+/// each, as charts and pages show stacks: its ends, and one frame between
+/// that counts the frames left out.
+pub fn cut_stack(frames: Vec<String>) -> Vec<String> {
+    let shorten_frame = |frame: String| match shorten(&frame, MAX_LABEL_CHARS) {
+        Cow::Borrowed(_) => frame,
+        Cow::Owned(short) => short,
+    };
+    if frames.len() <= MAX_STACK_FRAMES {
+        return frames.into_iter().map(shorten_frame).collect();
+    }
+    let inner = MAX_STACK_FRAMES - OUTER_FRAMES - 1;
+    let left_out = frames.len() - OUTER_FRAMES - inner;
+    let mut cut = Vec::with_capacity(MAX_STACK_FRAMES);
+    let mut frames = frames.into_iter();
+    cut.extend(frames.by_ref().take(OUTER_FRAMES).map(shorten_frame));
+    cut.push(format!("… {left_out} frames …"));
+    cut.extend(frames.skip(left_out).map(shorten_frame));
+    cut
 }
 
 #[cfg(test)]

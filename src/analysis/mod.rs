@@ -5,6 +5,7 @@
 pub mod allocation_owner;
 pub mod allocator_timeline;
 pub mod attribution;
+pub mod chart_plan;
 pub mod device_memory;
 pub mod drawing;
 pub mod heap_simulation;
@@ -214,6 +215,16 @@ pub struct MemorySpaceReport {
 impl MemorySpaceReport {
     pub fn padding_bytes(&self) -> i64 {
         self.peak_bytes.saturating_sub(self.peak_unpadded_bytes)
+    }
+
+    /// A memory space nothing is allocated in: named only in the layouts of
+    /// shapes (`S(5)` for host memory), it has nothing to show. A VMEM that
+    /// instructions reserve scoped memory in has that to show.
+    pub fn is_unused(&self) -> bool {
+        self.peak_bytes == 0
+            && self.total_allocation_bytes == 0
+            && self.at_peak.is_empty()
+            && self.max_scoped_vmem_bytes.is_none_or(|bytes| bytes == 0)
     }
 
     pub fn always_live_bytes(&self) -> i64 {

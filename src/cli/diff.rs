@@ -5,6 +5,7 @@ use super::{output, Outcome};
 use crate::analysis::attribution::Options;
 use crate::analysis::Report;
 use crate::diff::{self, Diff, Limit, Verdict};
+use crate::render::escape::printable;
 use crate::render::table::Flavor;
 use crate::render::{self, json, text};
 
@@ -15,7 +16,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     let diff = &comparison.diff;
     // The output may have gone to a file or a step summary: the CI log still says why the job failed.
     if let Some(first) = diff.violations.first() {
-        eprintln!("xmem: {}; first: {}", render::diff::verdict(diff), render::diff::violation_text(first));
+        eprintln!("xmem: {}; first: {}", render::diff::verdict(diff), printable(&render::diff::violation_text(first)));
     }
     Ok(match diff.verdict {
         Verdict::Pass => Outcome::Success,

@@ -21,6 +21,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
+use crate::render::escape::printable;
 use args::{Cli, Command};
 pub use output::piped;
 
@@ -56,7 +57,8 @@ where
         }
     };
     output::set_terminal(cli.terminal);
-    match run(cli) {
+    // An input that shrank while it was read fails the command, whatever it printed.
+    match run(cli).and_then(|outcome| Ok(crate::ingest::source::unchanged().map(|()| outcome)?)) {
         Ok(Outcome::Success) => 0,
         Ok(Outcome::LimitCrossed | Outcome::MemoryErrorsFound) => 1,
         Ok(Outcome::Exit(code)) => code,
@@ -67,7 +69,9 @@ where
     }
 }
 
-/// The error and its causes on one line, so CI logs can grep it.
+/// The error and its causes on one line, so CI logs can grep it; what it
+/// quotes from an input is escaped ([`printable`]), so it cannot forge a
+/// line or reach the terminal.
 pub fn one_line(error: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in error.chain() {
@@ -76,7 +80,7 @@ pub fn one_line(error: &anyhow::Error) -> String {
             parts.push(text);
         }
     }
-    parts.join(": ").replace('\n', " ")
+    printable(&parts.join(": ")).into_owned()
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {

@@ -6,9 +6,10 @@ use anyhow::Context;
 use super::args::{Format, InputOptions, OomArgs};
 use super::{output, progress, Outcome};
 use crate::analysis::Report;
-use crate::ingest::source;
+use crate::ingest::{glob, source};
 use crate::oom::join::{self, ProgramReport};
 use crate::oom::{self, Incident, OomEvent, OomReport, OOM_SCHEMA};
+use crate::render::escape::printable;
 use crate::render::{json, oom as render_oom, table::Flavor};
 
 /// Every log is read as a stream; text and Markdown print each incident as
@@ -101,9 +102,9 @@ fn is_dump_or_profile(dir: &Path) -> bool {
 }
 
 /// The logs named, with glob patterns expanded (for shells that do not, or
-/// patterns quoted to reach xmem) and a directory read as the files in it
-/// (not those in its subdirectories, nor hidden ones), in name order; `-`
-/// is standard input.
+/// patterns quoted to reach xmem; each file once, whatever links lead to it)
+/// and a directory read as the files in it (not those in its subdirectories,
+/// nor hidden ones), in name order; `-` is standard input.
 fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut logs = Vec::new();
     for pattern in patterns {
@@ -120,14 +121,14 @@ fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             logs.push(pattern.clone());
             continue;
         }
-        let matches = glob::glob(&text).with_context(|| format!("{text}: not a valid glob pattern"))?;
-        let before = logs.len();
-        for path in matches {
-            logs.push(path.with_context(|| format!("{text}: cannot read a match"))?);
+        let matches = glob::matching_files(&text).with_context(|| format!("{text}: not a valid glob pattern"))?;
+        for skipped in &matches.skipped {
+            eprintln!("xmem: warning: {}", printable(&format!("skipped {skipped}")));
         }
-        if logs.len() == before {
+        if matches.files.is_empty() {
             anyhow::bail!("{text}: no file matches");
         }
+        logs.extend(matches.files);
     }
     Ok(logs)
 }

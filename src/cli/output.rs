@@ -12,8 +12,9 @@ use anyhow::Context;
 use super::args::{Format, InputOptions, Selection, TerminalOptions};
 use super::progress;
 use crate::analysis::{self, attribution, select, Report};
-use crate::ingest::{self, ReadOptions};
+use crate::ingest::{self, source, ReadOptions};
 use crate::model::Capture;
+use crate::render::escape::printable;
 use crate::render::table::{self, FitLines};
 
 /// `--width` and `--color`, given once for the whole command line.
@@ -70,9 +71,12 @@ pub fn read_options(input: &InputOptions) -> ReadOptions {
     }
 }
 
-/// Loads one input; with `--strict`, any warning is an error.
+/// Loads one input; with `--strict`, any warning is an error. A file that
+/// shrank while it was read is the error, whatever else its reading found.
 pub fn load(path: &Path, input: &InputOptions) -> anyhow::Result<Capture> {
-    checked(ingest::load(path, &read_options(input))?, input)
+    let capture = ingest::load(path, &read_options(input));
+    source::unchanged()?;
+    checked(capture?, input)
 }
 
 /// A capture as loaded: with `--strict`, any warning is an error; else the
@@ -84,7 +88,7 @@ pub fn checked(capture: Capture, input: &InputOptions) -> anyhow::Result<Capture
         }
     }
     for warning in &capture.warnings {
-        eprintln!("xmem: warning: {warning}");
+        eprintln!("xmem: warning: {}", printable(warning));
     }
     Ok(capture)
 }
@@ -158,12 +162,16 @@ pub fn usable_report(
 /// Loads the inputs, pairing bare HLO modules with their buffer assignments
 /// (see [`ingest::load_inputs`]), each checked as [`load`] checks one.
 fn load_all(paths: &[PathBuf], input: &InputOptions) -> anyhow::Result<Vec<Capture>> {
-    ingest::load_inputs(paths, &read_options(input))?.into_iter().map(|capture| checked(capture, input)).collect()
+    let captures = ingest::load_inputs(paths, &read_options(input));
+    source::unchanged()?;
+    captures?.into_iter().map(|capture| checked(capture, input)).collect()
 }
 
 /// The analysis of loaded inputs; an error when nothing in them could be analysed.
 pub fn report_of(captures: &[Capture], options: &attribution::Options) -> anyhow::Result<Report> {
     let report = analysis::analyze_with(captures, options);
+    // Modules are decoded as they are analysed: their files are checked again.
+    source::unchanged()?;
     match report.nothing_usable() {
         Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
         None => Ok(report),

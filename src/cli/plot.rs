@@ -7,7 +7,11 @@ use anyhow::Context;
 
 use super::args::{Format, PlotArgs};
 use super::{output, Outcome};
-use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
+use crate::analysis::chart_plan::ChartPlan;
+use crate::analysis::device_memory::DeviceMemoryReport;
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
+use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport, Report};
+use crate::render::escape::printable;
 use crate::render::svg::{self, allocator_chart_caption, ChartKind};
 
 pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
@@ -21,72 +25,118 @@ pub fn run(args: PlotArgs) -> anyhow::Result<Outcome> {
 /// Writes the charts the arguments ask for, calling `saved` with each file
 /// written; an error from `saved` stops the writing.
 pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let report = output::selected_report(
+    let mut report = output::selected_report(
         std::slice::from_ref(&args.input),
         &args.selection,
         &args.input_options,
         &Default::default(),
     )?;
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
-    let mut names = FileNames::default();
-    let mut written = 0;
     // As `report` details them: the largest module, unless --all or --module asks for more.
     let shown = if args.selection.detail().all { report.modules.len() } else { 1 };
     if report.modules.len() > shown {
         let others = report.modules.len() - shown;
         eprintln!("xmem: charts of the largest module only; --all draws the other {others}, --module NAME one of them");
+        report.modules.truncate(shown);
     }
-    for module in report.modules.iter().take(shown) {
+    for module in report.modules.iter() {
         if let Some(problem) = &module.problem {
-            eprintln!("xmem: {}: nothing to plot: {problem}", module.display_name());
+            eprintln!("xmem: {}", printable(&format!("{}: nothing to plot: {problem}", module.display_name())));
         }
-        for space in &module.memory_spaces {
-            let charts = svg::space_charts(module, space, args.selection.top)
-                .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
-            for (kind, chart) in charts {
-                save(&args.output.join(names.claim(module, space, kind)), &chart, &mut saved)?;
-                written += 1;
+    }
+    let plan = ChartPlan::of(&report, args.selection.top);
+    let mut names = FileNames::default();
+    let mut written = 0;
+    draw_charts(&report, &plan, |chart, svg| {
+        let name = match chart {
+            Chart::Space(module, space, kind) => names.claim(module, space, kind),
+            Chart::DeviceMemory(snapshot, kind) => {
+                let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy()));
+                names.claim_stem(&stem.unwrap_or_default(), kind)
             }
-        }
-    }
-    for snapshot in &report.device_memory {
-        let caption = format!("{}: allocation sites by function", snapshot.input);
-        let chart = svg::sites::draw(&caption, snapshot, args.selection.top)
-            .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
-        let stem = Path::new(&snapshot.input).file_stem().map(|s| safe(&s.to_string_lossy())).unwrap_or_default();
-        if let Some(chart) = chart {
-            save(&args.output.join(names.claim_stem(&stem, ChartKind::Sites)), &chart, &mut saved)?;
-            written += 1;
-        }
-        let caption = format!("{}: live memory by stack", snapshot.input);
-        if let Some(chart) = svg::flame::device_memory(&caption, snapshot)? {
-            save(&args.output.join(names.claim_stem(&stem, ChartKind::Flame)), &chart, &mut saved)?;
-            written += 1;
-        }
-    }
-    for snapshot in &report.torch_snapshots {
-        let charts = svg::torch_snapshot_charts(snapshot, args.selection.top)
-            .with_context(|| format!("drawing {} {}", snapshot.input, snapshot.device))?;
-        let stem = format!("{}.{}", snapshot_stem(&snapshot.input), safe(&snapshot.device));
-        for (kind, chart) in charts {
-            save(&args.output.join(names.claim_stem(&stem, kind)), &chart, &mut saved)?;
-            written += 1;
-        }
-    }
-    for allocator in &report.allocators {
-        let caption = allocator_chart_caption(allocator);
-        let chart = svg::timeline::allocator(&caption, allocator)
-            .with_context(|| format!("drawing the timeline of allocator {}", allocator.display_name()))?;
-        if let Some(chart) = chart {
-            save(&args.output.join(names.claim_allocator(allocator)), &chart, &mut saved)?;
-            written += 1;
-        }
+            Chart::TorchSnapshot(snapshot, kind) => {
+                names.claim_stem(&format!("{}.{}", snapshot_stem(&snapshot.input), safe(&snapshot.device)), kind)
+            }
+            Chart::Allocator(allocator) => names.claim_allocator(allocator),
+            Chart::NotCharted => names.claim_stem(NOT_CHARTED_STEM, ChartKind::Summary),
+        };
+        written += 1;
+        save(&args.output.join(name), &svg, &mut saved)
+    })?;
+    if let Some(line) = svg::summary::not_charted_line(&plan) {
+        eprintln!("xmem: note: {}", printable(&line));
     }
     if written == 0 {
         anyhow::bail!("{}: no module has anything to plot", args.input.display());
     }
     Ok(())
 }
+
+/// What a chart of `plot` shows.
+pub enum Chart<'a> {
+    Space(&'a ModuleReport, &'a MemorySpaceReport, ChartKind),
+    DeviceMemory(&'a DeviceMemoryReport, ChartKind),
+    /// One device of a PyTorch snapshot.
+    TorchSnapshot(&'a TorchSnapshotReport, ChartKind),
+    Allocator(&'a AllocatorReport),
+    /// The peaks of what the plan does not chart one by one.
+    NotCharted,
+}
+
+/// Draws every chart `plan` gives `report`, in the order `plot` writes
+/// them, handing each to `drawn`; an error from `drawn` stops the drawing.
+pub fn draw_charts(
+    report: &Report,
+    plan: &ChartPlan,
+    mut drawn: impl FnMut(Chart<'_>, String) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    for (m, module) in report.modules.iter().enumerate() {
+        for (s, space) in module.memory_spaces.iter().enumerate() {
+            let charts = svg::space_charts(module, space, plan.space_charts(m, s), plan.bars)
+                .with_context(|| format!("drawing {} {}", module.display_name(), space.name))?;
+            for (kind, chart) in charts {
+                drawn(Chart::Space(module, space, kind), chart)?;
+            }
+        }
+    }
+    let snapshots = report.device_memory.iter().enumerate().filter(|(i, _)| plan.charts_device_memory(*i));
+    for (_, snapshot) in snapshots {
+        let caption = format!("{}: allocation sites by function", snapshot.input);
+        let chart = svg::sites::draw(&caption, snapshot, plan.bars)
+            .with_context(|| format!("drawing the allocation sites of {}", snapshot.input))?;
+        if let Some(chart) = chart {
+            drawn(Chart::DeviceMemory(snapshot, ChartKind::Sites), chart)?;
+        }
+        let caption = format!("{}: live memory by stack", snapshot.input);
+        if let Some(chart) = svg::flame::device_memory(&caption, snapshot)? {
+            drawn(Chart::DeviceMemory(snapshot, ChartKind::Flame), chart)?;
+        }
+    }
+    let torch_snapshots = report.torch_snapshots.iter().enumerate().filter(|(i, _)| plan.charts_torch_snapshot(*i));
+    for (_, snapshot) in torch_snapshots {
+        let charts = svg::torch_snapshot_charts(snapshot, plan.bars)
+            .with_context(|| format!("drawing {} {}", snapshot.input, snapshot.device))?;
+        for (kind, chart) in charts {
+            drawn(Chart::TorchSnapshot(snapshot, kind), chart)?;
+        }
+    }
+    let allocators = report.allocators.iter().enumerate().filter(|(i, _)| plan.charts_allocator(*i));
+    for (_, allocator) in allocators {
+        let caption = allocator_chart_caption(allocator);
+        let chart = svg::timeline::allocator(&caption, allocator)
+            .with_context(|| format!("drawing the timeline of allocator {}", allocator.display_name()))?;
+        if let Some(chart) = chart {
+            drawn(Chart::Allocator(allocator), chart)?;
+        }
+    }
+    if let Some(not_charted) = &plan.not_charted {
+        drawn(Chart::NotCharted, svg::summary::draw(report, not_charted)?)?;
+    }
+    Ok(())
+}
+
+/// The file of the summary chart: `not-charted.summary.svg`.
+const NOT_CHARTED_STEM: &str = "not-charted";
 
 fn save(path: &Path, chart: &str, saved: &mut impl FnMut(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
     fs::write(path, chart).with_context(|| format!("cannot write {}", path.display()))?;

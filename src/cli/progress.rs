@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::ingest::progress::{Progress, ProgressSink};
+use crate::render::escape::printable;
 
 const SHOW_AFTER: Duration = Duration::from_secs(1);
 
@@ -24,7 +25,7 @@ impl ProgressSink for Bar {
     fn start(&self, label: &str, total_bytes: u64) {
         self.bar.set_length(total_bytes);
         self.bar.set_position(0);
-        self.bar.set_message(label.to_string());
+        self.bar.set_message(printable(label).into_owned());
         if let Ok(mut started) = self.started.lock() {
             *started = Instant::now();
         }

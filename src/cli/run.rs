@@ -19,6 +19,8 @@ use super::args::RunArgs;
 use super::oom::{flavor, write, Programs};
 use super::{output, Outcome};
 use crate::oom::{self, OomReport};
+use crate::render::escape::printable;
+use crate::render::oom as render_oom;
 
 /// The flag that names XLA's dump directory.
 const DUMP_TO: &str = "--xla_dump_to=";
@@ -55,8 +57,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         let _ = pump.join();
     }
     let status = child.wait().context("waiting for the command")?;
-    post_mortem(&args, flavor, stream.finish(), &dump)?;
-    Ok(Outcome::Exit(exit_code(status)))
+    let code = exit_code(status);
+    let mut report = stream.finish();
+    report.job_exited(code);
+    post_mortem(&args, flavor, report, &dump)?;
+    Ok(Outcome::Exit(code))
 }
 
 /// Where XLA dumps: the user's own `--xla_dump_to`, `--dump-dir`, or a new
@@ -172,8 +177,9 @@ impl<R: Read, W: Write> Read for Tee<R, W> {
 }
 
 /// After the job: nothing if its output held no memory error (and the dump
-/// goes, unless kept); else the post-mortem joined with the dump, on stderr
-/// or into `-o FILE`.
+/// goes, unless kept); a short note if the job exited 0 all the same (it
+/// survived them: no post-mortem of a job that did not die); else the
+/// post-mortem joined with the dump, on stderr. `-o FILE` gets the whole report either way.
 fn post_mortem(
     args: &RunArgs,
     flavor: Option<crate::render::table::Flavor>,
@@ -189,17 +195,21 @@ fn post_mortem(
         };
         programs.join_all(&mut report);
     }
+    let survived = report.exit_code == Some(0) && args.output.is_none();
     let mut rendered = Vec::new();
     {
         let mut out = output::piped(&mut rendered, args.format);
-        write(&mut out, flavor, &report)?;
+        match flavor {
+            Some(flavor) if survived => render_oom::write_survived(&mut out, flavor, &report)?,
+            _ => write(&mut out, flavor, &report)?,
+        }
         out.flush()?;
     }
     match &args.output {
         Some(path) => std::fs::write(path, &rendered).with_context(|| format!("cannot write {}", path.display()))?,
         None if found => {
             let mut stderr = io::stderr().lock();
-            writeln!(stderr, "\nxmem: the job's output shows a memory error; the post-mortem follows.")?;
+            writeln!(stderr, "\n{}", announcement(&report))?;
             stderr.write_all(&rendered)?;
         }
         None => {}
@@ -207,12 +217,25 @@ fn post_mortem(
     // A dump is kept when it explains a memory error or when asked to; an empty one (not an XLA job) never.
     if (found && dump.holds_programs()) || args.keep_dump {
         if dump.created {
-            eprintln!("xmem: XLA dump kept in {}", dump.dir.display());
+            eprintln!("xmem: XLA dump kept in {}", printable(&dump.dir.display().to_string()));
         }
     } else {
         dump.discard();
     }
     Ok(())
+}
+
+/// The line before what xmem adds to the job's output. It starts with
+/// [`oom::AFTER_THE_JOB`], so that a log saved from `xmem run` is read up to it.
+fn announcement(report: &OomReport) -> String {
+    match report.exit_code {
+        Some(0) => format!("{} finished (exit 0), so nothing failed; memory trouble it survived:", oom::AFTER_THE_JOB),
+        Some(code) if !report.incidents.iter().any(|i| i.is_failure()) => format!(
+            "{} exited {code}; its output shows memory warnings but no memory error after them; the post-mortem follows.",
+            oom::AFTER_THE_JOB
+        ),
+        _ => format!("{}'s output shows a memory error; the post-mortem follows.", oom::AFTER_THE_JOB),
+    }
 }
 
 /// The job's exit code, or 128+N when signal N ended it, as a shell reports it.

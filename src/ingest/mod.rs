@@ -3,8 +3,10 @@
 //! a protobuf type or a file layout.
 
 mod allocator_events;
+pub mod glob;
 pub mod hlo;
 mod interner;
+mod mapped;
 pub mod pickle;
 pub mod pprof;
 pub mod progress;
@@ -483,7 +485,7 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
     let read: Vec<Result<(source::Contents, xspace::XSpaceContents)>> = hosts
         .par_iter()
         .map(|host| {
-            let contents = source::read(host, options.max_input_size, &options.progress)?;
+            let contents = source::read_regular(host, options.max_input_size, &options.progress)?;
             let xspace = guess_file(host, &contents.bytes).and_then(|kind| match kind {
                 FileKind::XSpace => xspace::read(host, &contents.bytes, &options.progress),
                 FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
@@ -607,7 +609,7 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
     let decoded: Vec<(PathBuf, Result<Module>)> = files
         .par_iter()
         .map(|file| {
-            let module = source::read(file, options.max_input_size, &options.progress)
+            let module = source::read_regular(file, options.max_input_size, &options.progress)
                 .and_then(|c| c.cut_short.map_or(Ok(c.bytes), Err))
                 .and_then(|bytes| hlo::decode(file, &bytes, 0, program_id_in_file_name(file)));
             (file.clone(), module)

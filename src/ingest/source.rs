@@ -9,6 +9,7 @@ use std::path::Path;
 use bytes::Bytes;
 use flate2::read::MultiGzDecoder;
 
+use super::mapped;
 use super::progress::Progress;
 use crate::error::{Error, Result};
 
@@ -56,26 +57,27 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
 }
 
 /// Reads `path`, memory-mapping it, and gunzips it when it starts with the
-/// gzip magic. `limit` caps the decompressed size.
+/// gzip magic. `limit` caps the decompressed size. What is not a regular
+/// file with a size (a FIFO, a device such as `/dev/zero`, process
+/// substitution `<(cat FILE)`, a file of `/proc`) is read as a stream, its
+/// bytes counted against `limit` as they come.
 pub fn read(path: &Path, limit: u64, progress: &Progress) -> Result<Contents> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
     if metadata.is_dir() {
         return Err(Error::unrecognised(path, "is a directory, expected a file"));
     }
-    let raw = if metadata.len() == 0 {
-        Bytes::new()
-    } else {
-        if metadata.len() > limit {
-            return Err(Error::TooLarge { path: path.to_path_buf(), limit });
-        }
-        // SAFETY: the map is read-only; xmem never writes to its inputs. If another
-        // process truncates the file while it is mapped, reads may fault, which is
-        // the documented risk of memory-mapping and the price of not copying
-        // multi-gigabyte profiles into memory.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        let _ = map.advise(memmap2::Advice::Sequential);
-        Bytes::from_owner(map)
+    if !metadata.is_file() || metadata.len() == 0 {
+        return read_whole(path, file, limit);
+    }
+    if metadata.len() > limit {
+        return Err(Error::TooLarge { path: path.to_path_buf(), limit });
+    }
+    // Mapped, not copied; a file that shrinks while it is read is caught
+    // (mapped.rs) and named by `unchanged`.
+    let raw = match mapped::map(&file, path).map_err(|e| Error::io(path, e))? {
+        Some(map) => Bytes::from_owner(map),
+        None => return read_whole(path, file, limit),
     };
     if is_gzip(&raw) {
         progress.start(&format!("decompressing {}", path.display()), raw.len() as u64);
@@ -83,6 +85,16 @@ pub fn read(path: &Path, limit: u64, progress: &Progress) -> Result<Contents> {
         Ok(Contents { bytes, was_gzip: true, cut_short })
     } else {
         Ok(Contents { bytes: raw, was_gzip: false, cut_short: None })
+    }
+}
+
+/// An error naming the first input that shrank while xmem read it (whatever
+/// was read from it past its new end is zeros, not the file), if any did.
+/// Commands check it before they print what they read.
+pub fn unchanged() -> Result<()> {
+    match mapped::take_shrunk().into_iter().next() {
+        Some(path) => Err(Error::Changed { path }),
+        None => Ok(()),
     }
 }
 
@@ -103,7 +115,9 @@ pub fn open(path: &Path, limit: u64, progress: &Progress) -> Result<Box<dyn BufR
     if metadata.len() > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
     }
-    Ok(Box::new(reader))
+    // A file that grows while it is read, a FIFO or a device has no size to
+    // check first: its bytes are counted as they come.
+    Ok(Box::new(BufReader::with_capacity(STREAM_BUFFER_BYTES, Capped { inner: reader, delivered: 0, limit })))
 }
 
 /// Standard input as a stream (for `xmem oom -`), gunzipped on the fly when
@@ -149,12 +163,47 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
+/// [`read`] for a file found in a directory: what is not a regular file
+/// (a FIFO named like a profile would block the read forever, a device
+/// would never end) is refused with an error that says what it is, for the
+/// caller to skip with a warning.
+pub fn read_regular(path: &Path, limit: u64, progress: &Progress) -> Result<Contents> {
+    let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    match special_kind(&metadata.file_type()) {
+        Some(kind) => Err(Error::unrecognised(path, format!("is {kind}, not a regular file"))),
+        None => read(path, limit, progress),
+    }
+}
+
+/// What a file that is not a regular file or a directory is, in words.
+pub fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_file() || file_type.is_dir() {
+        None
+    } else if file_type.is_fifo() {
+        Some("a FIFO")
+    } else if file_type.is_char_device() {
+        Some("a character device")
+    } else if file_type.is_block_device() {
+        Some("a block device")
+    } else if file_type.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a file")
+    }
+}
+
 /// Reads all of standard input (an input given as `-`), with the same
 /// ceiling and, like a file, keeping what a gzip stream cut short gave.
 pub fn read_stdin(limit: u64) -> Result<Contents> {
-    let path = Path::new("<stdin>");
+    read_whole(Path::new("<stdin>"), std::io::stdin().lock(), limit)
+}
+
+/// Reads all of a stream (standard input, a FIFO, a device), failing once it
+/// gives more than `limit` bytes, and gunzips it when it starts with the magic.
+fn read_whole(path: &Path, stream: impl Read, limit: u64) -> Result<Contents> {
     let mut buf = Vec::new();
-    std::io::stdin().lock().take(limit.saturating_add(1)).read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+    stream.take(limit.saturating_add(1)).read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
     if buf.len() as u64 > limit {
         return Err(Error::TooLarge { path: path.to_path_buf(), limit });
     }
@@ -218,6 +267,35 @@ mod tests {
         let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
         enc.write_all(data).unwrap();
         enc.finish().unwrap()
+    }
+
+    #[test]
+    fn a_file_truncated_while_it_is_read_reads_zeros_and_is_named_not_a_signal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shrinking.xplane.pb");
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        let contents = read(&path, 1 << 30, &Progress::default()).unwrap();
+        assert!(unchanged().is_ok());
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(4096).unwrap();
+        // Past the new end, a read faulted with SIGBUS and ended the process.
+        let sum: u64 = contents.bytes.iter().map(|&b| u64::from(b)).sum();
+        assert_eq!(sum, 7 * 4096, "the part still in the file as it was, zeros past it");
+        let err = unchanged().unwrap_err();
+        assert!(matches!(&err, Error::Changed { path: p } if *p == path), "{err}");
+        assert!(err.to_string().contains("shrinking.xplane.pb: the file shrank while xmem read it"), "{err}");
+        assert!(unchanged().is_ok(), "named once");
+        drop(contents);
+    }
+
+    #[test]
+    fn special_files_are_read_as_streams_with_the_limit() {
+        let zeros = read(Path::new("/dev/zero"), 1 << 20, &Progress::default()).err().unwrap();
+        assert!(matches!(zeros, Error::TooLarge { limit, .. } if limit == 1 << 20), "{zeros}");
+        let refused = read_regular(Path::new("/dev/zero"), 1 << 20, &Progress::default()).err().unwrap();
+        assert_eq!(refused.to_string(), "/dev/zero: is a character device, not a regular file");
+        let endless = open(Path::new("/dev/zero"), 1 << 20, &Progress::default()).unwrap();
+        let err = endless.bytes().find_map(|b| b.err()).unwrap();
+        assert!(err.to_string().contains("exceeds the limit of 1048576 bytes"), "{err}");
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         }
         event.op = regex!(r"requested by op ?(.*)$").captures(text).map(|op| op[1].trim().to_string());
         event.non_fatal = found.get(6).is_some() || text.contains("The caller indicates that this is not a failure");
+        event.allocator_warning = !event.non_fatal;
         return Some(Detected::at(event, text, &found).with_block(Dump::default()));
     }
     if let Some(found) = tensor_oom(text) {
@@ -61,6 +62,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         // The dump without the failure line that comes before it: the log holds only part of the report.
         let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
         event.truncated = true;
+        event.allocator_warning = true;
         let mut dump = Dump::default();
         dump.feed(&mut event, line);
         return Some(Detected::new(event, t).with_block(dump));
@@ -143,7 +145,8 @@ impl Block for Dump {
             if let Some(allocator) = found.get(5) {
                 event.allocator = event.allocator.take().or(Some(allocator.as_str().to_string()));
             }
-            // TensorFlow's message is the last thing printed for this failure.
+            // TensorFlow's message is the last thing printed for this failure, and the error itself.
+            event.allocator_warning = false;
             self.finished = true;
             return Feed::Consumed;
         }
@@ -295,7 +298,7 @@ fn bin(t: &str) -> Option<BfcBin> {
 
 #[cfg(test)]
 mod tests {
-    use crate::oom::{scan, Kind};
+    use crate::oom::{scan, Cause, Kind};
 
     /// TensorFlow 2's op message, as a public training log prints it after the allocator's warning.
     const OP_KERNEL: &str = "2022-11-09 16:53:58.305871: W tensorflow/core/framework/op_kernel.cc:1780] OP_REQUIRES failed at conv_grad_input_ops.cc:327 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[500,512,4,4] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
@@ -307,6 +310,20 @@ mod tests {
         assert_eq!(event.allocator.as_deref(), Some("GPU_0_bfc"));
         assert_eq!(event.shape.as_deref(), Some("[500,512,4,4]"));
         assert_eq!(event.summary, "BFC allocator OOM: GPU_0_bfc could not allocate a tensor of shape [500,512,4,4]");
+    }
+
+    /// The allocator's warning is not the failure; TensorFlow's op message after it is, and the two are one incident.
+    #[test]
+    fn the_op_error_after_the_allocators_warning_is_its_failure() {
+        let warning = "W tensorflow/core/common_runtime/bfc_allocator.cc:433] Allocator (GPU_0_bfc) ran out of memory \
+                       trying to allocate 18.00MiB (rounded to 18874368)requested by op Mul\nCurrent allocation summary \
+                       follows.\n\n\n";
+        let report = scan("log", warning.as_bytes()).unwrap();
+        assert_eq!(report.incidents[0].cause, Some(Cause::NoErrorFollowed), "{}", report.incidents[0].title);
+        let report = scan("log", format!("{warning}{OP_KERNEL}").as_bytes()).unwrap();
+        assert_eq!(report.events.len(), 2);
+        assert_eq!(report.incidents.len(), 1, "{:#?}", report.incidents);
+        assert!(report.incidents[0].is_failure(), "{}", report.incidents[0].title);
     }
 
     #[test]

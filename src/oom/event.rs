@@ -22,6 +22,9 @@ pub struct OomReport {
     /// The events of one failure together (an allocator's warning, the
     /// framework's error and the driver's line), in log order.
     pub incidents: Vec<Incident>,
+    /// How the job ended, when `xmem run` ran it (128+N for signal N); `None`
+    /// for a log read afterwards, which cannot tell.
+    pub exit_code: Option<u8>,
 }
 
 impl OomReport {
@@ -54,6 +57,13 @@ pub struct Incident {
     pub program_report: Option<super::join::ProgramReport>,
 }
 
+impl Incident {
+    /// A failure, as its cause says: not warnings the job survived or may have survived.
+    pub fn is_failure(&self) -> bool {
+        !matches!(self.cause, Some(Cause::NotAFailure | Cause::NoErrorFollowed | Cause::Survived))
+    }
+}
+
 /// Why an incident happened, in the order the verdict weighs them: the
 /// first that the facts support is the one the title names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -61,6 +71,11 @@ pub struct Incident {
 pub enum Cause {
     /// Only warnings: the log says nothing failed.
     NotAFailure,
+    /// The allocator ran out (its warning, its dump) but no error follows in
+    /// the log: the job may have recovered, or the log stops before its error.
+    NoErrorFollowed,
+    /// `xmem run` saw the job exit 0 after it: memory warnings or an error it survived.
+    Survived,
     /// One request is larger than the whole device.
     RequestAboveDevice,
     /// One request is larger than the whole pool the allocator may use.
@@ -185,6 +200,11 @@ pub struct OomEvent {
     pub shape: Option<String>,
     /// The log says this failure is not fatal (the caller can carry on, more slowly).
     pub non_fatal: bool,
+    /// The allocator's own warning that it ran out (with the dump it prints),
+    /// not yet the error of what asked it: the job fails only if an error
+    /// follows (TensorFlow's `OOM when allocating tensor`, JAX's `RESOURCE_EXHAUSTED`).
+    #[serde(skip)]
+    pub(super) allocator_warning: bool,
     /// The framework the log shows up to this message, when it shows one.
     pub framework: Option<Framework>,
     /// The figures the log groups under headings (usage totals, requirements, allocator stats).
@@ -247,6 +267,7 @@ impl OomEvent {
             op: None,
             shape: None,
             non_fatal: false,
+            allocator_warning: false,
             framework: None,
             breakdown: Vec::new(),
             bins: Vec::new(),

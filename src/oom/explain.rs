@@ -4,6 +4,7 @@
 
 use super::advice;
 use super::event::{Framework, Kind, OomEvent, Phase};
+use super::gpu::{ARGUMENTS, REMAT};
 use crate::units::human_bytes_precise as size;
 
 pub(super) fn explain(event: &mut OomEvent) {
@@ -149,9 +150,6 @@ fn could_not(event: &OomEvent, verb: &str) -> Option<String> {
     }
     Some(text)
 }
-
-const REMAT: &str = "Rematerialization";
-const ARGUMENTS: &str = "Program arguments";
 
 fn compile_time(event: &OomEvent) -> Option<String> {
     if event.find_section(REMAT).is_some() {

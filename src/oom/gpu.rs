@@ -11,8 +11,15 @@ use super::listing::Listing;
 use super::size::{self, SIZE};
 
 const STATS: &str = "BufferAssignment stats";
-const REMAT: &str = "Rematerialization";
-const ARGUMENTS: &str = "Program arguments";
+/// XLA's rematerialization warning: its `limit`, `reduced to` and `originally`.
+pub(super) const REMAT: &str = "Rematerialization";
+/// The rematerialization limit: what XLA's scheduler leaves for temporaries plus
+/// the program's outputs, so exactly the outputs when the arguments exceed the base limit.
+pub(super) const REMAT_LIMIT: &str = "limit";
+/// XLA GPU scheduler's warning: [`ARGUMENTS_SIZE`] over its `base limit`.
+pub(super) const ARGUMENTS: &str = "Program arguments";
+/// The program's parameters and outputs (an aliased output counted once), an exact count.
+pub(super) const ARGUMENTS_SIZE: &str = "input/output arguments";
 const AUTOTUNING: &str = "Autotuning";
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
@@ -47,7 +54,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.used_bytes = size::unsigned(bytes(3));
         event.non_fatal = true;
         event.phase = Some(Phase::Compile);
-        event.fact(REMAT, "limit", bytes(1), None);
+        event.fact(REMAT, REMAT_LIMIT, bytes(1), None);
         event.fact(REMAT, "reduced to", bytes(3), None);
         if found.get(5).is_some() {
             event.fact(REMAT, "originally", bytes(5), None);
@@ -65,7 +72,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.limit_bytes = event.capacity_bytes;
         event.non_fatal = true;
         event.phase = Some(Phase::Compile);
-        event.fact(ARGUMENTS, "input/output arguments", size::parse_exact(&found[1]), None);
+        event.fact(ARGUMENTS, ARGUMENTS_SIZE, size::parse_exact(&found[1]), None);
         if let Some(limit) = found.get(2) {
             event.fact(ARGUMENTS, "base limit", size::parse_exact(limit.as_str()), None);
         }

@@ -25,11 +25,15 @@ impl Gathering {
         let mut same_kind = self.events.iter().filter_map(|&at| events.get(at)).filter(|e| e.kind == event.kind);
         // The kernel kills several processes for one shortage; a line no parser knows (the general
         // reader's) goes with its neighbours: stacks report one failure at each layer. XLA's
-        // compile-time warnings about a program lead up to its compile-time failure.
+        // compile-time warnings about a program lead up to its compile-time failure. The error
+        // TensorFlow prints after the BFC allocator's warning is that warning's failure.
         let new_kind = matches!(event.kind, Kind::Unrecognised | Kind::HostOom)
             || event.by_general_reader
             || match event.kind {
                 Kind::CompileTimeOom => same_kind.all(|e| e.non_fatal),
+                Kind::BfcAllocatorOom if !event.allocator_warning && !event.non_fatal => {
+                    same_kind.all(|e| e.allocator_warning)
+                }
                 _ => same_kind.next().is_none(),
             };
         near && new_kind
@@ -41,31 +45,35 @@ impl Gathering {
 
     /// The incident, titled by the event that says most about the failure.
     pub fn into_incident(self, events: &[OomEvent]) -> Incident {
-        let primary = self
-            .events
-            .iter()
-            .copied()
-            .filter_map(|at| Some((at, events.get(at)?)))
-            .max_by_key(|(at, event)| (weight(event), std::cmp::Reverse(*at)))
-            .map_or(0, |(at, _)| at);
-        let verdict = verdict::verdict(self.events.iter().filter_map(|&at| events.get(at)).collect());
-        let primary_event = events.get(primary);
-        let title =
-            verdict.title.unwrap_or_else(|| primary_event.map(|event| event.summary.clone()).unwrap_or_default());
-        let advice = match verdict.advice.is_empty() {
-            true => primary_event.map(|event| event.advice.clone()).unwrap_or_default(),
-            false => verdict.advice,
-        };
-        Incident {
-            events: self.events,
-            title,
-            primary,
-            cause: verdict.cause,
-            program: verdict.program,
-            user_frame: verdict.user_frame,
-            advice,
-            program_report: None,
-        }
+        judged(self.events, events, None)
+    }
+}
+
+/// The incident of these events (indices into `events`), titled by the event
+/// that says most about the failure; `exit_code` is how the job ended, when known.
+pub(super) fn judged(members: Vec<usize>, events: &[OomEvent], exit_code: Option<u8>) -> Incident {
+    let primary = members
+        .iter()
+        .copied()
+        .filter_map(|at| Some((at, events.get(at)?)))
+        .max_by_key(|(at, event)| (weight(event), std::cmp::Reverse(*at)))
+        .map_or(0, |(at, _)| at);
+    let verdict = verdict::verdict(members.iter().filter_map(|&at| events.get(at)).collect(), exit_code);
+    let primary_event = events.get(primary);
+    let title = verdict.title.unwrap_or_else(|| primary_event.map(|event| event.summary.clone()).unwrap_or_default());
+    let advice = match verdict.advice.is_empty() {
+        true => primary_event.map(|event| event.advice.clone()).unwrap_or_default(),
+        false => verdict.advice,
+    };
+    Incident {
+        events: members,
+        title,
+        primary,
+        cause: verdict.cause,
+        program: verdict.program,
+        user_frame: verdict.user_frame,
+        advice,
+        program_report: None,
     }
 }
 

@@ -1,24 +1,39 @@
 //! `xmem oom LOG --with INPUT…`: each incident joined with the program it is
 //! about, from that program's dump or profile. The program is found by the
 //! name the log gives (several modules of one name: the one with an
-//! allocation the size of the failed request, else the newest), else, when
-//! the log names none, by the request's size alone if exactly one module has
-//! an allocation that size. A log that names a program the inputs do not
-//! hold is never joined with another one: the report says which programs
-//! they hold instead.
+//! allocation the size of the failed request, else the newest). When the log
+//! names none, by an exact figure it gives about the program: XLA's
+//! `input/output arguments (N)` is the program's parameters and outputs to
+//! the byte, so the only program (or the only name) with exactly that many
+//! bytes is the one; without such a figure, by the request's size alone if
+//! exactly one module has an allocation that size. A log that names a
+//! program the inputs do not hold, or whose exact figure no program has, is
+//! never joined with another one: the report says which programs they hold instead.
+//!
+//! Of the rematerialization warning, only the limit is a figure of the
+//! program: XLA sets it to what its scheduler leaves for temporaries plus the
+//! program's outputs, so when the arguments exceed the base limit (nothing
+//! left) it is exactly the outputs, which corroborates the match. Its
+//! `reduced to` and `originally` are the pass's own estimate before later
+//! passes and buffer assignment; no figure of the dump equals them.
 
 use serde::Serialize;
 
 use super::event::{Incident, OomEvent, Phase};
+use super::gpu::{ARGUMENTS, ARGUMENTS_SIZE, REMAT, REMAT_LIMIT};
 use crate::analysis::attribution::NO_SOURCE;
 use crate::analysis::hints::DonationCandidate;
-use crate::analysis::{MemorySpaceReport, ModuleReport, Report};
+use crate::analysis::{Category, MemorySpaceReport, ModuleReport, Report};
 use crate::suggest::closest_first;
 use crate::units::human_bytes_precise as size;
 
 /// A printed size is rounded to its last digit: `6.00GiB` is within half a
 /// hundredth of a GiB, under 0.5% of it. Sizes this close to the request match it.
 const SIZE_MATCH_SHARE: f64 = 0.005;
+
+/// An exact figure from the log identifies a program only from this size on:
+/// many programs share a small one (a scalar's 4 bytes), few a large one to the byte.
+const MIN_IDENTIFYING_BYTES: u64 = 1 << 20;
 
 /// How the module was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -32,6 +47,10 @@ pub enum MatchedBy {
     NameNewest,
     /// The log names no program; this is the only module with an allocation the size of the request.
     Size,
+    /// The log names no program; this is the only program whose parameters and outputs take
+    /// exactly the bytes of XLA's `input/output arguments (N)` (of several compilations of it,
+    /// the one the size of the request, else the newest).
+    Arguments,
 }
 
 /// The failed program's memory, as `xmem report` computes it, against what the log says.
@@ -39,6 +58,9 @@ pub enum MatchedBy {
 pub struct ProgramReport {
     /// `None` when no module was chosen; then `reason` says why.
     pub matched_by: Option<MatchedBy>,
+    /// How it was matched, in words, with the figures that matched (`matched by the
+    /// log's argument size, 38923141264 bytes, exactly: …`).
+    pub matched_how: Option<String>,
     pub reason: Option<String>,
     pub module: Option<String>,
     pub program_id: Option<u64>,
@@ -76,6 +98,7 @@ impl ProgramReport {
     pub fn unmatched(reason: String) -> ProgramReport {
         ProgramReport {
             matched_by: None,
+            matched_how: None,
             reason: Some(reason),
             module: None,
             program_id: None,
@@ -98,6 +121,12 @@ struct Failure<'a> {
     request: Option<u64>,
     memory_space: Option<&'a str>,
     limit: Option<u64>,
+    /// XLA's `input/output arguments (N)`: the program's parameters and outputs, exactly.
+    arguments: Option<u64>,
+    /// XLA's rematerialization limit.
+    remat_limit: Option<u64>,
+    /// The incident is a failure: not warnings the job survived or may have survived.
+    fatal: bool,
 }
 
 impl<'a> Failure<'a> {
@@ -120,11 +149,17 @@ impl<'a> Failure<'a> {
                     .filter(|e| !e.non_fatal)
                     .find_map(|e| e.capacity_bytes.filter(|_| e.memory_space.is_some()))
             });
+        let figure = |section: &str, name: &str| {
+            members.iter().find_map(|e| e.figure(section, name)).and_then(|bytes| u64::try_from(bytes).ok())
+        };
         Failure {
             program: incident.program.as_deref(),
             request: failure.and_then(|e| e.requested_bytes),
             memory_space: failure.or(members.first().copied()).and_then(|e| e.memory_space.as_deref()),
             limit,
+            arguments: figure(ARGUMENTS, ARGUMENTS_SIZE).filter(|&bytes| bytes >= MIN_IDENTIFYING_BYTES),
+            remat_limit: figure(REMAT, REMAT_LIMIT),
+            fatal: incident.is_failure(),
         }
     }
 }
@@ -149,7 +184,11 @@ pub fn program_report(incident: &Incident, events: &[OomEvent], programs: &Repor
         ));
     }
     match choose(&failure, &modules) {
-        Ok((module, matched_by)) => matched(module, matched_by, &failure),
+        Ok((module, matched_by)) => {
+            let mut report = matched(module, matched_by, &failure);
+            report.matched_how = Some(matched_how(module, matched_by, &failure, &modules));
+            report
+        }
         Err(reason) => ProgramReport::unmatched(reason),
     }
 }
@@ -179,6 +218,9 @@ fn choose<'m>(failure: &Failure, modules: &[&'m ModuleReport]) -> Result<(&'m Mo
             }
         };
     }
+    if let Some(arguments) = failure.arguments {
+        return by_arguments(arguments, failure, modules);
+    }
     let Some(request) = failure.request else {
         return Err("the log names no program and no failed request to match a program by".to_string());
     };
@@ -196,6 +238,81 @@ fn choose<'m>(failure: &Failure, modules: &[&'m ModuleReport]) -> Result<(&'m Mo
             size(request),
             closest_first("", several.iter().map(|m| m.name.as_str()))
         )),
+    }
+}
+
+/// The program whose parameters and outputs take exactly `arguments` bytes:
+/// one module, or several compilations of one program (then the one with an
+/// allocation the size of the request, else the newest). None, or several
+/// programs, is no join: a figure this exact that matches nothing says the
+/// inputs do not hold the program.
+fn by_arguments<'m>(
+    arguments: u64,
+    failure: &Failure,
+    modules: &[&'m ModuleReport],
+) -> Result<(&'m ModuleReport, MatchedBy), String> {
+    let exact: Vec<&ModuleReport> = modules
+        .iter()
+        .copied()
+        .filter(|m| space(m, failure).is_some_and(|space| arguments_and_outputs(space) == arguments as i64))
+        .collect();
+    let names: Vec<&str> = exact.iter().map(|m| m.name.as_str()).collect();
+    match exact.as_slice() {
+        [] => Err(format!(
+            "the log names no program, and no program in the inputs has parameters and outputs of exactly {arguments} \
+             bytes, the log's argument size (they hold {})",
+            closest_first("", modules.iter().map(|m| m.name.as_str()))
+        )),
+        [first, ..] if names.iter().all(|name| *name == first.name) => {
+            let sized = exact
+                .iter()
+                .filter(|m| failure.request.is_some_and(|request| has_allocation_of(m, request, failure)))
+                .max_by_key(|m| m.module_id);
+            sized
+                .or_else(|| exact.iter().max_by_key(|m| m.module_id))
+                .map(|module| (*module, MatchedBy::Arguments))
+                .ok_or_else(|| "no program".to_string())
+        }
+        several => Err(format!(
+            "the log names no program, and {} programs have parameters and outputs of exactly {arguments} bytes, the \
+             log's argument size: {}",
+            several.len(),
+            closest_first("", names.into_iter())
+        )),
+    }
+}
+
+/// A program's parameters and outputs in one memory space, as XLA's scheduler
+/// counts its `input/output arguments`: each allocation once (a donated
+/// output is its parameter's), constants and temporaries left out. Both are
+/// live throughout, so all of them are in the breakdown at the peak.
+fn arguments_and_outputs(space: &MemorySpaceReport) -> i64 {
+    space.breakdown.parameters.saturating_add(space.breakdown.outputs)
+}
+
+/// How the module was matched, in words.
+fn matched_how(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure, modules: &[&ModuleReport]) -> String {
+    match matched_by {
+        MatchedBy::Name => "matched by name".to_string(),
+        MatchedBy::NameAndSize => "matched by name and by the size of the failed request".to_string(),
+        MatchedBy::NameNewest => "matched by name; the newest of several of that name".to_string(),
+        MatchedBy::Size => "matched by the size of the failed request: the log names no program".to_string(),
+        MatchedBy::Arguments => {
+            let mut how = format!(
+                "matched by the log's argument size, {} bytes, exactly: its parameters and outputs",
+                failure.arguments.unwrap_or_default()
+            );
+            let outputs = space(module, failure).map(|space| space.breakdown.outputs);
+            if let Some(limit) = failure.remat_limit.filter(|&limit| outputs == i64::try_from(limit).ok()) {
+                how.push_str(&format!("; the rematerialization limit, {limit} bytes, is exactly its outputs"));
+            }
+            let compilations = modules.iter().filter(|m| m.name == module.name).count();
+            if compilations > 1 {
+                how.push_str(&format!("; the newest fitting of {compilations} compilations of it"));
+            }
+            how.push_str("; the log names no program");
+            how
+        }
     }
 }
 
@@ -224,10 +341,11 @@ fn matched(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure) -> P
         (Some(space), Some(limit)) => i64::try_from(limit).ok().map(|limit| space.peak_bytes.saturating_sub(limit)),
         _ => None,
     };
-    let finding = space.map(|space| finding(module, space, failure.limit, over));
+    let finding = space.map(|space| finding(module, space, failure, over));
     ProgramReport {
         finding,
         matched_by: Some(matched_by),
+        matched_how: None,
         reason: None,
         module: Some(module.display_name()),
         program_id: Some(module.program_id),
@@ -242,35 +360,96 @@ fn matched(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure) -> P
     }
 }
 
-/// Whether the program could fit at all, and which source line owns most of its peak.
-fn finding(module: &ModuleReport, space: &MemorySpaceReport, limit: Option<u64>, over: Option<i64>) -> String {
-    let mut text = match (limit, over) {
+/// Whether the program could fit at all, and what owns most of its peak: a
+/// source line, or buffers without one (the arguments passed in).
+fn finding(module: &ModuleReport, space: &MemorySpaceReport, failure: &Failure, over: Option<i64>) -> String {
+    let mut text = match (failure.limit, over) {
         (Some(limit), Some(over)) if over > 0 => format!(
-            "{}'s own peak, {}, is {} above the {} limit: it cannot run in this memory, whatever else is alive",
+            "{}'s own peak, {}, is {} above the {} limit{}",
             module.name,
             size(space.peak_bytes),
             size(over),
-            size(limit)
+            size(limit),
+            if failure.fatal { ": it cannot run in this memory, whatever else is alive" } else { " the log gives" }
         ),
         (Some(limit), Some(over)) => format!(
-            "{}'s own peak, {}, fits under the {} limit with {} to spare: it ran out because of what else was alive",
+            "{}'s own peak, {}, fits under the {} limit with {} to spare: {}",
             module.name,
             size(space.peak_bytes),
             size(limit),
-            size(-over)
+            size(-over),
+            if failure.fatal {
+                "it ran out because of what else was alive"
+            } else {
+                "the allocator ran short because of what else was alive"
+            }
         ),
         _ => format!("{}'s peak is {}", module.name, size(space.peak_bytes)),
     };
-    let owner = space.attribution.at_peak_groups.by_source.iter().find(|g| g.key != NO_SOURCE);
-    if let Some(owner) = owner.filter(|_| space.peak_bytes > 0) {
-        text.push_str(&format!(
-            "; the source line that owns most of it is {} ({}, {:.0}%)",
-            owner.key,
-            size(owner.bytes),
-            owner.bytes as f64 * 100.0 / space.peak_bytes as f64
-        ));
+    if space.peak_bytes > 0 {
+        text.push_str(&owner(space));
     }
     text
+}
+
+/// `; the source line that owns most of it is train.py:33 (5.25 GiB, 34%)`, or,
+/// when buffers without a source line own most, what they are and the
+/// largest source line after them.
+fn owner(space: &MemorySpaceReport) -> String {
+    let share = |bytes: i64| bytes as f64 * 100.0 / space.peak_bytes as f64;
+    let groups = &space.attribution.at_peak_groups.by_source;
+    let line = groups.iter().find(|g| g.key != NO_SOURCE);
+    match groups.first() {
+        Some(top) if top.key == NO_SOURCE => {
+            let mut text = format!("; most of it is {}", without_source(space));
+            if let Some(line) = line.filter(|line| share(line.bytes) >= 1.0) {
+                text.push_str(&format!(
+                    "; the source line that owns most of the rest is {} ({}, {:.0}%)",
+                    line.key,
+                    size(line.bytes),
+                    share(line.bytes)
+                ));
+            }
+            text
+        }
+        Some(top) => format!(
+            "; the source line that owns most of it is {} ({}, {:.0}%)",
+            top.key,
+            size(top.bytes),
+            share(top.bytes)
+        ),
+        None => String::new(),
+    }
+}
+
+/// The largest kind of buffer at the peak without a source line:
+/// `its 19 parameters, 18.25 GiB (50%; arguments passed in: no source line)`.
+fn without_source(space: &MemorySpaceReport) -> String {
+    let mut by_category: Vec<(Category, i64, usize)> = Vec::new();
+    for buffer in space.at_peak.iter().filter(|b| b.source.is_none()) {
+        match by_category.iter_mut().find(|(category, _, _)| *category == buffer.category) {
+            Some((_, bytes, count)) => {
+                *bytes = bytes.saturating_add(buffer.size_bytes);
+                *count += 1;
+            }
+            None => by_category.push((buffer.category, buffer.size_bytes, 1)),
+        }
+    }
+    let Some(&(category, bytes, count)) = by_category.iter().max_by_key(|(_, bytes, _)| *bytes) else {
+        return "buffers without a source line".to_string();
+    };
+    let what = match (category, count) {
+        (Category::Parameter, 1) => "its parameter".to_string(),
+        (Category::Parameter, n) => format!("its {n} parameters"),
+        (other, 1) => format!("one {}", other.label()),
+        (other, n) => format!("{n} {} buffers", other.label()),
+    };
+    let why = match (category, count) {
+        (Category::Parameter, 1) => "an argument passed in: no source line",
+        (Category::Parameter, _) => "arguments passed in: no source line",
+        _ => "without a source line",
+    };
+    format!("{what}, {} ({:.0}%; {why})", size(bytes), bytes as f64 * 100.0 / space.peak_bytes as f64)
 }
 
 /// The change that saves the most: donating the parameters the program

@@ -68,6 +68,11 @@ pub use event::{
 
 use crate::error::Error;
 
+/// How the line `xmem run` writes after the job's own output starts: a log
+/// saved from `xmem run` is read up to it, since what follows is xmem's
+/// report, which quotes the job's lines again.
+pub const AFTER_THE_JOB: &str = "xmem: the job";
+
 /// Reads a log once, front to back, and explains every memory error in it.
 /// `input` names the log in the report and in errors; `log` is its text in any
 /// encoding (invalid UTF-8 is replaced).
@@ -96,7 +101,7 @@ pub fn scan_each(
         on_incident(incident, events);
     }
     let (events, incidents) = scanner.into_parts();
-    Ok(OomReport { schema: OOM_SCHEMA, input: input.to_string(), lines, events, incidents })
+    Ok(OomReport { schema: OOM_SCHEMA, input: input.to_string(), lines, events, incidents, exit_code: None })
 }
 
 /// A log handed over one line at a time, as a running program prints it
@@ -123,6 +128,18 @@ impl Stream {
     pub fn finish(mut self) -> OomReport {
         self.scanner.finish();
         let (events, incidents) = self.scanner.into_parts();
-        OomReport { schema: OOM_SCHEMA, input: self.input, lines: self.lines, events, incidents }
+        OomReport { schema: OOM_SCHEMA, input: self.input, lines: self.lines, events, incidents, exit_code: None }
+    }
+}
+
+impl OomReport {
+    /// The job ended with `exit_code` (`xmem run` knows it): each incident is
+    /// judged again with it, so one the job survived (exit 0) says so instead
+    /// of reading as the failure. Before any join: it replaces the incidents' verdicts.
+    pub fn job_exited(&mut self, exit_code: u8) {
+        self.exit_code = Some(exit_code);
+        for incident in &mut self.incidents {
+            *incident = incident::judged(std::mem::take(&mut incident.events), &self.events, Some(exit_code));
+        }
     }
 }

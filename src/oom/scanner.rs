@@ -85,12 +85,18 @@ pub(super) struct Scanner {
     completed: usize,
     /// The line being read stops inside a word at a terminal's width.
     last_raw_wrapped: bool,
+    /// The log reached what `xmem run` added after the job's output ([`super::AFTER_THE_JOB`]).
+    past_the_job: bool,
 }
 
 impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
         let skip = self.numbering.prefix_len(raw);
         let raw = raw.get(skip..).unwrap_or(raw);
+        self.past_the_job |= raw.starts_with(super::AFTER_THE_JOB.as_bytes());
+        if self.past_the_job {
+            return;
+        }
         self.context.observe(number, raw);
         let follows_preamble = self.preamble.as_ref().is_some_and(|p| !p.closed && p.last + 1 == number);
         if self.open.is_none() && !follows_preamble && !triggers(raw) && !general::mentions(raw) {

@@ -17,6 +17,7 @@
 //! the request) is never given.
 
 use super::event::{Cause, Framework, Holder, Kind, OomEvent, Phase, UserFrame};
+use super::gpu::{ARGUMENTS, REMAT};
 use crate::units::human_bytes_precise as size;
 
 /// The advice that asks for the program's dump: dropped once `--with` joins it.
@@ -137,10 +138,16 @@ impl<'a> Facts<'a> {
     }
 }
 
-pub(super) fn verdict(events: Vec<&OomEvent>) -> Verdict {
+/// The verdict on one incident's events; `exit_code` is how the job ended,
+/// when `xmem run` saw it (a log alone cannot tell).
+pub(super) fn verdict(events: Vec<&OomEvent>, exit_code: Option<u8>) -> Verdict {
     let facts = Facts::of(events);
     let user_frame = facts.events.iter().rev().find_map(|e| e.user_frame.clone());
-    let (cause, title, advice) = match decide(&facts) {
+    let decision = match exit_code {
+        Some(0) => Some(survived(&facts)),
+        _ => decide(&facts, exit_code),
+    };
+    let (cause, title, advice) = match decision {
         Some((cause, title, advice)) => (Some(cause), Some(title), advice),
         None => (None, None, Vec::new()),
     };
@@ -149,9 +156,13 @@ pub(super) fn verdict(events: Vec<&OomEvent>) -> Verdict {
 
 type Decision = (Cause, String, Vec<String>);
 
-fn decide(facts: &Facts) -> Option<Decision> {
+/// What the log says (and, when the job failed, its exit code).
+fn decide(facts: &Facts, exit_code: Option<u8>) -> Option<Decision> {
     if facts.events.iter().all(|e| e.non_fatal) {
         return not_a_failure(facts);
+    }
+    if !facts.events.iter().any(|e| is_error(e)) {
+        return no_error_followed(facts, exit_code);
     }
     request_above_device(facts)
         .or_else(|| request_above_pool(facts))
@@ -180,6 +191,126 @@ fn not_a_failure(facts: &Facts) -> Option<Decision> {
             size(used - capacity)
         )],
     ))
+}
+
+/// A message that is an error in its own right: not a warning the log marks
+/// as one, nor the allocator's warning that it ran out (a job survives that
+/// when memory is freed and the allocation retried).
+fn is_error(event: &OomEvent) -> bool {
+    !event.non_fatal && !event.allocator_warning
+}
+
+/// The allocator said it ran out, and nothing after it says the job failed.
+fn no_error_followed(facts: &Facts, exit_code: Option<u8>) -> Option<Decision> {
+    let warning = facts.events.iter().copied().find(|e| e.allocator_warning)?;
+    let (after, first) = match exit_code {
+        // A log cut inside the allocator's report (a pasted excerpt) says nothing of what came next.
+        None if warning.truncated => (
+            "and the log ends inside its report, before any error: whether the job failed is not in this log"
+                .to_string(),
+            "If the job died, the error that ended it is after this excerpt.".to_string(),
+        ),
+        None => (
+            "but no error follows in the log: the job may have recovered (the allocator frees memory and retries), \
+             or the log stops before its error"
+                .to_string(),
+            format!(
+                "See whether the job went on (its later output, its exit code; `xmem run -- CMD` reports it). If it \
+                 went on, {} If it died, the error that ended it is not in this log.",
+                CLOSE_TO_THE_LIMIT
+            ),
+        ),
+        Some(code) => (
+            format!(
+                "and no memory error follows in the job's output, yet it exited {code}: it died of something else, or \
+                 of this without saying so"
+            ),
+            format!(
+                "Look for what ended the job (exit {code}) in its output; a job the kernel killed (exit 137) is named \
+                 in `dmesg`."
+            ),
+        ),
+    };
+    let title = format!("{}, {after}{}", ran_out(warning), warned(facts));
+    Some((Cause::NoErrorFollowed, title, then(first, "To make room:", room(facts, warning))))
+}
+
+/// `xmem run` saw the job exit 0 after this incident: what the log shows is
+/// what it survived, and advice is for headroom, not for a failure.
+fn survived(facts: &Facts) -> Decision {
+    if facts.events.iter().any(|e| is_error(e)) {
+        let (title, advice) = match decide(facts, None) {
+            Some((_, title, advice)) => (title, advice),
+            None => (facts.events.first().map(|e| e.summary.clone()).unwrap_or_default(), Vec::new()),
+        };
+        let first = "The job handled this error itself (it went on and exited 0): nothing needs fixing unless what \
+                     it did instead matters (a retry with less, work it skipped)."
+            .to_string();
+        let advice = then(first, "To avoid the error:", advice);
+        return (Cause::Survived, format!("The job went on after this and exited 0: {title}"), advice);
+    }
+    let warning = facts.events.iter().copied().find(|e| e.allocator_warning);
+    let what = match warning {
+        Some(warning) => format!("{} and the job went on (exit 0){}", ran_out(warning), warned(facts)),
+        None if facts.need.is_some() => {
+            format!("{}, and the job went on (exit 0)", capitalised_first(warned(facts).trim_start_matches("; ")))
+        }
+        None => format!(
+            "{}; the job went on (exit 0)",
+            facts.events.first().map(|e| e.summary.as_str()).unwrap_or_default()
+        ),
+    };
+    let room = warning.or(facts.need).or(facts.events.first().copied()).map(|e| room(facts, e)).unwrap_or_default();
+    let advice = then(capitalised_first(CLOSE_TO_THE_LIMIT), "To make room:", room);
+    (Cause::Survived, format!("{what}: warnings it survived"), advice)
+}
+
+/// `lead`, then `intro` and the advice it introduces, when there is any.
+fn then(lead: String, intro: &str, advice: Vec<String>) -> Vec<String> {
+    if advice.is_empty() {
+        return vec![lead];
+    }
+    [vec![format!("{lead} {intro}")], advice].concat()
+}
+
+/// What surviving the allocator's shortage means.
+const CLOSE_TO_THE_LIMIT: &str = "it ran close to its memory limit: the allocator waited for memory to be freed and \
+    retried, which can slow a step, and a larger batch or model may die here.";
+
+/// What makes room when XLA's warning or `event` shows what ran short: the
+/// program's own need first, else the event's own advice.
+fn room(facts: &Facts, event: &OomEvent) -> Vec<String> {
+    match facts.need {
+        Some(need) => program_room(facts, need),
+        None => event.advice.clone(),
+    }
+}
+
+/// `GPU_0_bfc ran out of memory trying to allocate 1.00 GiB`, as the allocator's warning says it.
+fn ran_out(warning: &OomEvent) -> String {
+    match (warning.requested_bytes, warning.allocator.as_deref()) {
+        (Some(request), Some(allocator)) => {
+            format!("{allocator} ran out of memory trying to allocate {}", size(request))
+        }
+        (Some(request), None) => format!("The allocator ran out of memory trying to allocate {}", size(request)),
+        (None, _) => warning.summary.clone(),
+    }
+}
+
+/// `; XLA had warned that the program's arguments and outputs, 36.25 GiB, exceed its 27.96 GiB limit`.
+fn warned(facts: &Facts) -> String {
+    let Some(need) = facts.need else { return String::new() };
+    let (Some(used), Some(capacity)) = (need.used_bytes, need.capacity_bytes) else { return String::new() };
+    if need.find_section(ARGUMENTS).is_some() {
+        format!(
+            "; XLA had warned that {}'s arguments and outputs, {}, exceed its {} limit",
+            facts.who(),
+            size(used),
+            size(capacity)
+        )
+    } else {
+        format!("; XLA had warned that {} needs {} against a {} limit", facts.who(), size(used), size(capacity))
+    }
 }
 
 fn request_above_device(facts: &Facts) -> Option<Decision> {
@@ -308,7 +439,7 @@ fn program_need(facts: &Facts) -> Option<Decision> {
         };
         return Some((Cause::ProgramNeed, title, Vec::new()));
     }
-    let why = if need.find_section("Rematerialization").is_some() {
+    let why = if need.find_section(REMAT).is_some() {
         "XLA compiled it for (rematerialization could not lower it)"
     } else {
         "of memory it may use (its arguments and outputs alone exceed it)"
@@ -323,26 +454,31 @@ fn program_need(facts: &Facts) -> Option<Decision> {
     if let Some(request) = facts.request {
         title.push_str(&format!("; then a {} allocation failed", size(request)));
     }
-    let advice = match facts.framework {
-        Some(Framework::PyTorch) => Vec::new(),
-        _ if need.memory_space.is_some() => Vec::new(),
-        _ => vec![
-            "Donate what the step replaces: jax.jit(step, donate_argnums=...) for the parameters and optimizer \
-             state it returns updated, so XLA writes the new values over the old ones instead of beside them."
-                .to_string(),
-            "Rematerialise: wrap the largest blocks in jax.checkpoint (jax.remat) so activations are recomputed in \
-             the backward pass instead of kept."
-                .to_string(),
-            "Shrink the step: a smaller batch (with gradient accumulation to keep the effective batch), bf16 \
-             instead of f32, or shard parameters and optimizer state over more devices."
-                .to_string(),
-            format!(
-                "{JOIN_HINT} (dump with XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_proto, or use `xmem run`) to see \
-                 which lines of your code own the peak and what donation saves."
-            ),
-        ],
-    };
+    let advice = program_room(facts, need);
     Some((Cause::ProgramNeed, with_context(facts, title), advice))
+}
+
+/// What lowers a program's own need above its limit (XLA's warning `need`):
+/// for JAX, donation, rematerialisation, a smaller step, and the dump that says which.
+fn program_room(facts: &Facts, need: &OomEvent) -> Vec<String> {
+    if facts.framework == Some(Framework::PyTorch) || need.memory_space.is_some() {
+        return Vec::new();
+    }
+    vec![
+        "Donate what the step replaces: jax.jit(step, donate_argnums=...) for the parameters and optimizer state it \
+         returns updated, so XLA writes the new values over the old ones instead of beside them."
+            .to_string(),
+        "Rematerialise: wrap the largest blocks in jax.checkpoint (jax.remat) so activations are recomputed in the \
+         backward pass instead of kept."
+            .to_string(),
+        "Shrink the step: a smaller batch (with gradient accumulation to keep the effective batch), bf16 instead of \
+         f32, or shard parameters and optimizer state over more devices."
+            .to_string(),
+        format!(
+            "{JOIN_HINT} (dump with XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_proto, or use `xmem run`) to see \
+             which lines of your code own the peak and what donation saves."
+        ),
+    ]
 }
 
 fn fragmentation(facts: &Facts) -> Option<Decision> {
@@ -534,7 +670,7 @@ fn autotuning(facts: &Facts) -> Option<Decision> {
 /// The title, with the warning XLA gave before the failure when that warning is not its subject.
 fn with_context(facts: &Facts, title: String) -> String {
     let mut title = title;
-    if let Some(need) = facts.need.filter(|need| need.find_section("Rematerialization").is_some()) {
+    if let Some(need) = facts.need.filter(|need| need.find_section(REMAT).is_some()) {
         if !title.contains("rematerialization") {
             if let (Some(used), Some(capacity)) = (need.used_bytes, need.capacity_bytes) {
                 title.push_str(&format!(
@@ -552,6 +688,12 @@ fn with_context(facts: &Facts, title: String) -> String {
         }
     }
     title
+}
+
+/// A sentence's first letter in upper case.
+fn capitalised_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// `the program` at the start of a sentence.

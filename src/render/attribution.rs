@@ -5,6 +5,7 @@
 
 use std::io::{self, Write};
 
+use super::escape::printable;
 use super::table::{align_right, bytes, file_name_and_line, percent, plural, table, Flavor};
 use super::text::write_buffer_table;
 use crate::analysis::attribution::{allocator_groups, device_memory_groups, Group, Groups, LiveSet};
@@ -79,7 +80,7 @@ pub fn write_groups(out: &mut dyn Write, flavor: Flavor, groups: &Groups, total:
 }
 
 pub fn write_group_table(out: &mut dyn Write, flavor: Flavor, group_table: GroupTable) -> io::Result<()> {
-    writeln!(out, "\n{}:", group_table.title)?;
+    writeln!(out, "\n{}:", printable(group_table.title))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
@@ -134,7 +135,7 @@ pub fn peak_rows(space: &MemorySpaceReport) -> Vec<Vec<String>> {
 }
 
 pub fn write_live_set(out: &mut dyn Write, flavor: Flavor, title: &str, live: &LiveSet, top: usize) -> io::Result<()> {
-    writeln!(out, "\n{title}")?;
+    writeln!(out, "\n{}", printable(title))?;
     write_groups(out, flavor, &live.groups, live.heap_bytes, top)?;
     let buffers = BufferTable::of(&live.buffers, top);
     write_buffer_table(out, flavor, &format!("Buffers: {}, largest first", live.buffers.len()), &buffers)
@@ -224,7 +225,7 @@ pub fn write_space_extras(
         writeln!(out, "{t}")?;
     }
     if let Some(hint) = &space.attribution.padding {
-        writeln!(out, "\n{}", padding_title(hint))?;
+        writeln!(out, "\n{}", printable(&padding_title(hint)))?;
         for line in padding_lines(hint) {
             list_item(out, flavor, &line)?;
         }
@@ -234,12 +235,12 @@ pub fn write_space_extras(
 
 pub fn write_module_hints(out: &mut dyn Write, flavor: Flavor, module: &ModuleReport) -> io::Result<()> {
     for note in &module.notes {
-        writeln!(out, "\nNote: {note}")?;
+        writeln!(out, "\nNote: {}", printable(note))?;
     }
     if module.donation_hints().is_empty() {
         return Ok(());
     }
-    writeln!(out, "\n{}", donation_title(module))?;
+    writeln!(out, "\n{}", printable(&donation_title(module)))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
@@ -250,6 +251,7 @@ pub fn write_module_hints(out: &mut dyn Write, flavor: Flavor, module: &ModuleRe
 }
 
 fn list_item(out: &mut dyn Write, flavor: Flavor, text: &str) -> io::Result<()> {
+    let text = printable(text);
     match flavor {
         Flavor::Text => writeln!(out, "  {text}"),
         Flavor::Markdown => writeln!(out, "- {text}"),
@@ -321,6 +323,7 @@ pub fn group_change_tables(changes: &GroupChanges, top: usize) -> GroupChangeTab
 pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupChanges, top: usize) -> io::Result<()> {
     let GroupChangeTables { headlines, tables } = group_change_tables(changes, top);
     for line in &headlines {
+        let line = printable(line);
         match flavor {
             Flavor::Text => writeln!(out, "{line}")?,
             Flavor::Markdown => writeln!(out, "- {line}")?,

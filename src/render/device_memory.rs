@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use super::escape::printable;
 use super::table::{align_right, bytes, fact, file_name_and_line, heading, ratio_text, table, Flavor};
 use crate::analysis::device_memory::{DeviceMemoryReport, DeviceUsage, Largest, StackFrame, StackUsage};
 use crate::diff::device_memory::{Delta, DeviceMemoryDiff};
@@ -178,8 +179,10 @@ fn change(delta: &Delta, growth: &str) -> String {
 fn write_frames(out: &mut dyn Write, flavor: Flavor, frames: &[StackFrame]) -> io::Result<()> {
     for frame in frames {
         match flavor {
-            Flavor::Text => writeln!(out, "     {}", frame_line(frame))?,
-            Flavor::Markdown => writeln!(out, "   - `{}` {}", frame.function, frame_source(frame))?,
+            Flavor::Text => writeln!(out, "     {}", printable(&frame_line(frame)))?,
+            Flavor::Markdown => {
+                writeln!(out, "   - `{}` {}", printable(&frame.function), printable(&frame_source(frame)))?
+            }
         }
     }
     Ok(())

@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use super::escape::printable;
 use super::table::{
     align_right, bytes, change_style, heading, percent, plural, ratio_text, styled, table, unwrapped, Cell, Flavor,
     GROWTH, ID_COLUMN, SHRINK,
@@ -24,7 +25,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
         write_verdict(out, flavor, diff)?;
     }
     for warning in &diff.warnings {
-        writeln!(out, "warning: {warning}")?;
+        writeln!(out, "warning: {}", printable(warning))?;
     }
     if !diff.modules.is_empty()
         || (diff.allocators.is_empty() && diff.device_memory.is_empty() && diff.torch_snapshots.is_empty())
@@ -100,8 +101,8 @@ pub fn peak_rows(diff: &Diff) -> (Vec<Vec<Cell>>, usize) {
         .iter()
         .map(|peak| {
             let mut row: Vec<Cell> = vec![
-                both_sides(peak.base_name.as_deref(), peak.new_name.as_deref(), " → ").into(),
-                both_sides(peak.base_program_id, peak.new_program_id, " → ").into(),
+                both_sides(peak.base_name.as_deref(), peak.new_name.as_deref(), " → "),
+                both_sides(peak.base_program_id, peak.new_program_id, " → "),
                 space_name(peak).into(),
             ];
             row.extend(peak_cells(&peak.delta));
@@ -165,7 +166,13 @@ fn write_pairs_by_role(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::
         writeln!(out)?;
     }
     for pair in by_role {
-        writeln!(out, "- {} → {}: {}", pair.base, pair.new, pair.paired_by.describe())?;
+        writeln!(
+            out,
+            "- {} → {}: {}",
+            printable(&pair.base),
+            printable(&pair.new),
+            printable(pair.paired_by.describe())
+        )?;
     }
     writeln!(out)
 }
@@ -240,9 +247,9 @@ pub fn buffer_rows(space: &MemorySpaceDiff, top: usize, arrow: &str) -> Vec<Vec<
                 Cell::styled(human_delta(buffer.delta_bytes), style),
                 buffer.base_bytes.map(bytes).unwrap_or_default().into(),
                 buffer.new_bytes.map(bytes).unwrap_or_default().into(),
-                both_sides(base.map(|b| &b.instruction), new.map(|n| &n.instruction), arrow).into(),
-                both_sides(base.map(|b| &b.shape), new.map(|n| &n.shape), arrow).into(),
-                both_sides(base.map(|b| &b.op_name), new.map(|n| &n.op_name), arrow).into(),
+                both_sides(base.map(|b| &b.instruction), new.map(|n| &n.instruction), arrow),
+                both_sides(base.map(|b| &b.shape), new.map(|n| &n.shape), arrow),
+                both_sides(base.map(|b| &b.op_name), new.map(|n| &n.op_name), arrow),
             ]
         })
         .collect()
@@ -292,7 +299,7 @@ pub fn allocator_rows(allocators: &[AllocatorDiff]) -> Vec<Vec<Cell>> {
         .map(|allocator| {
             let mut row: Vec<Cell> = vec![
                 allocator.name.clone().into(),
-                both_sides(allocator.base_host.as_deref(), Some(&allocator.host), " → ").into(),
+                both_sides(allocator.base_host.as_deref(), Some(&allocator.host), " → "),
             ];
             row.extend(peak_cells(&allocator.delta));
             let capacity =
@@ -302,7 +309,7 @@ pub fn allocator_rows(allocators: &[AllocatorDiff]) -> Vec<Vec<Cell>> {
                 allocator.new_fragmentation_at_peak.map(percent),
                 " → ",
             );
-            row.extend([capacity.into(), fragmentation.into()]);
+            row.extend([capacity, fragmentation]);
             row
         })
         .collect()
@@ -329,7 +336,7 @@ fn write_verdict(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result
     }
     let bullet = if flavor == Flavor::Text { "  - " } else { "- " };
     for violation in &diff.violations {
-        writeln!(out, "{bullet}{}", violation_text(violation))?;
+        writeln!(out, "{bullet}{}", printable(&violation_text(violation)))?;
     }
     if flavor == Flavor::Markdown && !diff.violations.is_empty() {
         writeln!(out)?;
@@ -423,7 +430,7 @@ fn module_name(peak: &PeakDiff) -> String {
         (Some(base), Some(new), Some(base_id), Some(new_id)) if base != new => {
             format!("{base}({base_id}) → {new}({new_id})")
         }
-        _ => match both_sides(peak.base_program_id, peak.new_program_id, " → ") {
+        _ => match both_sides(peak.base_program_id, peak.new_program_id, " → ").into_text() {
             ids if ids.is_empty() => peak.name.clone(),
             ids => format!("{}({ids})", peak.name),
         },
@@ -445,10 +452,15 @@ fn relative_change(delta: &PeakDelta) -> String {
 }
 
 /// A value the two runs share once, `base → new` when they differ.
-fn both_sides<T: ToString + PartialEq>(base: Option<T>, new: Option<T>, arrow: &str) -> String {
+/// `base → new` when they differ, else the one there is; an arrow ending in
+/// a line break puts `new` on a line of its own.
+fn both_sides<T: ToString + PartialEq>(base: Option<T>, new: Option<T>, arrow: &str) -> Cell {
     match (base, new) {
-        (Some(base), Some(new)) if base != new => format!("{}{arrow}{}", base.to_string(), new.to_string()),
-        (base, new) => new.or(base).map(|v| v.to_string()).unwrap_or_default(),
+        (Some(base), Some(new)) if base != new => match arrow.strip_suffix('\n') {
+            Some(arrow) => Cell::lines([format!("{}{arrow}", base.to_string()), new.to_string()]),
+            None => format!("{}{arrow}{}", base.to_string(), new.to_string()).into(),
+        },
+        (base, new) => new.or(base).map(|v| v.to_string()).unwrap_or_default().into(),
     }
 }
 

@@ -9,20 +9,23 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 
-use html_escape::{encode_double_quoted_attribute, encode_text};
+use html_escape::encode_double_quoted_attribute;
 
+use super::escape::{markup_within, printable};
 use super::page_data::PageData;
-use super::svg::{self, ChartKind};
-use super::table::{bytes, Flavor};
+use super::svg::{self, shorten, ChartKind};
+use super::table::{bytes, plural, Flavor};
 use super::text::{
     allocation_header, allocation_rows, allocation_table_title, allocator_facts, allocator_heading, buffer_header,
-    buffer_rows, buffer_table_title, is_unused, space_facts, space_heading, step_rows, summary_header, summary_rows,
+    buffer_rows, buffer_table_title, space_facts, space_heading, step_rows, summary_header, summary_rows,
     unused_footnote, ALLOCATION_NUMBERS, BUFFER_NUMBERS, MISSING_TRACE_FOOTNOTE, STEP_HEADER, STEP_NUMBERS,
     SUMMARY_NUMBERS,
 };
 use super::{attribution, device_memory, torch_snapshot};
 use crate::analysis::attribution::Groups;
+use crate::analysis::chart_plan::{ChartPlan, MAX_BARS, MAX_LABEL_CHARS, MAX_SUMMARY_ROWS, MAX_TEXT_BYTES};
 use crate::analysis::device_memory::DeviceMemoryReport;
+use crate::analysis::drawing::cut_stack;
 use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report};
 
@@ -68,14 +71,25 @@ svg rect[data-buffer].hl { opacity: 1; stroke: #000; stroke-width: 2; }
 .flame-tools { display: flex; gap: 0.5em; align-items: center; margin-bottom: 0.25em; font-size: 0.9em; }
 ";
 
+/// Text from the report as the page shows it: control characters escaped,
+/// HTML-escaped, and at most [`MAX_TEXT_BYTES`] long.
+pub(super) fn text(text: &str) -> String {
+    markup_within(text, MAX_TEXT_BYTES)
+}
+
+/// Text from the report in an attribute: as [`text`], its quotes escaped too.
+fn attribute(text: &str) -> String {
+    encode_double_quoted_attribute(&printable(&shorten(text, MAX_LABEL_CHARS))).into_owned()
+}
+
 /// The page up to its heading, and the warnings.
 pub(super) fn head(out: &mut dyn Write, title: &str, warnings: &[String]) -> io::Result<()> {
     writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">")?;
     writeln!(out, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")?;
-    writeln!(out, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", encode_text(title))?;
-    writeln!(out, "<h1>{}</h1>", encode_text(title))?;
+    writeln!(out, "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>", text(title))?;
+    writeln!(out, "<h1>{}</h1>", text(title))?;
     for warning in warnings {
-        writeln!(out, "<p class=\"warning\">warning: {}</p>", encode_text(warning))?;
+        writeln!(out, "<p class=\"warning\">warning: {}</p>", text(warning))?;
     }
     Ok(())
 }
@@ -116,21 +130,28 @@ impl SectionIds {
     }
 }
 
+/// The page of `report`, with what its [`ChartPlan`] shows: a section per
+/// memory space, device memory profile and allocator it charts (and the
+/// figures of memory spaces with nothing live), one chart for the peaks of the rest.
 pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()> {
+    let plan = ChartPlan::of(report, top);
     head(out, &format!("xmem report: {}", report.inputs.join(", ")), &report.warnings)?;
     let mut ids = SectionIds::default();
-    // Per module, the ids of its sections: one per memory space, or one for a module that has none.
-    let module_ids: Vec<Vec<String>> = report
+    // Per module, the ids of its sections: one per memory space shown, or one for a module that has none.
+    let module_ids: Vec<Vec<Option<String>>> = report
         .modules
         .iter()
-        .map(|m| match m.problem {
-            Some(_) => vec![ids.give(&section_name(m, None))],
-            None => m.memory_spaces.iter().map(|s| ids.give(&section_name(m, Some(s)))).collect(),
+        .enumerate()
+        .map(|(m, module)| match module.problem {
+            Some(_) => vec![plan.shows_problem(m).then(|| ids.give(&section_name(module, None)))],
+            None => (module.memory_spaces.iter().enumerate())
+                .map(|(s, space)| plan.shows_space(m, s).then(|| ids.give(&section_name(module, Some(space)))))
+                .collect(),
         })
         .collect();
     let mut data = PageData::new(top);
     for note in &report.notes {
-        writeln!(out, "<p>{}</p>", encode_text(note))?;
+        writeln!(out, "<p>{}</p>", text(note))?;
     }
     if report.modules.is_empty()
         && report.device_memory.is_empty()
@@ -141,36 +162,51 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
     } else if !report.modules.is_empty() {
         writeln!(out, "<h2>Summary</h2>")?;
         let (rows, missing_trace, unused) = summary_rows(report);
-        let anchors: Vec<String> = report
+        let anchors: Vec<Option<String>> = report
             .modules
             .iter()
             .zip(&module_ids)
             .flat_map(|(m, ids)| match m.problem {
                 Some(_) => ids.clone(),
                 None => {
-                    m.memory_spaces.iter().zip(ids).filter(|(s, _)| !is_unused(s)).map(|(_, id)| id.clone()).collect()
+                    m.memory_spaces.iter().zip(ids).filter(|(s, _)| !s.is_unused()).map(|(_, id)| id.clone()).collect()
                 }
             })
             .collect();
-        linked_table(out, &summary_header(report), &rows, &anchors, &SUMMARY_NUMBERS)?;
+        let listed = rows.len().min(MAX_SUMMARY_ROWS);
+        linked_table(out, &summary_header(report), &rows[..listed], &anchors, &SUMMARY_NUMBERS)?;
+        if rows.len() > listed {
+            writeln!(out, "<p>{} (see --format json).</p>", text(&plural(rows.len() - listed, "more row")))?;
+        }
         if missing_trace {
-            writeln!(out, "<p>{}</p>", encode_text(MISSING_TRACE_FOOTNOTE))?;
+            writeln!(out, "<p>{}</p>", text(MISSING_TRACE_FOOTNOTE))?;
         }
         if unused > 0 {
-            writeln!(out, "<p>{}</p>", encode_text(&unused_footnote(unused)))?;
+            writeln!(out, "<p>{}</p>", text(&unused_footnote(unused)))?;
         }
     }
-    for (module, ids) in report.modules.iter().zip(&module_ids) {
-        write_module(out, module, ids, top, &mut data)?;
+    if let Some(line) = svg::summary::not_charted_line(&plan) {
+        writeln!(out, "<p class=\"not-charted\">{}.</p>", text(&line))?;
     }
-    for snapshot in &report.device_memory {
-        write_device_memory(out, snapshot, top)?;
+    if let Some(not_charted) = &plan.not_charted {
+        figure(out, ChartKind::Summary, &svg::summary::draw(report, not_charted)?)?;
     }
-    for allocator in &report.allocators {
-        let id = ids.give(&format!("allocator-{}-{}", allocator.host, allocator.name));
-        write_allocator(out, allocator, &id, top, &mut data)?;
+    for (m, (module, ids)) in report.modules.iter().zip(&module_ids).enumerate() {
+        write_module(out, &plan, m, module, ids, &mut data)?;
     }
-    for snapshot in &report.torch_snapshots {
+    for (i, snapshot) in report.device_memory.iter().enumerate() {
+        if plan.charts_device_memory(i) {
+            write_device_memory(out, snapshot, &plan)?;
+        }
+    }
+    for (i, allocator) in report.allocators.iter().enumerate() {
+        if plan.charts_allocator(i) {
+            let id = ids.give(&format!("allocator-{}-{}", allocator.host, allocator.name));
+            write_allocator(out, allocator, &id, top, &mut data)?;
+        }
+    }
+    let torch_snapshots = report.torch_snapshots.iter().enumerate().filter(|(i, _)| plan.charts_torch_snapshot(*i));
+    for (_, snapshot) in torch_snapshots {
         let id = ids.give(&format!("torch-{}-{}", snapshot.input, snapshot.device));
         write_torch_snapshot(out, snapshot, &id, top)?;
     }
@@ -181,38 +217,34 @@ pub fn write(out: &mut dyn Write, report: &Report, top: usize) -> io::Result<()>
 /// A PyTorch snapshot's device: its facts, the OOM, its charts, and who
 /// owned the peak by user frame, by stack and by block.
 fn write_torch_snapshot(out: &mut dyn Write, report: &TorchSnapshotReport, id: &str, top: usize) -> io::Result<()> {
-    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>", encode_text(&torch_snapshot::snapshot_heading(report)))?;
+    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>", text(&torch_snapshot::snapshot_heading(report)))?;
     let notes = report.notes.iter().map(|note| ("Note", note.clone()));
     facts(out, torch_snapshot::facts(report).into_iter().chain(notes))?;
     if let Some(oom) = &report.oom {
-        writeln!(out, "<h3>{}</h3>", encode_text(&torch_snapshot::oom_heading(report, oom)))?;
+        writeln!(out, "<h3>{}</h3>", text(&torch_snapshot::oom_heading(report, oom)))?;
         facts(out, torch_snapshot::oom_facts(oom))?;
         for line in &oom.explanation {
-            writeln!(out, "<p>{}</p>", encode_text(line))?;
+            writeln!(out, "<p>{}</p>", text(line))?;
         }
-        writeln!(out, "<h4>{}</h4>", encode_text(&torch_snapshot::oom_groups_title(oom)))?;
+        writeln!(out, "<h4>{}</h4>", text(&torch_snapshot::oom_groups_title(oom)))?;
         let rows = torch_snapshot::group_rows(&oom.at_oom, oom.live_bytes, top);
         table(out, &torch_snapshot::GROUP_HEADER, &rows, &torch_snapshot::GROUP_NUMBERS)?;
     }
-    for (kind, chart) in svg::torch_snapshot_charts(report, top)? {
+    for (kind, chart) in svg::torch_snapshot_charts(report, top.min(MAX_BARS))? {
         figure(out, kind, &chart)?;
     }
     if !report.at_peak.is_empty() {
-        writeln!(out, "<h3>{}</h3>", encode_text(&torch_snapshot::peak_groups_title(report)))?;
+        writeln!(out, "<h3>{}</h3>", text(&torch_snapshot::peak_groups_title(report)))?;
         let rows = torch_snapshot::group_rows(&report.at_peak_by_user_frame, report.peak_bytes, top);
         table(out, &torch_snapshot::GROUP_HEADER, &rows, &torch_snapshot::GROUP_NUMBERS)?;
-        writeln!(out, "<h3>{}</h3>\n<ol>", encode_text(&torch_snapshot::stacks_title(report, top)))?;
+        writeln!(out, "<h3>{}</h3>\n<ol>", text(&torch_snapshot::stacks_title(report, top)))?;
         for stack in report.at_peak_by_stack.iter().take(top) {
-            let lines = torch_snapshot::stack_lines(&stack.frames).join("\n");
-            writeln!(
-                out,
-                "<li>{}<pre>{}</pre></li>",
-                encode_text(&torch_snapshot::stack_total(stack)),
-                encode_text(&lines)
-            )?;
+            let lines = cut_stack(torch_snapshot::stack_lines(&stack.frames));
+            let lines: Vec<String> = lines.iter().map(|line| text(line)).collect();
+            writeln!(out, "<li>{}<pre>{}</pre></li>", text(&torch_snapshot::stack_total(stack)), lines.join("\n"))?;
         }
         writeln!(out, "</ol>")?;
-        writeln!(out, "<h3>{}</h3>", encode_text(&torch_snapshot::allocations_title(report, top)))?;
+        writeln!(out, "<h3>{}</h3>", text(&torch_snapshot::allocations_title(report, top)))?;
         let rows = torch_snapshot::allocation_rows(report, top);
         table(out, &torch_snapshot::ALLOCATION_HEADER, &rows, &torch_snapshot::ALLOCATION_NUMBERS)?;
     }
@@ -223,38 +255,45 @@ fn write_torch_snapshot(out: &mut dyn Write, report: &TorchSnapshotReport, id: &
 fn facts(out: &mut dyn Write, facts: impl IntoIterator<Item = (&'static str, String)>) -> io::Result<()> {
     writeln!(out, "<dl>")?;
     for (label, value) in facts {
-        writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
     }
     writeln!(out, "</dl>")
 }
 
+/// A module's sections, those the plan shows (with `ids`), then its notes and hints.
 fn write_module<'r>(
     out: &mut dyn Write,
+    plan: &ChartPlan,
+    m: usize,
     module: &'r ModuleReport,
-    ids: &[String],
-    top: usize,
+    ids: &[Option<String>],
     data: &mut PageData<'r>,
 ) -> io::Result<()> {
     if let Some(problem) = &module.problem {
-        let id = ids.first().map_or("", String::as_str);
+        let Some(id) = ids.first().and_then(Option::as_deref) else { return Ok(()) };
         writeln!(
             out,
             "<section>\n<h2 id=\"{id}\"{}>{}</h2>",
             module_attributes(module, None),
-            encode_text(&module.display_name())
+            text(&module.display_name())
         )?;
-        return writeln!(out, "<p>{}</p>\n</section>", encode_text(problem));
+        return writeln!(out, "<p>{}</p>\n</section>", text(problem));
     }
-    for (space, id) in module.memory_spaces.iter().zip(ids) {
-        write_space(out, module, space, id, top)?;
-        data.add_space(id, None, space);
+    if !plan.shows_module(m) {
+        return Ok(());
+    }
+    for (s, (space, id)) in module.memory_spaces.iter().zip(ids).enumerate() {
+        if let Some(id) = id {
+            write_space(out, module, space, id, plan.space_charts(m, s), plan)?;
+            data.add_space(id, None, space);
+        }
     }
     write_module_hints(out, module)
 }
 
 /// What a module's section is named after, before it is made an id.
 fn section_name(module: &ModuleReport, space: Option<&MemorySpaceReport>) -> String {
-    let mut name = format!("module-{}", module.display_name());
+    let mut name = format!("module-{}({})", shorten(&module.name, MAX_LABEL_CHARS), module.program_id);
     if let Some(space) = space {
         name.push_str(&format!("-color-{}-trace-{}", space.color, space.trace_index.map_or(-1, |t| t as i64)));
     }
@@ -264,23 +303,19 @@ fn section_name(module: &ModuleReport, space: Option<&MemorySpaceReport>) -> Str
 /// The attributes by which the page's script lists a section in its
 /// selector: the module, the memory space, and its peak.
 fn module_attributes(module: &ModuleReport, space: Option<&MemorySpaceReport>) -> String {
-    let mut attributes = format!(" data-module=\"{}\"", encode_double_quoted_attribute(&module.display_name()));
+    let mut attributes = format!(" data-module=\"{}\"", attribute(&module.display_name()));
     if let Some(space) = space {
-        attributes.push_str(&format!(
-            " data-space=\"{}\" data-peak=\"{}\"",
-            encode_double_quoted_attribute(&space.name),
-            space.peak_bytes
-        ));
+        attributes.push_str(&format!(" data-space=\"{}\" data-peak=\"{}\"", attribute(&space.name), space.peak_bytes));
     }
     attributes
 }
 
-/// A table whose first column links to the section of each row.
+/// A table whose first column links to the section of each row that has one.
 fn linked_table(
     out: &mut dyn Write,
     header: &[&str],
     rows: &[Vec<String>],
-    anchors: &[String],
+    anchors: &[Option<String>],
     numeric: &[usize],
 ) -> io::Result<()> {
     let linked: Vec<Vec<String>> = rows
@@ -289,8 +324,8 @@ fn linked_table(
         .map(|(row, anchor)| {
             row.iter()
                 .enumerate()
-                .map(|(i, cell)| match i {
-                    0 => format!("<a href=\"#{anchor}\">{}</a>", encode_text(cell)),
+                .map(|(i, cell)| match (i, anchor) {
+                    (0, Some(anchor)) => format!("<a href=\"#{anchor}\">{}</a>", text(cell)),
                     _ => breakable(cell),
                 })
                 .collect()
@@ -309,20 +344,20 @@ fn write_groups(out: &mut dyn Write, groups: &Groups, total: i64, top: usize) ->
 
 /// A grouping under a heading of the given level.
 fn group_table(out: &mut dyn Write, heading: &str, grouping: attribution::GroupTable) -> io::Result<()> {
-    writeln!(out, "<{heading}>{}</{heading}>", encode_text(grouping.title))?;
+    writeln!(out, "<{heading}>{}</{heading}>", text(grouping.title))?;
     table(out, &grouping.header, &grouping.rows, &attribution::GROUP_NUMBERS)
 }
 
 fn write_space_extras(out: &mut dyn Write, space: &MemorySpaceReport, top: usize) -> io::Result<()> {
     if let Some(live) = &space.attribution.at {
-        writeln!(out, "<h3>{}</h3>", encode_text(&attribution::at_title(live)))?;
+        writeln!(out, "<h3>{}</h3>", text(&attribution::at_title(live)))?;
         write_groups(out, &live.groups, live.heap_bytes, top)?;
         let columns = Flavor::Markdown;
         let buffers = BufferTable::of(&live.buffers, top);
         table(out, buffer_header(columns), &buffer_rows(columns, &buffers), &BUFFER_NUMBERS)?;
     }
     if !space.attribution.peaks.is_empty() {
-        writeln!(out, "<h3>{}</h3>", encode_text(attribution::PEAKS_TITLE))?;
+        writeln!(out, "<h3>{}</h3>", text(attribution::PEAKS_TITLE))?;
         table(out, &attribution::PEAK_HEADER, &attribution::peak_rows(space), &attribution::PEAK_NUMBERS)?;
     }
     if let Some(hint) = &space.attribution.padding {
@@ -334,9 +369,9 @@ fn write_space_extras(out: &mut dyn Write, space: &MemorySpaceReport, top: usize
 /// A module's notes and hints, after its sections; marked with the module,
 /// so that the script shows them with the module.
 fn write_module_hints(out: &mut dyn Write, module: &ModuleReport) -> io::Result<()> {
-    let of = encode_double_quoted_attribute(&module.display_name()).to_string();
+    let of = attribute(&module.display_name());
     for note in &module.notes {
-        writeln!(out, "<p data-notes-of=\"{of}\">Note: {}</p>", encode_text(note))?;
+        writeln!(out, "<p data-notes-of=\"{of}\">Note: {}</p>", text(note))?;
     }
     if module.donation_hints().is_empty() {
         return Ok(());
@@ -345,16 +380,16 @@ fn write_module_hints(out: &mut dyn Write, module: &ModuleReport) -> io::Result<
     writeln!(
         out,
         "<div class=\"hints\" data-notes-of=\"{of}\">\n<h3>{}: what to change</h3>",
-        encode_text(&module.display_name())
+        text(&module.display_name())
     )?;
     list(out, &attribution::donation_title(module), &lines)?;
     writeln!(out, "</div>")
 }
 
 fn list(out: &mut dyn Write, title: &str, lines: &[String]) -> io::Result<()> {
-    writeln!(out, "<p>{}</p>\n<ul>", encode_text(title))?;
+    writeln!(out, "<p>{}</p>\n<ul>", text(title))?;
     for line in lines {
-        writeln!(out, "<li>{}</li>", encode_text(line))?;
+        writeln!(out, "<li>{}</li>", text(line))?;
     }
     writeln!(out, "</ul>")
 }
@@ -364,22 +399,24 @@ fn write_space(
     module: &ModuleReport,
     space: &MemorySpaceReport,
     id: &str,
-    top: usize,
+    charts: &[ChartKind],
+    plan: &ChartPlan,
 ) -> io::Result<()> {
+    let top = plan.top;
     let (attributes, heading) = (module_attributes(module, Some(space)), space_heading(module, space));
-    writeln!(out, "<section>\n<h2 id=\"{id}\"{attributes}>{}</h2>\n<dl>", encode_text(&heading))?;
+    writeln!(out, "<section>\n<h2 id=\"{id}\"{attributes}>{}</h2>\n<dl>", text(&heading))?;
     for (label, value) in space_facts(space) {
-        writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
     }
     writeln!(out, "</dl>")?;
-    for (kind, chart) in svg::space_charts(module, space, top)? {
+    for (kind, chart) in svg::space_charts(module, space, charts, plan.bars)? {
         figure(out, kind, &chart)?;
     }
     if !space.at_peak.is_empty() {
-        writeln!(out, "<h3>Who owns the peak ({})</h3>", encode_text(&bytes(space.peak_bytes)))?;
+        writeln!(out, "<h3>Who owns the peak ({})</h3>", text(&bytes(space.peak_bytes)))?;
         write_groups(out, &space.attribution.at_peak_groups, space.peak_bytes, top)?;
         let buffers = space.largest_buffers(top);
-        writeln!(out, "<h3>{}</h3>", encode_text(&buffer_table_title(space, &buffers)))?;
+        writeln!(out, "<h3>{}</h3>", text(&buffer_table_title(space, &buffers)))?;
         // A page, like Markdown, has room for one column per field.
         let columns = Flavor::Markdown;
         table(out, buffer_header(columns), &buffer_rows(columns, &buffers), &BUFFER_NUMBERS)?;
@@ -388,35 +425,32 @@ fn write_space(
     writeln!(out, "</section>")
 }
 
-fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, top: usize) -> io::Result<()> {
+fn write_device_memory(out: &mut dyn Write, report: &DeviceMemoryReport, plan: &ChartPlan) -> io::Result<()> {
+    let top = plan.top;
     let heading = device_memory::snapshot_heading(report);
-    writeln!(out, "<section>\n<h2>{}</h2>", encode_text(&heading))?;
-    writeln!(out, "<dl>\n<dt>Live</dt><dd>{}</dd>\n</dl>", encode_text(&device_memory::live(report)))?;
+    writeln!(out, "<section>\n<h2>{}</h2>", text(&heading))?;
+    writeln!(out, "<dl>\n<dt>Live</dt><dd>{}</dd>\n</dl>", text(&device_memory::live(report)))?;
     table(out, &device_memory::DEVICE_HEADER, &device_memory::device_rows(report), &device_memory::DEVICE_NUMBERS)?;
     group_table(out, "h3", attribution::device_memory_group_table(report, top))?;
-    if let Some(chart) = svg::sites::draw(&format!("{heading}: allocation sites by function"), report, top)? {
+    if let Some(chart) = svg::sites::draw(&format!("{heading}: allocation sites by function"), report, plan.bars)? {
         figure(out, ChartKind::Sites, &chart)?;
     }
     if let Some(chart) = svg::flame::device_memory(&format!("{heading}: live memory by stack"), report)? {
         figure(out, ChartKind::Flame, &chart)?;
     }
-    writeln!(out, "<h3>{}</h3>", encode_text(&device_memory::sites_title(report, top)))?;
+    writeln!(out, "<h3>{}</h3>", text(&device_memory::sites_title(report, top)))?;
     table(out, &device_memory::SITE_HEADER, &device_memory::site_rows(report, top), &device_memory::SITE_NUMBERS)?;
     let stacks = report.heaviest_stacks(top);
     if !stacks.rows.is_empty() {
-        writeln!(out, "<h3>{}</h3>\n<ol>", encode_text(device_memory::STACKS_TITLE))?;
+        writeln!(out, "<h3>{}</h3>\n<ol>", text(device_memory::STACKS_TITLE))?;
         for stack in stacks.rows {
-            let frames: Vec<String> = stack.frames.iter().map(device_memory::frame_line).collect();
-            writeln!(
-                out,
-                "<li>{}<pre>{}</pre></li>",
-                encode_text(&device_memory::stack_total(stack)),
-                encode_text(&frames.join("\n"))
-            )?;
+            let frames = cut_stack(stack.frames.iter().map(device_memory::frame_line).collect());
+            let frames: Vec<String> = frames.iter().map(|frame| text(frame)).collect();
+            writeln!(out, "<li>{}<pre>{}</pre></li>", text(&device_memory::stack_total(stack)), frames.join("\n"))?;
         }
         writeln!(out, "</ol>")?;
         if let Some(rest) = device_memory::rest_of_stacks(&stacks) {
-            writeln!(out, "<p>{}</p>", encode_text(&rest))?;
+            writeln!(out, "<p>{}</p>", text(&rest))?;
         }
     }
     writeln!(out, "</section>")
@@ -430,9 +464,9 @@ fn write_allocator<'r>(
     data: &mut PageData<'r>,
 ) -> io::Result<()> {
     data.add_allocator(id, allocator);
-    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>\n<dl>", encode_text(&allocator_heading(allocator)))?;
+    writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>\n<dl>", text(&allocator_heading(allocator)))?;
     for (label, value) in allocator_facts(allocator) {
-        writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+        writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
     }
     writeln!(out, "</dl>")?;
     if let Some(chart) = svg::timeline::allocator(&svg::allocator_chart_caption(allocator), allocator)? {
@@ -441,7 +475,7 @@ fn write_allocator<'r>(
     if !allocator.at_peak.is_empty() || allocator.unattributed_at_peak_bytes != 0 {
         group_table(out, "h3", attribution::allocator_group_table(allocator, top))?;
         let rows = allocator.largest_rows(top);
-        writeln!(out, "<h3>{}</h3>", encode_text(&allocation_table_title(allocator, &rows)))?;
+        writeln!(out, "<h3>{}</h3>", text(&allocation_table_title(allocator, &rows)))?;
         let columns = Flavor::Markdown;
         table(out, allocation_header(columns), &allocation_rows(columns, allocator, &rows), &ALLOCATION_NUMBERS)?;
     }
@@ -450,7 +484,7 @@ fn write_allocator<'r>(
         let (rows, rest) = step_rows(allocator, top);
         table(out, &STEP_HEADER, &rows, &STEP_NUMBERS)?;
         if let Some(rest) = rest {
-            writeln!(out, "<p>{}</p>", encode_text(&rest))?;
+            writeln!(out, "<p>{}</p>", text(&rest))?;
         }
     }
     writeln!(out, "</section>")
@@ -462,17 +496,24 @@ pub(super) fn figure(out: &mut dyn Write, kind: ChartKind, chart: &str) -> io::R
 }
 
 /// A table with the given columns right-aligned, as numbers read best.
-pub(super) fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> io::Result<()> {
-    let escaped: Vec<Vec<String>> = rows.iter().map(|row| row.iter().map(|cell| breakable(cell)).collect()).collect();
+pub(super) fn table<C: AsRef<str>>(
+    out: &mut dyn Write,
+    header: &[&str],
+    rows: &[Vec<C>],
+    numeric: &[usize],
+) -> io::Result<()> {
+    let escaped: Vec<Vec<String>> =
+        rows.iter().map(|row| row.iter().map(|cell| breakable(cell.as_ref())).collect()).collect();
     raw_table(out, header, &escaped, numeric)
 }
 
 /// A cell's text, escaped, that may wrap after `/` and `,` so long op
 /// names, shapes and paths fit the page without breaking short words.
 fn breakable(cell: &str) -> String {
+    let cell = text(cell);
     let mut out = String::with_capacity(cell.len() + 16);
     for c in cell.chars() {
-        out.push_str(&encode_text(c.encode_utf8(&mut [0; 4])));
+        out.push(c);
         if matches!(c, '/' | ',') {
             out.push_str("<wbr>");
         }
@@ -484,7 +525,7 @@ fn breakable(cell: &str) -> String {
 fn raw_table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> io::Result<()> {
     writeln!(out, "<table>\n<tr>")?;
     for cell in header {
-        write!(out, "<th>{}</th>", encode_text(cell))?;
+        write!(out, "<th>{}</th>", text(cell))?;
     }
     writeln!(out, "</tr>")?;
     for row in rows {

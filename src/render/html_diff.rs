@@ -7,16 +7,13 @@
 
 use std::io::{self, Write};
 
-use html_escape::encode_text;
-
 use super::attribution::{group_change_tables, CHANGE_NUMBERS};
 use super::diff::{
     self as text_diff, ALLOCATOR_HEADER, ALLOCATOR_NUMBERS, BUFFER_HEADER, BUFFER_NUMBERS, PEAK_HEADER, PEAK_NUMBERS,
 };
-use super::html::{figure, foot, head, script, table, SectionIds};
+use super::html::{figure, foot, head, script, table, text, SectionIds};
 use super::page_data::PageData;
 use super::svg::{timeline, ChartKind};
-use super::table::Cell;
 use super::torch_snapshot;
 use crate::analysis::{MemorySpaceReport, Report};
 use crate::diff::{Change, Diff, MemorySpaceDiff, PeakDiff, Verdict};
@@ -25,26 +22,26 @@ pub fn write<'r>(out: &mut dyn Write, diff: &Diff, base: &'r Report, new: &'r Re
     let title = format!("xmem diff: {} → {}", diff.base_inputs.join(", "), diff.new_inputs.join(", "));
     head(out, &title, &diff.warnings)?;
     let class = if diff.verdict == Verdict::Pass { "pass" } else { "fail" };
-    writeln!(out, "<p class=\"{class}\"><strong>Verdict: {}</strong></p>", encode_text(&text_diff::verdict(diff)))?;
+    writeln!(out, "<p class=\"{class}\"><strong>Verdict: {}</strong></p>", text(&text_diff::verdict(diff)))?;
     if !diff.violations.is_empty() {
         writeln!(out, "<ul>")?;
         for violation in &diff.violations {
-            writeln!(out, "<li>{}</li>", encode_text(&text_diff::violation_text(violation)))?;
+            writeln!(out, "<li>{}</li>", text(&text_diff::violation_text(violation)))?;
         }
         writeln!(out, "</ul>")?;
     }
     let (rows, unchanged) = text_diff::peak_rows(diff);
     if !rows.is_empty() {
         writeln!(out, "<h2>Peaks that changed</h2>")?;
-        table(out, &PEAK_HEADER, &plain(rows.clone()), &PEAK_NUMBERS)?;
+        table(out, &PEAK_HEADER, &rows, &PEAK_NUMBERS)?;
     }
-    writeln!(out, "<p>{}</p>", encode_text(&text_diff::unchanged_text(rows.len(), unchanged)))?;
+    writeln!(out, "<p>{}</p>", text(&text_diff::unchanged_text(rows.len(), unchanged)))?;
     let changed = diff.modules.iter().filter(|s| s.peak.delta.change != Change::Unchanged);
     let (mut ids, mut data) = (SectionIds::default(), PageData::new(top));
     for space in changed.take(top) {
         let heading = text_diff::space_change_heading(space);
         let id = ids.give(&format!("change-{heading}"));
-        writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>", encode_text(&heading))?;
+        writeln!(out, "<section>\n<h2 id=\"{id}\">{}</h2>", text(&heading))?;
         let (base_space, new_space) = (find(base, &space.peak, Side::Base), find(new, &space.peak, Side::New));
         match timeline::overlay(&heading, base_space, new_space)? {
             Some(chart) => figure(out, ChartKind::Overlay, &chart)?,
@@ -57,27 +54,27 @@ pub fn write<'r>(out: &mut dyn Write, diff: &Diff, base: &'r Report, new: &'r Re
         }
         write_group_changes(out, space, top)?;
         if !space.buffers.is_empty() {
-            writeln!(out, "<h3>{}</h3>", encode_text(&text_diff::buffers_title(space, top)))?;
-            table(out, &BUFFER_HEADER, &plain(text_diff::buffer_rows(space, top, " → ")), &BUFFER_NUMBERS)?;
+            writeln!(out, "<h3>{}</h3>", text(&text_diff::buffers_title(space, top)))?;
+            table(out, &BUFFER_HEADER, &text_diff::buffer_rows(space, top, " → "), &BUFFER_NUMBERS)?;
             if let Some(matched) = text_diff::matched_text(space) {
-                writeln!(out, "<p>{}</p>", encode_text(&matched))?;
+                writeln!(out, "<p>{}</p>", text(&matched))?;
             }
         }
         writeln!(out, "</section>")?;
     }
     if !diff.allocators.is_empty() {
         writeln!(out, "<h2>Allocators</h2>")?;
-        table(out, &ALLOCATOR_HEADER, &plain(text_diff::allocator_rows(&diff.allocators)), &ALLOCATOR_NUMBERS)?;
+        table(out, &ALLOCATOR_HEADER, &text_diff::allocator_rows(&diff.allocators), &ALLOCATOR_NUMBERS)?;
     }
     for device in &diff.torch_snapshots {
-        writeln!(out, "<section>\n<h2>{}</h2>", encode_text(&torch_snapshot::diff_heading(device)))?;
+        writeln!(out, "<section>\n<h2>{}</h2>", text(&torch_snapshot::diff_heading(device)))?;
         writeln!(out, "<dl>")?;
         for (label, value) in torch_snapshot::diff_facts(device) {
-            writeln!(out, "<dt>{}</dt><dd>{}</dd>", encode_text(label), encode_text(&value))?;
+            writeln!(out, "<dt>{}</dt><dd>{}</dd>", text(label), text(&value))?;
         }
         writeln!(out, "</dl>")?;
         if !device.owners.is_empty() {
-            writeln!(out, "<h3>{}</h3>", encode_text(&torch_snapshot::owners_title(device, top)))?;
+            writeln!(out, "<h3>{}</h3>", text(&torch_snapshot::owners_title(device, top)))?;
             let rows = torch_snapshot::owner_rows(device, top);
             table(out, &torch_snapshot::OWNER_HEADER, &rows, &torch_snapshot::OWNER_NUMBERS)?;
         }
@@ -96,15 +93,15 @@ fn write_group_changes(out: &mut dyn Write, space: &MemorySpaceDiff, top: usize)
     if !tables.headlines.is_empty() {
         writeln!(out, "<ul class=\"headlines\">")?;
         for line in &tables.headlines {
-            writeln!(out, "<li>{}</li>", encode_text(line))?;
+            writeln!(out, "<li>{}</li>", text(line))?;
         }
         writeln!(out, "</ul>")?;
     }
     for change_table in tables.tables {
-        writeln!(out, "<h3>{}</h3>", encode_text(change_table.title))?;
+        writeln!(out, "<h3>{}</h3>", text(change_table.title))?;
         table(out, &change_table.header, &change_table.rows, &CHANGE_NUMBERS)?;
         if let Some(more) = change_table.more {
-            writeln!(out, "<p>{}</p>", encode_text(&more))?;
+            writeln!(out, "<p>{}</p>", text(&more))?;
         }
     }
     Ok(())
@@ -127,8 +124,4 @@ fn find<'r>(report: &'r Report, peak: &PeakDiff, side: Side) -> Option<&'r Memor
         .iter()
         .find(|s| s.color == peak.color && s.trace_index == peak.trace_index)
         .or_else(|| spaces.iter().find(|s| s.color == peak.color))
-}
-
-fn plain(rows: Vec<Vec<Cell>>) -> Vec<Vec<String>> {
-    rows.into_iter().map(|row| row.into_iter().map(Cell::into_text).collect()).collect()
 }

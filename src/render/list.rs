@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 
+use super::escape::printable;
 use super::table::{align_right, bytes, heading, plural, table, unwrapped, Flavor, ID_COLUMN};
 use crate::analysis::{AllocatorListing, Contents, ModuleListing};
 
@@ -18,10 +19,10 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
         ),
     )?;
     for warning in &contents.warnings {
-        writeln!(out, "warning: {warning}")?;
+        writeln!(out, "warning: {}", printable(warning))?;
     }
     for note in &contents.notes {
-        writeln!(out, "{note}")?;
+        writeln!(out, "{}", printable(note))?;
     }
     // An input with nothing else still shows the (empty) module table.
     let nothing_else =

@@ -3,6 +3,7 @@
 pub mod attribution;
 pub mod device_memory;
 pub mod diff;
+pub mod escape;
 pub mod html;
 pub mod html_diff;
 pub mod json;

@@ -5,8 +5,9 @@
 use std::io::{self, Write};
 
 use super::attribution::{donation_line, group_tables, write_group_table};
+use super::escape::printable;
 use super::table::{align_right, fact, heading, table, Flavor};
-use crate::oom::join::{MatchedBy, ProgramReport};
+use crate::oom::join::ProgramReport;
 use crate::oom::{Allocation, Holder, Incident, OomEvent, OomReport, UserFrame};
 use crate::units::human_bytes_precise as size;
 
@@ -43,18 +44,19 @@ pub fn write_incident(
         }
         paragraph(out, flavor, "Advice")?;
         for advice in &incident.advice {
-            writeln!(out, "- {advice}")?;
+            writeln!(out, "- {}", printable(advice))?;
         }
     }
     if let Some(joined) = &incident.program_report {
         writeln!(out)?;
-        write_program(out, flavor, joined)?;
+        write_program(out, flavor, joined, incident.is_failure())?;
     }
     let members: Vec<&OomEvent> = incident.events.iter().filter_map(|&at| events.get(at)).collect();
     writeln!(out)?;
     if members.len() > 1 {
         let lines: Vec<String> = members.iter().map(|event| event.line.to_string()).collect();
-        writeln!(out, "{} messages of one failure, at lines {}.", members.len(), lines.join(", "))?;
+        let of = if incident.is_failure() { "of one failure" } else { "of one incident" };
+        writeln!(out, "{} messages {of}, at lines {}.", members.len(), lines.join(", "))?;
     }
     if let [event] = members.as_slice() {
         // The incident's title is the event's verdict, or says more: it is not repeated.
@@ -75,22 +77,18 @@ fn frame_text(frame: &UserFrame) -> String {
     }
 }
 
-/// The failed program from `--with`: its peak against the log's limit, who
-/// owns it by source line, what is not donated, and the change that saves most.
-fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport) -> io::Result<()> {
+/// The program from `--with` (`failed`: the incident is a failure, not
+/// warnings): its peak against the log's limit, who owns it by source line,
+/// what is not donated, and the change that saves most.
+fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport, failed: bool) -> io::Result<()> {
     let (Some(module), Some(space)) = (&joined.module, &joined.memory_space) else {
         let reason = joined.reason.as_deref().unwrap_or("no program matched");
         return fact(out, flavor, "Program report", &format!("none: {reason}"));
     };
-    let how = match joined.matched_by {
-        Some(MatchedBy::Name) => "matched by name",
-        Some(MatchedBy::NameAndSize) => "matched by name and by the size of the failed request",
-        Some(MatchedBy::NameNewest) => "matched by name; the newest of several of that name",
-        Some(MatchedBy::Size) => "matched by the size of the failed request: the log names no program",
-        None => "",
-    };
+    let how = joined.matched_how.as_deref().unwrap_or_default();
     let input = joined.input.as_deref().map(|i| format!(" in {i}")).unwrap_or_default();
-    paragraph(out, flavor, &format!("The failed program: {module}{input} ({how})"))?;
+    let program = if failed { "The failed program" } else { "The program" };
+    paragraph(out, flavor, &format!("{program}: {module}{input} ({how})"))?;
     let mut peak = format!("{} ({} bytes) in {}", size(space.peak_bytes), space.peak_bytes, space.name);
     if let (Some(limit), Some(over)) = (joined.limit_bytes, joined.over_limit_bytes) {
         let relation = if over > 0 { format!("{} over", size(over)) } else { format!("{} under", size(-over)) };
@@ -131,7 +129,7 @@ fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport) ->
             ),
         )?;
         for candidate in joined.donation_candidates.iter().take(joined.top) {
-            writeln!(out, "- {}", donation_line(candidate))?;
+            writeln!(out, "- {}", printable(&donation_line(candidate)))?;
         }
         if joined.donation_candidates.len() > joined.top {
             writeln!(out, "- and {} more", joined.donation_candidates.len() - joined.top)?;
@@ -144,11 +142,39 @@ fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport) ->
     Ok(())
 }
 
+/// What `xmem run` says when the job exited 0 after memory trouble, instead
+/// of a post-mortem: each incident's verdict, its program (when the dump was
+/// joined), and what it means, with the change that gives headroom: the
+/// program's top change when there is one, else the advice.
+pub fn write_survived(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
+    for incident in &report.incidents {
+        writeln!(out, "- {}", printable(&incident.title))?;
+        let joined = incident.program_report.as_ref();
+        if let Some(joined) = joined {
+            if let (Some(module), Some(how)) = (&joined.module, &joined.matched_how) {
+                let input = joined.input.as_deref().map(|i| format!(" in {i}")).unwrap_or_default();
+                fact(out, flavor, "Program", &format!("{module}{input} ({how})"))?;
+            }
+            if let Some(finding) = &joined.finding {
+                fact(out, flavor, "Finding", finding)?;
+            }
+        }
+        let advice: Vec<&str> = match joined.and_then(|joined| joined.top_change.as_ref()) {
+            Some(change) => incident.advice.iter().take(1).map(String::as_str).chain([change.text.as_str()]).collect(),
+            None => incident.advice.iter().map(String::as_str).collect(),
+        };
+        for (i, advice) in advice.into_iter().enumerate() {
+            fact(out, flavor, if i == 0 { "Advice" } else { "" }, advice)?;
+        }
+    }
+    Ok(())
+}
+
 /// What the whole log held, once it is read.
 pub fn write_end(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -> io::Result<()> {
     let lines = if report.lines == 1 { "line" } else { "lines" };
     if report.events.is_empty() {
-        return writeln!(out, "No memory error found in {} ({} {lines} read).", report.input, report.lines);
+        return writeln!(out, "No memory error found in {} ({} {lines} read).", printable(&report.input), report.lines);
     }
     let errors = if report.events.len() == 1 { "memory error" } else { "memory errors" };
     let incidents = if report.incidents.len() == 1 { "incident" } else { "incidents" };
@@ -319,6 +345,7 @@ fn write_allocations(out: &mut dyn Write, flavor: Flavor, allocations: &[Allocat
 
 /// A label above a table or a list.
 fn paragraph(out: &mut dyn Write, flavor: Flavor, label: &str) -> io::Result<()> {
+    let label = printable(label);
     match flavor {
         Flavor::Text => writeln!(out, "{label}:"),
         Flavor::Markdown => writeln!(out, "**{label}**\n"),

@@ -9,10 +9,13 @@
 //! [`MAX_DESCRIBED`] largest buffers of a chart, a buffer is only its size, so
 //! that what a page describes one by one stays bounded as the charts' do.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+
+use super::escape::printable;
 
 use crate::analysis::allocator_timeline::NO_OP_RECORDED;
 use crate::analysis::allocator_timeline::{AllocationIntervals, LiveAllocation};
@@ -28,7 +31,8 @@ const EXACT_IN_A_BROWSER: i64 = (1 << 53) - 1;
 
 #[derive(Debug, Default, Serialize)]
 pub struct PageData<'r> {
-    strings: Vec<&'r str>,
+    /// Escaped as the rest of the page shows them ([`printable`]).
+    strings: Vec<Cow<'r, str>>,
     #[serde(skip)]
     string_index: FxHashMap<&'r str, usize>,
     /// How the page names what has no source line or op name, as the text report does.
@@ -159,7 +163,7 @@ impl<'r> PageData<'r> {
 
     fn string(&mut self, text: &'r str) -> usize {
         *self.string_index.entry(text).or_insert_with(|| {
-            self.strings.push(text);
+            self.strings.push(printable(text));
             self.strings.len() - 1
         })
     }

@@ -8,6 +8,7 @@
 //! ends in a space. Layout is linear in the size of the text, so one cell of
 //! a megabyte costs what a thousand short ones do.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anstyle::{AnsiColor, Style};
 use unicode_width::UnicodeWidthChar;
 
+use super::escape::printable;
 use crate::units::human_bytes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +46,11 @@ pub const SHRINK: Style = AnsiColor::Green.on_default();
 const GAP: &str = "  ";
 
 /// Text and the style it is shown in on a terminal (none in Markdown).
+///
+/// A cell's text comes from the input as often as not (names, op names,
+/// shapes), so a cell holds it escaped ([`printable`]): a control character
+/// in it shows as `\x1b` or `\n` and cannot break the table's lines or
+/// reach the terminal. A cell of several lines is made with [`Cell::lines`].
 #[derive(Debug, Clone, Default)]
 pub struct Cell {
     text: String,
@@ -51,24 +58,40 @@ pub struct Cell {
 }
 
 impl Cell {
-    pub fn styled(text: impl Into<String>, style: Style) -> Self {
-        Cell { text: text.into(), style }
+    pub fn styled(text: impl AsRef<str>, style: Style) -> Self {
+        Cell { text: printable(text.as_ref()).into_owned(), style }
     }
 
+    /// A cell of one line per item, in a terminal; Markdown joins them with spaces.
+    pub fn lines<L: AsRef<str>>(lines: impl IntoIterator<Item = L>) -> Self {
+        let lines: Vec<String> = lines.into_iter().map(|line| printable(line.as_ref()).into_owned()).collect();
+        Cell { text: lines.join("\n"), style: Style::new() }
+    }
+
+    /// The cell's text, escaped, its lines joined by `\n`.
     pub fn into_text(self) -> String {
         self.text
     }
 }
 
+impl AsRef<str> for Cell {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
 impl From<String> for Cell {
     fn from(text: String) -> Self {
-        Cell { text, style: Style::new() }
+        match printable(&text) {
+            Cow::Borrowed(_) => Cell { text, style: Style::new() },
+            Cow::Owned(escaped) => Cell { text: escaped, style: Style::new() },
+        }
     }
 }
 
 impl From<&str> for Cell {
     fn from(text: &str) -> Self {
-        Cell::from(text.to_string())
+        Cell { text: printable(text).into_owned(), style: Style::new() }
     }
 }
 
@@ -454,7 +477,9 @@ pub fn file_name_and_line(source: &str) -> String {
     source.rsplit('/').next().unwrap_or(source).to_string()
 }
 
+/// A heading; its text, which names things from the input, is escaped ([`printable`]).
 pub fn heading(out: &mut dyn Write, flavor: Flavor, level: usize, text: &str) -> io::Result<()> {
+    let text = &*printable(text);
     match flavor {
         Flavor::Text => {
             let rule = if level == 1 { "=" } else { "-" };
@@ -469,8 +494,10 @@ pub fn heading(out: &mut dyn Write, flavor: Flavor, level: usize, text: &str) ->
 /// Columns a fact's label takes in text, so values line up.
 const LABEL_WIDTH: usize = 24;
 
-/// `  Label                 value`, the value wrapped under itself on a terminal.
+/// `  Label                 value`, the value wrapped under itself on a
+/// terminal; the value, which names things from the input, is escaped ([`printable`]).
 pub fn fact(out: &mut dyn Write, flavor: Flavor, label: &str, value: &str) -> io::Result<()> {
+    let value = &*printable(value);
     match flavor {
         Flavor::Text => {
             let value_width = width().map(|w| w.saturating_sub(LABEL_WIDTH).max(1)).unwrap_or(0);
@@ -544,7 +571,10 @@ mod tests {
 
     fn text_table(width: Option<usize>) -> Table {
         let mut t = table(Flavor::Text, &["Size", "Instruction, shape / op name"]).with_width(width);
-        t.add_row(["16.0 MiB", "dot.1  f32[2048,2048]{1,0}\njit(train_step)/transpose(jvp())/transpose  mlp.py:26"]);
+        t.add_row([
+            Cell::from("16.0 MiB"),
+            Cell::lines(["dot.1  f32[2048,2048]{1,0}", "jit(train_step)/transpose(jvp())/transpose  mlp.py:26"]),
+        ]);
         align_right(&mut t, &[0]);
         t
     }
@@ -577,6 +607,17 @@ mod tests {
         assert_eq!(wrap("abcdefgh ij", 4), ["abc…", "ij"]);
         assert_eq!(truncate("\x1b[1mabcdef\x1b[0m", 3), "\x1b[1mab…\x1b[0m");
         assert_eq!(text_width("\x1b[31m+5%\x1b[0m"), 3);
+    }
+
+    #[test]
+    fn a_cells_control_characters_are_escaped_and_break_no_line() {
+        let mut t = table(Flavor::Text, &["Module"]).with_width(None);
+        t.add_row(["jit\x1b]0;title\x07\nxmem: error: forged"]);
+        t.add_row([Cell::lines(["one\rtwo", "three"])]);
+        assert_eq!(
+            anstream::adapter::strip_str(&t.to_string()).to_string(),
+            "Module\njit\\x1b]0;title\\x07\\nxmem: error: forged\none\\rtwo\nthree"
+        );
     }
 
     #[test]

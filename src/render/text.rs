@@ -3,8 +3,9 @@
 
 use std::io::{self, Write};
 
+use super::escape::printable;
 use super::table::{
-    align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, unwrapped, Flavor, ID_COLUMN,
+    align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, unwrapped, Cell, Flavor, ID_COLUMN,
 };
 use super::{attribution, device_memory, torch_snapshot};
 use crate::analysis::allocator_timeline::RowTable;
@@ -24,10 +25,10 @@ pub struct Detail {
 pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail: Detail) -> io::Result<()> {
     heading(out, flavor, 1, &format!("xmem report: {}", report.inputs.join(", ")))?;
     for warning in &report.warnings {
-        writeln!(out, "warning: {warning}")?;
+        writeln!(out, "warning: {}", printable(warning))?;
     }
     for note in &report.notes {
-        writeln!(out, "{note}")?;
+        writeln!(out, "{}", printable(note))?;
     }
     if report.modules.is_empty()
         && report.device_memory.is_empty()
@@ -126,34 +127,36 @@ pub fn allocation_table_title(allocator: &AllocatorReport, rows: &RowTable) -> S
 
 /// The rows under [`allocation_header`], then the rows past the top N and
 /// the bytes allocated before the capture, each as a total with a label.
-pub fn allocation_rows(flavor: Flavor, allocator: &AllocatorReport, rows: &RowTable) -> Vec<Vec<String>> {
-    let mut lines: Vec<Vec<String>> = rows
+pub fn allocation_rows(flavor: Flavor, allocator: &AllocatorReport, rows: &RowTable) -> Vec<Vec<Cell>> {
+    let mut lines: Vec<Vec<Cell>> = rows
         .rows
         .iter()
         .map(|row| {
-            let mut cells = vec![
-                bytes(row.allocation_bytes),
-                bytes(row.requested_bytes),
-                row.occurrences.to_string(),
-                bytes(row.total_bytes()),
-                row.region_type.clone(),
+            let mut cells: Vec<Cell> = vec![
+                bytes(row.allocation_bytes).into(),
+                bytes(row.requested_bytes).into(),
+                row.occurrences.to_string().into(),
+                bytes(row.total_bytes()).into(),
+                row.region_type.as_str().into(),
             ];
             let made_by = row.made_by();
             match flavor {
                 Flavor::Text => cells.push(match row.type_and_shape() {
-                    Some(type_and_shape) => format!("{type_and_shape}\n{made_by}"),
-                    None => made_by,
+                    Some(type_and_shape) => Cell::lines([type_and_shape.as_str(), made_by.as_str()]),
+                    None => made_by.into(),
                 }),
-                Flavor::Markdown => cells.extend([row.recorded_data_type().to_string(), row.shape.clone(), made_by]),
+                Flavor::Markdown => {
+                    cells.extend([row.recorded_data_type().into(), row.shape.as_str().into(), made_by.into()])
+                }
             }
             cells
         })
         .collect();
     let columns = allocation_header(flavor).len();
     let mut total_line = |total: i64, label: String| {
-        let mut cells = vec![String::new(); columns];
-        cells[3] = bytes(total);
-        cells[columns - 1] = label;
+        let mut cells = vec![Cell::default(); columns];
+        cells[3] = bytes(total).into();
+        cells[columns - 1] = label.into();
         lines.push(cells);
     };
     if rows.rest_count > 0 {
@@ -245,23 +248,13 @@ pub fn summary_header(report: &Report) -> Vec<&'static str> {
     header
 }
 
-/// A memory space nothing is allocated in: named only in the layouts of
-/// shapes (`S(5)` for host memory), it has nothing to show. A VMEM that
-/// instructions reserve scoped memory in has that to show.
-pub fn is_unused(space: &MemorySpaceReport) -> bool {
-    space.peak_bytes == 0
-        && space.total_allocation_bytes == 0
-        && space.at_peak.is_empty()
-        && space.max_scoped_vmem_bytes.is_none_or(|bytes| bytes == 0)
-}
-
 /// Said under the summary when memory spaces are left out of it.
 pub fn unused_footnote(spaces: usize) -> String {
     format!("{} with nothing allocated (named only in layouts) not listed.", plural(spaces, "memory space"))
 }
 
 /// The summary's rows, whether any peak needs [`MISSING_TRACE_FOOTNOTE`],
-/// and how many unused memory spaces ([`is_unused`]) were left out.
+/// and how many unused memory spaces ([`MemorySpaceReport::is_unused`]) were left out.
 pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool, usize) {
     let mut rows = Vec::new();
     let mut missing_trace = false;
@@ -282,7 +275,7 @@ pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool, usize) {
             continue;
         }
         for space in &module.memory_spaces {
-            if is_unused(space) {
+            if space.is_unused() {
                 unused += 1;
                 continue;
             }
@@ -323,9 +316,9 @@ fn write_summary(out: &mut dyn Write, flavor: Flavor, report: &Report) -> io::Re
 fn write_module(out: &mut dyn Write, flavor: Flavor, module: &ModuleReport, detail: Detail) -> io::Result<()> {
     if let Some(problem) = &module.problem {
         heading(out, flavor, 2, &module.display_name())?;
-        return writeln!(out, "{problem}");
+        return writeln!(out, "{}", printable(problem));
     }
-    for (i, space) in module.memory_spaces.iter().filter(|s| !is_unused(s)).enumerate() {
+    for (i, space) in module.memory_spaces.iter().filter(|s| !s.is_unused()).enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
@@ -420,14 +413,17 @@ pub fn small_label(buffers: &BufferTable) -> String {
 }
 
 /// The rows under [`buffer_header`], with the folded lines last.
-pub fn buffer_rows(flavor: Flavor, buffers: &BufferTable) -> Vec<Vec<String>> {
-    let mut rows: Vec<Vec<String>> = buffers
+pub fn buffer_rows(flavor: Flavor, buffers: &BufferTable) -> Vec<Vec<Cell>> {
+    let mut rows: Vec<Vec<Cell>> = buffers
         .rows
         .iter()
         .map(|buffer| {
             let source = buffer.source.as_deref().map(file_name_and_line).unwrap_or_default();
-            let mut row =
-                vec![bytes(buffer.size_bytes), bytes(buffer.unpadded_bytes), buffer.category.label().to_string()];
+            let mut row: Vec<Cell> = vec![
+                bytes(buffer.size_bytes).into(),
+                bytes(buffer.unpadded_bytes).into(),
+                buffer.category.label().into(),
+            ];
             match flavor {
                 Flavor::Text => {
                     let origin = [&*buffer.op_name, source.as_str()]
@@ -436,14 +432,16 @@ pub fn buffer_rows(flavor: Flavor, buffers: &BufferTable) -> Vec<Vec<String>> {
                         .copied()
                         .collect::<Vec<_>>()
                         .join("  ");
-                    row.push(format!("{}  {}\n{origin}", buffer.instruction, buffer.shape).trim_end().to_string());
+                    let first = format!("{}  {}", buffer.instruction, buffer.shape);
+                    let first = first.trim_end();
+                    row.push(if origin.is_empty() { first.into() } else { Cell::lines([first, origin.as_str()]) });
                 }
                 Flavor::Markdown => {
                     row.extend([
-                        buffer.instruction.to_string(),
-                        buffer.shape.to_string(),
-                        buffer.op_name.to_string(),
-                        source,
+                        (*buffer.instruction).into(),
+                        (*buffer.shape).into(),
+                        (*buffer.op_name).into(),
+                        source.into(),
                     ]);
                 }
             }
@@ -451,10 +449,15 @@ pub fn buffer_rows(flavor: Flavor, buffers: &BufferTable) -> Vec<Vec<String>> {
         })
         .collect();
     if buffers.rest_count > 0 {
-        rows.push(vec![bytes(buffers.rest_bytes), String::new(), String::new(), rest_label(buffers)]);
+        rows.push(vec![bytes(buffers.rest_bytes).into(), Cell::default(), Cell::default(), rest_label(buffers).into()]);
     }
     if buffers.small_count > 0 {
-        rows.push(vec![bytes(buffers.small_bytes), String::new(), String::new(), small_label(buffers)]);
+        rows.push(vec![
+            bytes(buffers.small_bytes).into(),
+            Cell::default(),
+            Cell::default(),
+            small_label(buffers).into(),
+        ]);
     }
     rows
 }
@@ -473,7 +476,7 @@ fn write_space(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceReport, d
 
 /// A table of buffers under its title, after a blank line.
 pub fn write_buffer_table(out: &mut dyn Write, flavor: Flavor, title: &str, buffers: &BufferTable) -> io::Result<()> {
-    writeln!(out, "\n{title}")?;
+    writeln!(out, "\n{}", printable(title))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }

@@ -5,6 +5,7 @@
 
 use std::io::{self, Write};
 
+use super::escape::printable;
 use super::table::{align_right, bytes, fact, file_name_and_line, heading, percent, plural, ratio_text, table, Flavor};
 use crate::analysis::device_memory::StackFrame;
 use crate::analysis::torch_snapshot::user_frame::{is_library, is_python};
@@ -33,7 +34,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, report: &TorchSnapshotReport, 
         }
         writeln!(out)?;
         for line in &oom.explanation {
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", printable(line))?;
         }
         write_groups(out, flavor, &oom_groups_title(oom), &oom.at_oom, oom.live_bytes, top)?;
     }
@@ -48,6 +49,7 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, report: &TorchSnapshotReport, 
     for (rank, stack) in report.at_peak_by_stack.iter().take(top).enumerate() {
         writeln!(out, "{}. {}", rank + 1, stack_total(stack))?;
         for line in stack_lines(&stack.frames) {
+            let line = printable(&line);
             match flavor {
                 Flavor::Text => writeln!(out, "     {line}")?,
                 Flavor::Markdown => writeln!(out, "   - `{line}`")?,
@@ -80,7 +82,7 @@ fn titled_table(
     columns: (&[&str], &[usize]),
     rows: Vec<Vec<String>>,
 ) -> io::Result<()> {
-    writeln!(out, "{title}")?;
+    writeln!(out, "{}", printable(title))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }

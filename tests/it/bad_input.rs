@@ -182,3 +182,62 @@ fn field(number: u8, payload: Vec<u8>) -> Vec<u8> {
     out.extend(payload);
     out
 }
+
+/// Found by fuzz/fuzz_targets/render_charts.rs: a buffer whose size is
+/// near `i64::MIN` gave a heap far below a chart's axis, and plotters'
+/// pixel arithmetic overflowed (a panic where overflow is checked).
+#[test]
+fn charts_of_a_buffer_of_negative_size_are_drawn() {
+    let mut proto = crate::hostile::synthetic::many_buffers_hlo(4);
+    let assignment = proto.buffer_assignment.as_mut().unwrap();
+    assignment.logical_buffers[1].size = i64::MIN + 4096;
+    for assigned in assignment.buffer_allocations.iter_mut().flat_map(|a| a.assigned.iter_mut()) {
+        if assigned.logical_buffer_id == 1 {
+            assigned.size = i64::MIN + 4096;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("negative.hlo.pb");
+    std::fs::write(&input, prost::Message::encode_to_vec(&proto)).unwrap();
+    let charts = dir.path().join("charts");
+    for args in [&["plot", "-o", charts.to_str().unwrap()][..], &["report", "--format", "html", "-o", "/dev/null"]] {
+        let output = cargo_bin_cmd!("xmem").args(args).arg(&input).output().unwrap();
+        assert!(matches!(output.status.code(), Some(0 | 2)), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+}
+
+/// Found by fuzz/fuzz_targets/render_charts.rs: an allocator event whose
+/// `fragmentation` stat is far outside 0 to 1 (here -1e105) went onto the
+/// chart's percent axis and overflowed plotters' pixel arithmetic.
+#[test]
+fn an_allocator_fragmentation_far_outside_its_axis_is_drawn() {
+    use prost::Message;
+    use xmem::ingest::proto::xplane::{x_stat, XSpace};
+    let host = std::fs::read_dir(crate::common::profile("tf_keras_fit").join("plugins/profile"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("vm.xplane.pb");
+    let mut space = XSpace::decode(&std::fs::read(host).unwrap()[..]).unwrap();
+    let mut changed = 0;
+    for plane in &mut space.planes {
+        let Some(id) = plane.stat_metadata.values().find(|m| m.name == "fragmentation").map(|m| m.id) else { continue };
+        for stat in plane.lines.iter_mut().flat_map(|l| l.events.iter_mut()).flat_map(|e| e.stats.iter_mut()) {
+            if stat.metadata_id == id {
+                stat.value = Some(x_stat::Value::DoubleValue(-1e105));
+                changed += 1;
+            }
+        }
+    }
+    assert!(changed > 0, "the fixture records fragmentation");
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("vm.xplane.pb");
+    std::fs::write(&input, space.encode_to_vec()).unwrap();
+    let charts = dir.path().join("charts");
+    for args in [&["plot", "-o", charts.to_str().unwrap()][..], &["report", "--format", "html", "-o", "/dev/null"]] {
+        let output = cargo_bin_cmd!("xmem").args(args).arg(&input).output().unwrap();
+        assert!(matches!(output.status.code(), Some(0 | 2)), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+}

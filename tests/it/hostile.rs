@@ -1,16 +1,19 @@
 //! No input ends in a signal: every hostile shape (benches/support/synthetic.rs,
-//! `HOSTILE_SHAPES`) at a size that used to exhaust memory or run for
-//! minutes, and a gzip bomb under the default ceiling, each run under a
-//! 4 GiB address-space limit, end with exit code 0 or 2.
+//! `HOSTILE_SHAPES`) at a size that used to exhaust memory, run for minutes
+//! or write gigabytes, and a gzip bomb under the default ceiling, each run
+//! under a 4 GiB address-space limit, end with exit code 0 or 2; what a
+//! shape's `plot` or HTML page writes stays within design.md's bound.
 
 #[path = "../../benches/support/synthetic.rs"]
-mod synthetic;
+pub mod synthetic;
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
 
 use flate2::{write::GzEncoder, Compression};
+
+use crate::common;
 
 /// Runs xmem with `args` under `ulimit -v 4194304` (4 GiB).
 fn xmem_within_4_gib(args: &[&str], file: &Path) -> Output {
@@ -25,12 +28,16 @@ fn xmem_within_4_gib(args: &[&str], file: &Path) -> Output {
 }
 
 #[test]
-fn hostile_shapes_end_with_an_exit_code_within_4_gib() {
+fn hostile_shapes_end_with_an_exit_code_within_4_gib_and_the_output_bound() {
     let dir = tempfile::tempdir().unwrap();
     for shape in synthetic::HOSTILE_SHAPES {
         let file = dir.path().join(shape.file_name);
-        std::fs::write(&file, (shape.generate)(shape.hostile_n)).unwrap();
-        let output = xmem_within_4_gib(shape.args, &file);
+        let input = (shape.generate)(shape.hostile_n);
+        std::fs::write(&file, &input).unwrap();
+        let out = dir.path().join(format!("{}.out", shape.name));
+        let out_text = out.to_str().unwrap();
+        let args: Vec<&str> = shape.args.iter().map(|&a| if a == synthetic::OUT { out_text } else { a }).collect();
+        let output = xmem_within_4_gib(&args, &file);
         assert!(
             matches!(output.status.code(), Some(0 | 2)),
             "{} at n = {}: {:?}\n{}",
@@ -39,6 +46,17 @@ fn hostile_shapes_end_with_an_exit_code_within_4_gib() {
             output.status,
             String::from_utf8_lossy(&output.stderr)
         );
+        if out.exists() {
+            let written = common::bytes_under(&out);
+            let bound = synthetic::output_bound(input.len() as u64).min(synthetic::OUTPUT_SEEN);
+            assert!(
+                written <= bound,
+                "{} at n = {}: wrote {written} bytes, bound {bound}",
+                shape.name,
+                shape.hostile_n
+            );
+            common::remove(&out);
+        }
         std::fs::remove_file(&file).unwrap();
     }
 }

@@ -2,6 +2,7 @@
 //! file, which is most of a fresh clone's test time.
 mod common;
 
+mod amplification;
 mod attribution;
 mod bad_input;
 mod bare_protos;
@@ -13,6 +14,7 @@ mod damaged_inputs;
 mod device_memory;
 mod device_memory_partial;
 mod diff;
+mod forgery;
 mod gpu_profiles;
 mod hostile;
 mod html_explorer;
@@ -28,5 +30,6 @@ mod oom_logs;
 mod plot;
 mod readme;
 mod run;
+mod special_files;
 mod terminal;
 mod torch_snapshot;

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use xmem::oom::{Kind, OomEvent, OomReport};
+use xmem::oom::{Cause, Kind, OomEvent, OomReport};
 
 use crate::common;
 
@@ -485,6 +485,30 @@ fn d01_modern_bfc_header_and_first_bin() {
     assert!(!has_section(&e, "Stats"));
     assert!(e.truncated);
     assert!(e.advice.iter().any(|a| a.contains("TF_GPU_ALLOCATOR=cuda_malloc_async")));
+}
+
+/// D-01, D-02, D-03 and D-07 are excerpts that end inside the allocator's report: no error follows, so the
+/// incident says the excerpt does not tell whether the job failed, and keeps the allocator's own advice.
+#[test]
+fn an_excerpt_cut_inside_the_allocators_report_does_not_say_the_job_failed() {
+    for (folder, name) in
+        [("oom-logs", "D-01.txt"), ("oom-logs", "D-02.txt"), ("oom-logs", "D-03.txt"), ("oom-logs-2", "D-07.txt")]
+    {
+        let report = scan(folder, name);
+        let incident = &report.incidents[0];
+        assert_eq!(incident.cause, Some(Cause::NoErrorFollowed), "{name}: {}", incident.title);
+        assert!(
+            incident.title.ends_with(
+                "and the log ends inside its report, before any error: whether the job failed is not in this log"
+            ),
+            "{name}: {}",
+            incident.title
+        );
+        assert!(incident.advice[1..] == report.events[0].advice[..], "{name}: {:?}", incident.advice);
+    }
+    // D-14 ends with TensorFlow's own error: a failure.
+    let report = scan("oom-logs", "D-14.txt");
+    assert!(report.incidents[0].is_failure());
 }
 
 #[test]

@@ -30,6 +30,36 @@ sys.stderr.buffer.write(open(os.path.join(fixtures, "adam_nodonate/output.log"),
 sys.exit(1)
 "#;
 
+/// The JAX job of the H200 run (`fixtures/oom-gpu/e2e_h200`) replayed: its
+/// real stderr (the part before xmem's own report) and stdout, its real dump,
+/// and the exit code given (0, as it exited).
+const SURVIVING_JOB: &str = r#"
+import os, shutil, sys
+flags = os.environ["XLA_FLAGS"].split()
+dump = [f.split("=", 1)[1] for f in flags if f.startswith("--xla_dump_to=")][-1]
+run = os.path.join(sys.argv[1], "e2e_h200")
+for name in os.listdir(os.path.join(run, "xla_dump")):
+    shutil.copy(os.path.join(run, "xla_dump", name), dump)
+log = open(os.path.join(run, "jax_run.stderr"), "rb").read()
+sys.stderr.buffer.write(log[: log.index(b"\nxmem: the job")])
+sys.stderr.flush()
+sys.stdout.buffer.write(open(os.path.join(run, "jax_run.stdout"), "rb").read())
+sys.exit(int(sys.argv[2]))
+"#;
+
+/// [`SURVIVING_JOB`] under `xmem run ARGS`, exiting `exit`, with its temp dir in `work`.
+fn run_surviving_job(args: &[&str], exit: &str, work: &Path) -> std::process::Output {
+    xmem()
+        .arg("run")
+        .args(args)
+        .args(["--", "python3", "-c", SURVIVING_JOB])
+        .arg(fixtures())
+        .arg(exit)
+        .env("TMPDIR", work)
+        .output()
+        .unwrap()
+}
+
 fn xmem() -> assert_cmd::Command {
     cargo_bin_cmd!("xmem")
 }
@@ -191,4 +221,56 @@ fn a_terminate_signal_reaches_the_job() {
     assert!(killed.success());
     // Had it not reached the job, the job would have slept on and exited 0.
     assert_eq!(child.wait().unwrap().code(), Some(128 + 15), "the job died of the signal, xmem reports it");
+}
+
+#[test]
+fn a_job_that_survives_its_memory_warnings_gets_a_note_not_a_post_mortem() {
+    let work = tempfile::tempdir().unwrap();
+    let output = run_surviving_job(&[], "0", work.path());
+    assert_eq!(output.status.code(), Some(0), "the job's own exit code");
+    assert_eq!(output.stdout, b"step 0 done\nstep 1 done\nstep 2 done\n");
+    let capture = std::fs::read(fixtures().join("e2e_h200/jax_run.stderr")).unwrap();
+    let job = &capture[..capture.windows(14).position(|w| w == b"\nxmem: the job").unwrap()];
+    assert!(output.stderr.starts_with(job), "the job's stderr comes first, unchanged");
+    let note = String::from_utf8(output.stderr[job.len()..].to_vec()).unwrap();
+    assert!(note.starts_with("\nxmem: the job finished (exit 0), so nothing failed; memory trouble it survived:\n"));
+    assert!(note.contains("- GPU_0_bfc ran out of memory trying to allocate 1.00 GiB and the job went on (exit 0)"));
+    assert!(note.contains("Program               jit_train_step(5972) in "), "{note}");
+    assert!(note.contains("(matched by the log's argument size, 38923141264 bytes, exactly"), "{note}");
+    assert!(note.contains("Advice                It ran close to its memory limit"), "{note}");
+    // The way to make room is the program's top change.
+    assert!(note.contains("To make room:\n                        Donate the 18 parameters shaped like an output"));
+    for post_mortem in ["post-mortem", "Incident 1", "The failed program", "allocation failed", "What the log reports"]
+    {
+        assert!(!note.contains(post_mortem), "{post_mortem} in {note}");
+    }
+    // The dump that explains it is kept, and said where.
+    let kept = note.lines().last().unwrap().strip_prefix("xmem: XLA dump kept in ").unwrap_or_else(|| panic!("{note}"));
+    assert!(Path::new(kept).starts_with(work.path()), "{kept}");
+
+    // -o FILE gets the whole report: the exit code and each incident's verdict with it.
+    let report = work.path().join("oom.json");
+    let output = run_surviving_job(&["--format", "json", "-o", report.to_str().unwrap()], "0", work.path());
+    assert_eq!(output.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(doc["incidents"][0]["cause"], "survived");
+    assert_eq!(doc["incidents"][0]["program_report"]["matched_by"], "arguments");
+}
+
+#[test]
+fn a_job_that_exits_non_zero_after_warnings_alone_gets_the_post_mortem_that_says_so() {
+    let work = tempfile::tempdir().unwrap();
+    let output = run_surviving_job(&[], "3", work.path());
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let (_, post_mortem) = stderr.split_once("\nxmem: the job").unwrap();
+    assert!(
+        post_mortem.starts_with(
+            " exited 3; its output shows memory warnings but no memory error after them; the post-mortem follows."
+        ),
+        "{post_mortem}"
+    );
+    assert!(post_mortem.contains("and no memory error follows in the job's output, yet it exited 3"), "{post_mortem}");
+    assert!(post_mortem.contains("The program: jit_train_step(5972)"), "{post_mortem}");
 }

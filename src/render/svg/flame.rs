@@ -5,32 +5,32 @@
 
 use std::io;
 
-use html_escape::encode_text;
-
 use inferno::flamegraph::{self, color::BasicPalette, Direction, Options, Palette};
 
-use super::WIDTH;
+use super::{shorten, WIDTH};
 use crate::analysis::attribution::op_name_components;
+use crate::analysis::chart_plan::MAX_LABEL_CHARS;
 use crate::analysis::device_memory::DeviceMemoryReport;
+use crate::analysis::drawing::{self, Icicle};
 use crate::analysis::torch_snapshot::user_frame::is_python;
 use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::BufferAtPeak;
-use crate::render::table::file_name_and_line;
+use crate::render::escape::{markup, printable};
+use crate::render::table::{file_name_and_line, plural};
 
 /// An icicle graph of buffers (a memory space's live set), or `None` when nothing is live.
 pub fn buffers(caption: &str, buffers: &[BufferAtPeak]) -> io::Result<Option<String>> {
-    let lines = buffers.iter().filter(|b| b.size_bytes > 0).map(|b| folded(buffer_frames(b), b.size_bytes));
-    draw(caption, lines.collect())
+    draw(caption, drawing::icicle(buffers.iter().map(|b| (buffer_frames(b), b.size_bytes))))
 }
 
 /// An icicle graph of a device memory profile's stacks.
 pub fn device_memory(caption: &str, report: &DeviceMemoryReport) -> io::Result<Option<String>> {
-    let lines = report.stacks.iter().filter(|s| s.bytes > 0).map(|stack| {
+    let stacks = report.stacks.iter().map(|stack| {
         let frames =
             stack.frames.iter().rev().map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line));
-        folded(frames.collect(), stack.bytes)
+        (frames.collect(), stack.bytes)
     });
-    draw(caption, lines.collect())
+    draw(caption, drawing::icicle(stacks))
 }
 
 /// An icicle graph of a PyTorch snapshot's peak by stack: each stack's
@@ -38,7 +38,7 @@ pub fn device_memory(caption: &str, report: &DeviceMemoryReport) -> io::Result<O
 /// and the interpreter's would bury the user's), or, for a stack without
 /// any, what owns it (the autograd node of the backward pass).
 pub fn torch_snapshot(caption: &str, report: &TorchSnapshotReport) -> io::Result<Option<String>> {
-    let lines = report.at_peak_by_stack.iter().filter(|s| s.bytes > 0).map(|stack| {
+    let stacks = report.at_peak_by_stack.iter().map(|stack| {
         let python: Vec<String> = stack
             .frames
             .iter()
@@ -47,9 +47,9 @@ pub fn torch_snapshot(caption: &str, report: &TorchSnapshotReport) -> io::Result
             .map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line))
             .collect();
         let frames = if python.is_empty() { vec![stack.owner.label()] } else { python };
-        folded(frames, stack.bytes)
+        (frames, stack.bytes)
     });
-    draw(caption, lines.collect())
+    draw(caption, drawing::icicle(stacks))
 }
 
 /// Python frames outermost first, op-name scopes, then the instruction.
@@ -65,17 +65,20 @@ fn buffer_frames(buffer: &BufferAtPeak) -> Vec<String> {
 
 /// inferno's folded format: frames joined by `;`, then the count. A frame
 /// may not hold `;` itself, nor start or end with a space.
-fn folded(frames: Vec<String>, bytes: i64) -> String {
-    let frames: Vec<String> = frames.iter().map(|f| f.replace(';', ",").trim().to_string()).collect();
+fn folded(frames: &[String], bytes: i64) -> String {
+    let frames: Vec<String> = frames.iter().map(|f| printable(f).replace(';', ",").trim().to_string()).collect();
     format!("{} {bytes}", frames.join(";"))
 }
 
-fn draw(caption: &str, lines: Vec<String>) -> io::Result<Option<String>> {
-    if lines.is_empty() {
-        return Ok(None);
+fn draw(caption: &str, icicle: Option<Icicle>) -> io::Result<Option<String>> {
+    let Some(icicle) = icicle else { return Ok(None) };
+    let mut lines: Vec<String> = icicle.stacks.iter().map(|(frames, bytes)| folded(frames, *bytes)).collect();
+    if icicle.not_drawn > 0 {
+        lines.push(folded(&[plural(icicle.not_drawn, "smaller stack")], icicle.not_drawn_bytes));
     }
+    let caption = printable(&shorten(caption, MAX_LABEL_CHARS)).into_owned();
     let mut options = Options::default();
-    options.title = caption.to_string();
+    options.title = caption.clone();
     options.count_name = "bytes".to_string();
     options.name_type = "Frame:".to_string();
     options.direction = Direction::Inverted;
@@ -87,7 +90,7 @@ fn draw(caption: &str, lines: Vec<String>) -> io::Result<Option<String>> {
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)?;
     let svg = String::from_utf8(svg).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-    Ok(Some(static_chart(&svg, caption)))
+    Ok(Some(static_chart(&svg, &caption)))
 }
 
 /// inferno's SVG made fit to inline in a page, several to a page: no XML
@@ -107,7 +110,7 @@ fn static_chart(svg: &str, caption: &str) -> String {
     let svg = svg.replacen(" onload=\"init(evt)\"", "", 1).replacen("<svg ", "<svg class=\"flame\" ", 1);
     // The caption as the chart's own title, first, as every chart of xmem has it.
     let svg = match svg.find('>') {
-        Some(end) => format!("{}\n<title>{}</title>{}", &svg[..=end], encode_text(caption), &svg[end + 1..]),
+        Some(end) => format!("{}\n<title>{}</title>{}", &svg[..=end], markup(caption), &svg[end + 1..]),
         None => svg,
     };
     svg.lines().map(scope_rule).collect::<Vec<_>>().join("\n")

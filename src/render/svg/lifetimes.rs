@@ -10,6 +10,7 @@ use super::peak::{category_color, category_color_name};
 use super::{count_label, mark_level, number_label, render, shorten, ByteScale, Frame, PROGRAM_ORDER};
 use crate::analysis::drawing::{self, LifetimeBox};
 use crate::analysis::{Category, MemorySpaceReport};
+use crate::render::escape::printable;
 use crate::render::table::bytes;
 
 const HEIGHT: u32 = 520;
@@ -18,7 +19,7 @@ fn tooltip(b: &LifetimeBox) -> String {
     let l = b.lifetime;
     format!(
         "{}\n{} ({} bytes) at offset {}\nevents {}–{} (buffer {})",
-        l.instruction,
+        printable(&l.instruction),
         bytes(l.size_bytes),
         l.size_bytes,
         l.offset,
@@ -122,6 +123,20 @@ pub fn draw(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<Strin
             "start",
             "always-live-note",
         );
+        if layout.not_drawn > 0 {
+            marks.text(
+                (note_at.0 + 8, note_at.1 + 48),
+                &format!(
+                    "not drawn: {} smaller buffers ({} in all); the {} largest are drawn",
+                    layout.not_drawn,
+                    bytes(layout.not_drawn_bytes),
+                    layout.boxes.len()
+                ),
+                12,
+                "start",
+                "not-drawn-note",
+            );
+        }
         let peak = &layout.peak;
         let level = layout.boxes.iter().filter(|b| b.x0 <= peak.x && peak.x < b.x1).map(|b| b.y1).max().unwrap_or(0);
         let peak_x = peak.x as f64;

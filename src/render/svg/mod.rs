@@ -9,6 +9,7 @@ pub mod flame;
 pub mod lifetimes;
 pub mod peak;
 pub mod sites;
+pub mod summary;
 pub mod timeline;
 pub mod torch_snapshot;
 
@@ -16,15 +17,17 @@ use std::fmt::Write as _;
 use std::io;
 use std::ops::Range;
 
-use html_escape::{encode_double_quoted_attribute, encode_text};
+use html_escape::encode_double_quoted_attribute;
 use plotters::chart::DualCoordChartContext;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::analysis::chart_plan::{MAX_LABEL_BYTES, MAX_LABEL_CHARS, MAX_TEXT_BYTES};
 use crate::analysis::drawing::PeakMark;
 use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
+use crate::render::escape::{markup_lines_within, markup_within, printable};
 use crate::render::table::bytes;
 use crate::render::text::{allocator_heading, space_heading};
 
@@ -46,51 +49,29 @@ pub type TickLabel = dyn Fn(&f64) -> String;
 /// The x axis of charts over program order.
 pub const PROGRAM_ORDER: &str = "program order (heap-simulator event)";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChartKind {
-    Timeline,
-    Peak,
-    Lifetimes,
-    /// A device memory profile's allocation sites.
-    Sites,
-    /// A memory space's heap in two runs, in a diff.
-    Overlay,
-    /// An icicle graph of the live set at the peak, by stack.
-    Flame,
-    /// A PyTorch snapshot's peak by user frame.
-    UserFrames,
-}
+pub use crate::analysis::chart_plan::{shorten, ChartKind};
 
-impl ChartKind {
-    /// The chart's name in file names: `<module>.<space>.<name>.svg`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ChartKind::Timeline => "timeline",
-            ChartKind::Peak => "peak",
-            ChartKind::Lifetimes => "lifetimes",
-            ChartKind::Sites => "sites",
-            ChartKind::Overlay => "overlay",
-            ChartKind::Flame => "flame",
-            ChartKind::UserFrames => "user-frames",
-        }
-    }
-}
-
-/// The charts of one memory space in reading order, leaving out those with
-/// nothing to draw (no heap-simulator events, nothing live at the peak).
+/// The charts of one memory space that the [`ChartPlan`](crate::analysis::chart_plan::ChartPlan) gives it, in
+/// reading order, leaving out those with nothing to draw.
 pub fn space_charts(
     module: &ModuleReport,
     space: &MemorySpaceReport,
-    top: usize,
+    kinds: &[ChartKind],
+    bars: usize,
 ) -> io::Result<Vec<(ChartKind, String)>> {
     let heading = space_heading(module, space);
-    let charts = [
-        (ChartKind::Timeline, timeline::program(&format!("{heading}: heap over program order"), space)?),
-        (ChartKind::Peak, peak::draw(&format!("{heading}: buffers live at the peak"), space, top)?),
-        (ChartKind::Lifetimes, lifetimes::draw(&format!("{heading}: buffer lifetimes"), space)?),
-        (ChartKind::Flame, flame::buffers(&format!("{heading}: who owns the peak, by stack"), &space.at_peak)?),
-    ];
-    Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
+    let mut charts = Vec::with_capacity(kinds.len());
+    for &kind in kinds {
+        let chart = match kind {
+            ChartKind::Timeline => timeline::program(&format!("{heading}: heap over program order"), space)?,
+            ChartKind::Peak => peak::draw(&format!("{heading}: buffers live at the peak"), space, bars)?,
+            ChartKind::Lifetimes => lifetimes::draw(&format!("{heading}: buffer lifetimes"), space)?,
+            ChartKind::Flame => flame::buffers(&format!("{heading}: who owns the peak, by stack"), &space.at_peak)?,
+            ChartKind::Sites | ChartKind::Overlay | ChartKind::Summary | ChartKind::UserFrames => None,
+        };
+        charts.extend(chart.map(|svg| (kind, svg)));
+    }
+    Ok(charts)
 }
 
 /// The charts of one device of a PyTorch snapshot in reading order,
@@ -191,7 +172,7 @@ impl Frame<'_> {
     fn draw<'a, 'b>(&self, root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> Drawn<PlotArea<'a, 'b>> {
         root.fill(&WHITE)?;
         let chart = ChartBuilder::on(root)
-            .caption(self.caption, (FONT, 20).into_font().color(&palette::INK))
+            .caption(printable(&shorten(self.caption, MAX_LABEL_CHARS)), (FONT, 20).into_font().color(&palette::INK))
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(if self.y_ticks { 72 } else { 8 })
@@ -271,6 +252,12 @@ fn render(frame: Frame, height: u32, plot: impl FnOnce(&mut PlotArea, &mut Marks
     Ok(marks.embed(svg, frame.caption))
 }
 
+/// A tooltip: its line breaks are xmem's own (every text from the input in
+/// it has passed through [`printable`]).
+fn tooltip_text(tooltip: &str) -> String {
+    markup_lines_within(tooltip, MAX_TEXT_BYTES)
+}
+
 /// Hand-written SVG elements with `<title>` tooltips, in pixel coordinates.
 #[derive(Debug, Default)]
 pub struct Marks {
@@ -304,7 +291,7 @@ impl Marks {
             self.elements,
             r#"<rect{attributes} x="{x}" y="{y}" width="{width}" height="{height}" fill="{}"><title>{}</title></rect>"#,
             palette::css(fill),
-            encode_text(tooltip)
+            tooltip_text(tooltip)
         );
     }
 
@@ -331,7 +318,7 @@ impl Marks {
             center.0,
             center.1,
             palette::css(fill),
-            encode_text(tooltip)
+            tooltip_text(tooltip)
         );
     }
 
@@ -363,7 +350,7 @@ impl Marks {
             to.0,
             to.1,
             palette::css(color),
-            encode_text(tooltip)
+            tooltip_text(tooltip)
         );
     }
 
@@ -376,7 +363,7 @@ impl Marks {
             at.1,
             palette::css(palette::INK),
             encode_double_quoted_attribute(class),
-            encode_text(text)
+            markup_within(text, MAX_LABEL_BYTES)
         );
     }
 
@@ -387,7 +374,7 @@ impl Marks {
         let close = svg.rfind("</svg>").unwrap_or(svg.len()).max(open_end);
         let mut out = String::with_capacity(svg.len() + self.elements.len() + title.len() + 32);
         out.push_str(&svg[..open_end]);
-        let _ = write!(out, "\n<title>{}</title>", encode_text(title));
+        let _ = write!(out, "\n<title>{}</title>", markup_within(title, MAX_LABEL_BYTES));
         out.push_str(&svg[open_end..close]);
         out.push_str(&self.elements);
         out.push_str(&svg[close..]);
@@ -398,7 +385,7 @@ impl Marks {
 /// The peak in words, as the charts label it.
 pub fn peak_label(peak: &PeakMark) -> String {
     match &peak.what {
-        Some(what) => format!("peak {} at {what} ({})", bytes(peak.bytes), peak.position),
+        Some(what) => format!("peak {} at {} ({})", bytes(peak.bytes), printable(what), peak.position),
         None => format!("peak {} ({})", bytes(peak.bytes), peak.position),
     }
 }
@@ -423,14 +410,4 @@ fn mark_level(marks: &mut Marks, label: &str, tooltip: &str, floor: (i32, i32), 
 
 fn peak_on_left(peak: &PeakMark, x: &Range<f64>) -> bool {
     (peak.x as f64) < (x.start + x.end) / 2.0
-}
-
-/// Shortens `text` to about `max_chars` characters, ending with `…` when cut.
-pub fn shorten(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let mut short: String = text.chars().take(max_chars.saturating_sub(1)).collect();
-    short.push('…');
-    short
 }

@@ -9,6 +9,7 @@ use plotters::style::RGBColor;
 
 use super::{number_label, palette, render, shorten, ByteScale, Frame, Marks};
 use crate::analysis::{BufferAtPeak, Category, MemorySpaceReport};
+use crate::render::escape::printable;
 use crate::render::table::{bytes, file_name_and_line};
 use crate::render::text::{rest_label, small_label};
 
@@ -51,23 +52,23 @@ fn buffer_bar(buffer: &BufferAtPeak) -> Bar {
     let size = bytes(buffer.size_bytes);
     let mut details = format!(
         "{} ({})\n{size} ({} bytes), unpadded {}\n{}\n{}",
-        buffer.instruction,
+        printable(&buffer.instruction),
         buffer.category.label(),
         buffer.size_bytes,
         bytes(buffer.unpadded_bytes),
-        buffer.shape,
-        buffer.op_name
+        printable(&buffer.shape),
+        printable(&buffer.op_name)
     );
     if let Some(source) = &buffer.source {
         details.push('\n');
-        details.push_str(source);
+        details.push_str(&printable(source));
     }
     let mut segments = vec![(buffer.unpadded_bytes, category_color(buffer.category), details.clone())];
     if buffer.padding_bytes() > 0 {
         segments.push((
             buffer.padding_bytes(),
             palette::LIGHT_GREY,
-            format!("padding {} of {}", bytes(buffer.padding_bytes()), buffer.instruction),
+            format!("padding {} of {}", bytes(buffer.padding_bytes()), printable(&buffer.instruction)),
         ));
     }
     // Fields a buffer lacks (no op name, no source) leave no empty `· ·`.

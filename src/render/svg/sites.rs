@@ -6,13 +6,14 @@ use std::io;
 use super::palette;
 use super::peak::{draw_bars, summed_bar, Bar};
 use crate::analysis::device_memory::{DeviceMemoryReport, Site};
+use crate::render::escape::printable;
 use crate::render::table::{bytes, file_name_and_line};
 
 fn site_bar(site: &Site) -> Bar {
     let details = format!(
         "{} {}:{}\nflat {} ({} bytes) in {} allocations\ncum {} in {} allocations",
-        site.function,
-        site.file,
+        printable(&site.function),
+        printable(&site.file),
         site.line,
         bytes(site.flat_bytes),
         site.flat_bytes,

@@ -6,9 +6,11 @@ use std::io;
 
 use super::palette;
 use super::peak::{draw_bars, summed_bar, Bar};
+use crate::analysis::chart_plan::MAX_LIFETIME_BOXES;
 use crate::analysis::drawing::{torch_peak_owners, OwnerBlocks};
 use crate::analysis::torch_snapshot::user_frame::is_python;
 use crate::analysis::torch_snapshot::TorchSnapshotReport;
+use crate::render::escape::printable;
 use crate::render::table::{bytes, file_name_and_line, plural};
 
 /// Blocks drawn one by one in a bar; the rest of the owner's are one grey piece.
@@ -25,7 +27,8 @@ fn owner_bar(owner: &OwnerBlocks) -> Bar {
         .map(|(i, block)| {
             let python = block.frames.iter().find(|f| is_python(&f.function, &f.file));
             let innermost = python.map_or(String::new(), |f| {
-                format!("\n{} {}", f.function, file_name_and_line(&format!("{}:{}", f.file, f.line)))
+                let at = file_name_and_line(&format!("{}:{}", f.file, f.line));
+                format!("\n{} {}", printable(&f.function), printable(&at))
             });
             let tooltip = format!(
                 "{} ({} bytes), {} requested, at {:#x}\n{}{innermost}",
@@ -33,7 +36,7 @@ fn owner_bar(owner: &OwnerBlocks) -> Bar {
                 block.size_bytes,
                 bytes(block.requested_bytes),
                 block.address,
-                group.owner.label()
+                printable(&group.owner.label())
             );
             // Neighbouring blocks in two shades, so each can be told apart.
             (block.size_bytes, if i % 2 == 0 { palette::BLUE } else { palette::SKY }, tooltip)
@@ -56,7 +59,9 @@ pub fn peak_by_user_frame(caption: &str, report: &TorchSnapshotReport, top: usiz
     if groups.iter().all(|g| g.bytes <= 0) {
         return Ok(None);
     }
-    let mut bars: Vec<Bar> = torch_peak_owners(report, top, BLOCKS_PER_BAR).iter().map(owner_bar).collect();
+    // However many bars, no more blocks than a chart of buffers draws boxes.
+    let blocks = BLOCKS_PER_BAR.min(MAX_LIFETIME_BOXES / top.max(1)).max(1);
+    let mut bars: Vec<Bar> = torch_peak_owners(report, top, blocks).iter().map(owner_bar).collect();
     let rest = groups.get(top..).unwrap_or_default();
     if !rest.is_empty() {
         let rest_bytes = rest.iter().map(|g| g.bytes).fold(0, i64::saturating_add);

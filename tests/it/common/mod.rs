@@ -165,24 +165,23 @@ pub fn oracle_for_title<'a>(oracles: &'a [Oracle], title: &str) -> &'a Oracle {
 }
 
 /// The charts xmem should draw for a memory space, judged from XProf's output:
-/// a timeline when there are heap-simulator events, the buffers at the peak
-/// when anything is live there, the lifetimes when buffers have spans, the
-/// flame graph of the peak when anything is live there.
+/// none when nothing is live at the peak; the buffers at the peak alone
+/// without heap-simulator events; else a timeline, the buffers at the peak,
+/// the lifetimes when buffers have spans, and the flame graph of the peak.
 pub fn expected_charts(oracle: &Oracle) -> Vec<&'static str> {
-    let mut charts = Vec::new();
-    if oracle.heap_points() >= 2 {
-        charts.push("timeline");
-    }
     let live_at_peak = oracle.json["maxHeap"].as_array().is_some_and(|b| !b.is_empty());
-    if live_at_peak {
-        charts.push("peak");
+    if !live_at_peak {
+        return Vec::new();
     }
+    // Without a heap-simulator trace, the buffers at the peak are all a memory space has to show.
+    if oracle.heap_points() < 2 {
+        return vec!["peak"];
+    }
+    let mut charts = vec!["timeline", "peak"];
     if oracle.has_spans() {
         charts.push("lifetimes");
     }
-    if live_at_peak {
-        charts.push("flame");
-    }
+    charts.push("flame");
     charts
 }
 
@@ -265,4 +264,22 @@ pub fn oom_event_holds(got: &Value, want: &Value) -> bool {
             .get("program")
             .and_then(|p| p.as_str())
             .is_none_or(|program| got["program"].as_str().is_some_and(|got| got.contains(program)))
+}
+
+/// The bytes of a file, or of every file under a directory.
+pub fn bytes_under(path: &Path) -> u64 {
+    if path.is_dir() {
+        std::fs::read_dir(path).unwrap().map(|entry| bytes_under(&entry.unwrap().path())).sum()
+    } else {
+        std::fs::metadata(path).unwrap().len()
+    }
+}
+
+/// Removes a file or a directory with what it holds.
+pub fn remove(path: &Path) {
+    if path.is_dir() {
+        std::fs::remove_dir_all(path).unwrap();
+    } else {
+        std::fs::remove_file(path).unwrap();
+    }
 }
