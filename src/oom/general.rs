@@ -101,7 +101,10 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let people = if record { opening } else { text };
     let talk = tables.talk.is_match(text[sentence.clone()].as_bytes())
         || tables.conditions.is_match(opening.as_bytes())
-        || tables.people.is_match(people.as_bytes());
+        || tables.people.is_match(people.as_bytes())
+        || tables.code.is_match(text[..at].as_bytes())
+        || tables.explained.is_match(text[..at].as_bytes())
+        || (!record && tables.named.is_match(opening.as_bytes()));
     let statement = !talk
         && !is_frame(text)
         && (token || line.prefixed || tables.error_marks.is_match(text.as_bytes()) || opens_message(&text[..at]));
@@ -254,13 +257,16 @@ struct Found {
     bytes: u64,
 }
 
-/// A number, and a unit after it if there is one.
+/// A number, and a unit after it if there is one: decimal (`int`, `frac`),
+/// or hexadecimal (`hex`: `0x02800000 bytes`), with its `sep` and `unit`.
 fn size_token() -> &'static Regex {
     static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
         let mut suffixes: Vec<&str> = UNITS.iter().map(|u| u.suffix).collect();
         suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let units = suffixes.join("|");
-        Regex::new(&format!(r"(\d{{1,3}}(?:,\d{{3}})+|\d+)(\.\d*)?(?:( ?-?)({units}))?"))
+        Regex::new(&format!(
+            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*)?)(?:(?P<sep> ?-?)(?P<unit>{units}))?"
+        ))
             .expect("size pattern in xmem's source")
     });
     &TOKEN
@@ -350,11 +356,18 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     if after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '/') {
         return None;
     }
-    let number = format!("{}{}", found[1].replace(',', ""), found.get(2).map_or("", |f| f.as_str()));
+    if let Some(hex) = found.name("hex") {
+        // An address has no unit: a hexadecimal number is a size only with one (`0x02800000 bytes`).
+        let unit = UNITS.iter().find(|u| Some(u.suffix) == found.name("unit").map(|s| s.as_str()))?;
+        let count = u64::from_str_radix(hex.as_str(), 16).ok()?;
+        return Some(Found { start, end, bytes: count.checked_mul(1u64.checked_shl(unit.shift)?)? });
+    }
+    let number =
+        format!("{}{}", found.name("int")?.as_str().replace(',', ""), found.name("frac").map_or("", |f| f.as_str()));
     let bytes = |shift: u32| size::scaled(number.trim_end_matches('.'), shift).and_then(|b| u64::try_from(b).ok());
-    if let Some(suffix) = found.get(4) {
+    if let Some(suffix) = found.name("unit") {
         let unit = UNITS.iter().find(|u| u.suffix == suffix.as_str())?;
-        let separator = found.get(3).map_or("", |s| s.as_str());
+        let separator = found.name("sep").map_or("", |s| s.as_str());
         let glued = separator.is_empty();
         let hyphen_ok = !separator.contains('-') || unit.shift == 0;
         if (unit.glued_only && !glued) || !hyphen_ok {
@@ -366,9 +379,9 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     // words next to it name as bytes.
     let alone = before.is_empty() || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':');
     // A point right after the digits ends the sentence (`request of size 2048.`).
-    let decimals = found.get(2).is_some_and(|d| d.as_str() != ".");
+    let decimals = found.name("frac").is_some_and(|d| d.as_str() != ".");
     // Two digits are a byte count only where the words say so outright (`of size 16`).
-    let short_ok = found[1].len() >= 3 || regex!(r"(?i)\bof size\s*$").is_match(before);
+    let short_ok = found.name("int").is_some_and(|int| int.len() >= 3) || regex!(r"(?i)\bof size\s*$").is_match(before);
     if decimals || !short_ok || !alone || !bare_is_bytes(before, after) {
         return None;
     }
@@ -467,6 +480,12 @@ mod tests {
         assert_eq!((r.sizes.requested, r.sizes.used), (Some(322_122_547_200), Some(0)));
         let r = reading("MIOpen Error: /data/repo/MIOpen/src/hip/handlehip.cpp:68: Memory not available to allocate buffer: 528515072");
         assert_eq!(r.sizes, Sizes { requested: Some(528_515_072), ..Sizes::default() });
+        // A hexadecimal count is a size with a unit only; an address has none.
+        let r =
+            reading(":1:memory.cpp               :292 : 0853955998 us: Can't allocate memory size - 0x02800000 bytes!");
+        assert_eq!(r.sizes, Sizes { requested: Some(0x0280_0000), ..Sizes::default() });
+        let r = reading("Failed to allocate memory at 0x7f3a2c000000 of size 4096");
+        assert_eq!(r.sizes, Sizes { requested: Some(4096), ..Sizes::default() });
     }
 
     #[test]
@@ -494,6 +513,12 @@ mod tests {
             "If processes are killed by the oom killer, dmesg should contain information.",
             "This error means you ran out of memory on your GPU.",
             "The Linux Out-Of-Memory (OOM) killer terminates processes when RAM is exhausted. If your job uses more,",
+            // Source code that throws or compares with the failure, the failure named as a thing.
+            "-    throw std::bad_alloc();",
+            "+      res == VK_ERROR_OUT_OF_HOST_MEMORY) {",
+            "TIL: didn't know that vmaCreateBuffer could potentially return VK_ERROR_OUT_OF_HOST_MEMORY",
+            "Often the cause of a MemoryError is incorrect broadcasting resulting in a very large and incorrect shape.",
+            "Error -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY. I would try to reduce the number of threads.",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| !r.statement), "{talk}: {reading:?}");
@@ -506,6 +531,7 @@ mod tests {
             "DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.",
             "RuntimeError: Aborted(Cannot enlarge memory arrays to size 675418112 bytes (OOM). Either (1) compile with -sINITIAL_MEMORY=X, or (3) if you want malloc to return NULL (0) instead of this abort, compile with -sABORTING_MALLOC=0)",
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
+            "20/02/17 11:44:49 ERROR Executor: Task failed with an OutOfMemoryError",
         ] {
             let reading = read(&normalise(1, record.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| r.statement), "{record}: {reading:?}");
@@ -545,6 +571,7 @@ mod tests {
         ("tried to allocate (GPU N; total capacity)", "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity;"),
         ("shared memory exceeds", "INTERNAL: Shared memory requested exceeds device resources."),
         ("ALLOC_FAILED", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling"),
+        ("ALLOCATION_FAILURE", "OpenCL error: CL_MEM_OBJECT_ALLOCATION_FAILURE"),
         ("runtime: out of memory", "fatal error: runtime: out of memory"),
         ("killed for memory", "Task was killed due to the node running low on memory."),
         ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),
@@ -611,12 +638,13 @@ mod tests {
         ("Gb", "cannot allocate vector of size 24.6 Gb"),
         ("Gi", "exceeding its memory limit of 4Gi"),
         ("G", "Used 18.56G of 16.00G hbm."),
+        ("PiB", "Unable to allocate 48.9 PiB for an array"),
         ("EB", "Tried to allocate more than 1EB memory"),
     ];
 
     /// Units no public log we found prints, kept because the steps between
     /// `G` and `E` must read whichever of them a log uses.
-    const UNITS_WITHOUT_A_PUBLIC_LINE: &[&str] = &["TiB", "TB", "T", "PiB", "PB", "P", "EiB", "E"];
+    const UNITS_WITHOUT_A_PUBLIC_LINE: &[&str] = &["TiB", "TB", "T", "PB", "P", "EiB", "E"];
 
     #[test]
     fn every_unit_reads_a_size_of_a_real_line() {
@@ -633,7 +661,7 @@ mod tests {
             real_line(&lines, example);
             let read = size_token()
                 .captures_iter(example)
-                .filter(|c| c.get(4).is_some_and(|u| u.as_str() == unit.suffix))
+                .filter(|c| c.name("unit").is_some_and(|u| u.as_str() == unit.suffix))
                 .filter_map(|c| as_size(example, &c))
                 .count();
             assert!(read > 0, "no size in {:?} read in {example:?}", unit.suffix);

@@ -80,6 +80,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        name: "ALLOCATION_FAILURE",
+        pattern: r"\b(?:[A-Z]+_)*ALLOCATION_FAILURE\b",
+        closest: Closest::Kind(Kind::RuntimeAllocationFailure),
+        strength: Token,
+    },
+    Wording {
         name: "runtime: out of memory",
         pattern: r"\b(?:runtime|fatal error): out of memory\b",
         closest: Closest::Kind(Kind::HostOom),
@@ -130,7 +136,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "allocation failed",
-        pattern: r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\b(?:VirtualAlloc|mmap|malloc|calloc|realloc) of .{1,40}? failed",
+        pattern: r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\b(?:VirtualAlloc|mmap|malloc|calloc|realloc) of .{1,40}? failed|\bfail(?:ure|ed) in \w*alloc",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -142,7 +148,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "OutOfMemory",
-        pattern: r"OutOfMemory|OUT_OF_MEMORY|\bErrorOutOfMemory\b|OutOfDeviceMemory",
+        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_)?MEMORY|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory",
         closest: ByPlace,
         strength: Token,
     },
@@ -230,6 +236,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "error allocating",
     "allocation",
     "alloc of",
+    "failure in",
+    "failed in",
     "mmap of",
     "enomem",
     "errno 12",
@@ -279,7 +287,7 @@ pub(super) const ERROR_MARKS: &str = concat!(
 /// advice (`If reserved but unallocated memory is large try …`, `if you
 /// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
-    r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail)\b",
+    r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
 );
 
@@ -298,6 +306,25 @@ pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my)\b";
 /// killer, dmesg should …`, `In case the process is being killed by the OOM
 /// killer, no dump …`.
 pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b";
+
+/// Source code before the failure words (a statement that throws, catches
+/// or compares with the failure, in a diff or a traceback's quoted line):
+/// `throw std::bad_alloc();`, `if (res == VK_ERROR_OUT_OF_DEVICE_MEMORY)`,
+/// `raise MemoryError(...)`. Code names the failure, it does not report one.
+pub(super) const CODE: &str =
+    r"^[\s+>-]*(?:throw|raise|catch|except|if|elif|while|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$";
+
+/// A determiner right before the failure words: the failure named as a
+/// thing (`why does this give a MemoryError`, `will throw an
+/// OutOfMemoryError if …`), talk unless the sentence opens as a record
+/// (`Task failed with an OutOfMemoryError`).
+pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)\s+["'`]?$"#;
+
+/// A status number explained by the failure's name (`Error -2 is
+/// VK_ERROR_OUT_OF_DEVICE_MEMORY`, `errno 12 means ENOMEM`): a person
+/// decoding a code, whatever error words the line holds.
+pub(super) const EXPLAINED: &str =
+    r#"(?i)\b(?:error|code|errcode|errno|status)\s*[-=:#]?\s*-?\d+\s+(?:is|means|stands for)\s+["'`]?[\w:.]*$"#;
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,6 +402,9 @@ pub(super) struct Compiled {
     pub talk: Regex,
     pub conditions: Regex,
     pub people: Regex,
+    pub code: Regex,
+    pub named: Regex,
+    pub explained: Regex,
     /// One regex per side: each alternative a row of [`SIZE_ROLES`], as a numbered group.
     pub roles_before: Regex,
     pub roles_after: Regex,
@@ -433,6 +463,9 @@ pub(super) fn compiled() -> &'static Compiled {
             talk: ascii(TALK),
             conditions: ascii(CONDITIONS),
             people: ascii(PEOPLE),
+            code: ascii(CODE),
+            named: ascii(NAMED),
+            explained: ascii(EXPLAINED),
             roles_before: roles(Side::Before, false),
             roles_after: roles(Side::After, true),
         }
