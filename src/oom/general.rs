@@ -102,8 +102,8 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let talk = tables.talk.is_match(text[sentence.clone()].as_bytes())
         || tables.conditions.is_match(opening.as_bytes())
         || tables.people.is_match(people.as_bytes())
-        || tables.code.is_match(text[..at].as_bytes())
-        || tables.explained.is_match(text[..at].as_bytes())
+        || tables.code.is_match(&text.as_bytes()[..at])
+        || tables.explained.is_match(&text.as_bytes()[..at])
         || (!record && tables.named.is_match(opening.as_bytes()));
     let statement = !talk
         && !is_frame(text)
