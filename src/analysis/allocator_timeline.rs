@@ -60,6 +60,9 @@ pub struct AllocatorReport {
     pub xprof_peak_step: XprofPeakStep,
     /// Where xmem's figures differ from XProf's, one line each.
     pub notes: Vec<String>,
+    /// What in the allocator's events cannot be true; when not empty, the
+    /// figures above are computed from them but are not sound.
+    pub inconsistencies: Vec<String>,
 }
 
 impl AllocatorReport {
@@ -282,6 +285,7 @@ pub fn analyze_allocator(allocator: &Allocator) -> AllocatorReport {
         xprof_summary,
         xprof_peak_step,
         notes: Vec::new(),
+        inconsistencies: allocator.inconsistencies.clone(),
     };
     report.notes = differences(&report, events.len());
     report

@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{sum_bytes, BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus};
+use super::{
+    checked_sum_bytes, sum_bytes, BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus,
+};
 use crate::id_index::IdIndex;
 use crate::model::{Allocation, BufferAssignment, HeapEventKind, HeapTrace, LogicalBuffer, ScopedAllocation};
 
@@ -292,6 +294,9 @@ struct BufferState {
     span: Option<Span>,
     /// An event names this buffer (XProf reports spans of these only).
     seen: bool,
+    /// Allocated (or shared) and not freed since: a second ALLOC is counted
+    /// twice, as XProf counts it, and marked.
+    allocated: bool,
 }
 
 /// Each buffer's part in one replay: a table over all the module's buffers
@@ -386,6 +391,10 @@ struct Simulation {
     /// Events replayed: the last index of a span that is never freed.
     events: usize,
     error: Option<String>,
+    /// Buffers allocated again while live: the first (event, buffer id) and how many.
+    double_allocations: Option<(usize, i64, usize)>,
+    /// The first event at which the heap passed 2^63 - 1 bytes and was held there.
+    overflow_at: Option<usize>,
 }
 
 impl Simulation {
@@ -420,7 +429,10 @@ impl Simulation {
         let next = self.pushes.len();
         let previous_open = self.state(slot).open_push.replace(next);
         self.pushes.push(Push { slot, event, removed_at: None, previous_open });
-        let heap = self.heap_now().saturating_add(buffer.size);
+        let heap = self.heap_now().checked_add(buffer.size).unwrap_or_else(|| {
+            self.overflow_at.get_or_insert(event);
+            i64::MAX
+        });
         let unpadded = self.unpadded_now().saturating_add(buffer.unpadded_size);
         self.set_now(heap, unpadded);
         if heap > self.peak {
@@ -456,6 +468,11 @@ impl Simulation {
     }
 
     fn alloc(&mut self, index: &Index, slot: usize, event: usize) {
+        if std::mem::replace(&mut self.state(slot).allocated, true) {
+            let id = index.assignment.logical_buffers[slot].id;
+            let (_, _, count) = self.double_allocations.get_or_insert((event, id, 0));
+            *count += 1;
+        }
         let root = self.root(slot);
         self.state(root).ref_count += 1;
         self.increase(index, slot, event);
@@ -464,6 +481,7 @@ impl Simulation {
     }
 
     fn free(&mut self, index: &Index, slot: usize, event: usize) -> Result<(), String> {
+        self.state(slot).allocated = false;
         let root = self.root(slot);
         let state = self.state(root);
         state.ref_count -= 1;
@@ -490,7 +508,9 @@ impl Simulation {
             let id = index.assignment.logical_buffers[slot].id;
             return Err(format!("buffer {id} shares memory with itself through a cycle, at event {event}"));
         }
-        self.state(slot).canonical = Some(canonical);
+        let sharer = self.state(slot);
+        sharer.canonical = Some(canonical);
+        sharer.allocated = true;
         let state = self.state(root);
         state.ref_count += 1;
         // Sharing with a buffer that was already freed brings its memory back.
@@ -590,6 +610,8 @@ fn simulate(index: &Index, trace: &HeapTrace, positions: Option<&[u32]>) -> Simu
         allocations_touched: FxHashSet::default(),
         events: n,
         error: None,
+        double_allocations: None,
+        overflow_at: None,
     };
     // heap[i] is the heap before event i; the last element is the running value.
     sim.heap.push(0);
@@ -660,6 +682,13 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     let assignment = index.assignment;
     let allocations: Vec<&Allocation> = index.allocations(color).collect();
     let mut notes: Vec<Arc<str>> = Vec::new();
+    // What reading the assignment found wrong here, then what the replay finds.
+    let mut inconsistencies: Vec<Arc<str>> = assignment
+        .inconsistencies
+        .iter()
+        .filter(|found| found.touches(color, trace_index))
+        .map(|found| Arc::from(found.what.as_str()))
+        .collect();
 
     // Always-live buffers: for each indefinite allocation, its largest
     // logical buffer stands for it (XProf's choice), and the allocation's size
@@ -700,7 +729,12 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     let always_live_count = at_peak.len();
     breakdown.thread_local = sum_bytes(allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size));
 
-    let total_allocation_bytes: i64 = sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size));
+    let total_allocation_bytes = checked_sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size))
+        .unwrap_or_else(|| {
+            inconsistencies
+                .push("the sizes of this memory space's allocations add up to more than 2^63 - 1 bytes".into());
+            i64::MAX
+        });
     let indefinite_bytes: i64 = sum_bytes(allocations.iter().filter(|a| is_indefinite(a)).map(|a| a.size));
     let temporary_allocations = allocations.iter().any(|a| !is_indefinite(a) && !a.is_thread_local && a.size > 0);
 
@@ -720,6 +754,25 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             let sim = simulate(index, trace, positions);
             if let Some(error) = &sim.error {
                 notes.push(format!("heap simulation stopped: {error}; figures cover the events before it").into());
+                inconsistencies.push(format!("heap trace {trace_number} does not add up: {error}").into());
+            }
+            if let Some((event, id, count)) = sim.double_allocations {
+                let more = if count > 1 { format!(" (and {} more like it)", count - 1) } else { String::new() };
+                inconsistencies.push(
+                    format!(
+                        "heap trace {trace_number}: event {event} allocates buffer {id} again while it is live; \
+                         it is counted twice, as XProf counts it{more}"
+                    )
+                    .into(),
+                );
+            }
+            if let Some(event) = sim.overflow_at {
+                inconsistencies.push(
+                    format!(
+                        "heap trace {trace_number}: the heap passes 2^63 - 1 bytes at event {event} and is held there"
+                    )
+                    .into(),
+                );
             }
             let allocations_touched = sim.allocations_touched.len();
             if allocations_touched > 1 {
@@ -784,7 +837,11 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     lifetimes.shrink_to_fit();
     notes.shrink_to_fit();
 
-    let peak_bytes = peak.saturating_add(baseline);
+    let peak_bytes = peak.checked_add(baseline).unwrap_or_else(|| {
+        inconsistencies.push("the peak passes 2^63 - 1 bytes and is held there".into());
+        i64::MAX
+    });
+    inconsistencies.shrink_to_fit();
     let fragmentation_denominator = total_allocation_bytes.saturating_sub(indefinite_bytes);
     let fragmentation = if fragmentation_denominator > 0 {
         total_allocation_bytes.saturating_sub(peak_bytes) as f64 / fragmentation_denominator as f64
@@ -820,6 +877,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         max_scoped_vmem_bytes: None,
         max_scoped_vmem_instruction: None,
         notes,
+        inconsistencies,
         attribution: Default::default(),
     }
 }
@@ -870,6 +928,7 @@ mod tests {
                 ..Default::default()
             }],
             heap_traces: vec![HeapTrace { events, instruction_names: vec!["fusion".into()] }],
+            inconsistencies: Vec::new(),
         }
     }
 

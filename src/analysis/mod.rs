@@ -26,6 +26,12 @@ pub fn sum_bytes(sizes: impl Iterator<Item = i64>) -> i64 {
     sizes.fold(0, i64::saturating_add)
 }
 
+/// The sum of byte counts, or `None` when it does not fit in an `i64`: a
+/// total that would saturate is a finding, not a figure.
+pub fn checked_sum_bytes(mut sizes: impl Iterator<Item = i64>) -> Option<i64> {
+    sizes.try_fold(0i64, i64::checked_add)
+}
+
 pub const REPORT_SCHEMA: &str = "xmem.report/1";
 
 #[derive(Debug, Clone, Serialize)]
@@ -44,6 +50,35 @@ pub struct Report {
 }
 
 impl Report {
+    /// One warning per module and allocator whose input contradicts itself:
+    /// which memory spaces, and the first finding. `--strict` fails on them.
+    pub fn inconsistency_warnings(&self) -> Vec<String> {
+        let modules = self.modules.iter().filter_map(|module| {
+            let spaces: Vec<&MemorySpaceReport> =
+                module.memory_spaces.iter().filter(|s| !s.inconsistencies.is_empty()).collect();
+            let first = spaces.first()?;
+            let more = match spaces.len() - 1 {
+                0 => String::new(),
+                n => format!(" and {n} more memory spaces"),
+            };
+            Some(format!(
+                "{}: module {}, {}{more}: inconsistent input, its figures are not sound: {}",
+                module.input,
+                module.display_name(),
+                first.name,
+                first.inconsistencies.first().map_or("", |found| found.as_ref())
+            ))
+        });
+        let allocators = self.allocators.iter().filter_map(|allocator| {
+            let first = allocator.inconsistencies.first()?;
+            Some(format!(
+                "allocator {}: inconsistent input, its figures are not sound: {first}",
+                allocator.display_name()
+            ))
+        });
+        modules.chain(allocators).collect()
+    }
+
     /// Why nothing could be analysed, when that is so: there is no device
     /// memory profile and no allocator, and every module lacks a buffer
     /// assignment or the input holds no module at all.
@@ -190,6 +225,12 @@ pub struct MemorySpaceReport {
     pub max_scoped_vmem_instruction: Option<String>,
     /// Shared: a trace of thousands of memory spaces gives each the same note.
     pub notes: Vec<Arc<str>>,
+    /// What in the input contradicts itself and touches this memory space's
+    /// figures (a negative size, a repeated id, a buffer past its allocation,
+    /// events naming buffers the assignment does not hold, a buffer allocated
+    /// twice, a sum past 2^63 - 1): when not empty, the figures are computed
+    /// as XProf would compute them but are not sound.
+    pub inconsistencies: Vec<Arc<str>>,
     #[serde(flatten)]
     pub attribution: attribution::Attribution,
 }
@@ -344,7 +385,7 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
     if !without_events.is_empty() {
         notes.push(format!("{}: {NO_ALLOCATOR_EVENTS}", without_events.join(", ")));
     }
-    Report {
+    let mut report = Report {
         schema: REPORT_SCHEMA,
         inputs: captures.iter().map(|c| c.input.clone()).collect(),
         modules,
@@ -355,7 +396,10 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
         allocators,
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
         notes,
-    }
+    };
+    let inconsistent = report.inconsistency_warnings();
+    report.warnings.extend(inconsistent);
+    report
 }
 
 /// What an input holds, for `xmem list`.

@@ -84,6 +84,24 @@ pub fn load(path: &Path, input: &InputOptions) -> anyhow::Result<Capture> {
     Ok(capture)
 }
 
+/// Analyses what was loaded. Inconsistent input (a memory space or
+/// allocator whose figures come from data that contradicts itself) is found
+/// as the input is read and replayed: a warning per module or allocator,
+/// and with `--strict`, an error.
+pub fn analyzed(captures: &[Capture], input: &InputOptions, options: &attribution::Options) -> anyhow::Result<Report> {
+    let report = analysis::analyze_with(captures, options);
+    let inconsistent = report.inconsistency_warnings();
+    if input.strict {
+        if let Some(first) = inconsistent.first() {
+            anyhow::bail!("{first} (--strict)");
+        }
+    }
+    for warning in &inconsistent {
+        eprintln!("xmem: warning: {warning}");
+    }
+    Ok(report)
+}
+
 /// What `--module` asked for, to rank the names that exist against it.
 fn selection_text(filter: &select::Filter) -> String {
     match &filter.module {
@@ -137,7 +155,7 @@ pub fn usable_report(
     options: &attribution::Options,
 ) -> anyhow::Result<Report> {
     let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
-    let report = analysis::analyze_with(&captures, options);
+    let report = analyzed(&captures, input, options)?;
     match report.nothing_usable() {
         Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
         None => Ok(report),

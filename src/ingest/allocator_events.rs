@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
+use super::consistency::Findings;
 use super::step_grouping::{is_loop_op, EventForest, GroupingKind, GroupingStats};
 use super::wire::{Field, Walker};
 use super::xspace::{map_entry, wire_error, PlaneParts};
@@ -250,6 +251,7 @@ pub struct HostAllocators {
 struct AllocatorBuilder {
     allocator: Allocator,
     string_ids: HashMap<Vec<u8>, u32>,
+    findings: Findings,
 }
 
 impl AllocatorBuilder {
@@ -280,6 +282,7 @@ impl HostAllocators {
                 ..Allocator::default()
             },
             string_ids: HashMap::new(),
+            findings: Findings::default(),
         };
         builder.intern(b"");
         self.allocators.push(builder);
@@ -288,7 +291,10 @@ impl HostAllocators {
     }
 
     pub fn finish(self) -> Vec<Allocator> {
-        self.allocators.into_iter().map(|b| b.allocator).collect()
+        self.allocators
+            .into_iter()
+            .map(|b| Allocator { inconsistencies: b.findings.into_messages(), ..b.allocator })
+            .collect()
     }
 
     /// How far each allocator has got, so a plane that turns out damaged
@@ -605,9 +611,37 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             shape: builder.intern(reader.text(&stats.shape)),
             step: stats.group_id,
         };
+        check_event(&mut builder.findings, builder.allocator.events.len(), &event);
         builder.allocator.events.push(event);
         if let Some(node) = node {
             self.pending_steps.push((allocator, builder.allocator.events.len() - 1, node));
         }
+    }
+}
+
+/// The totals and sizes an allocator event states that cannot be true.
+fn check_event(findings: &mut Findings, index: usize, event: &AllocatorEvent) {
+    let kind = match event.kind {
+        AllocatorEventKind::Allocation => "allocation",
+        AllocatorEventKind::Deallocation => "deallocation",
+    };
+    let figures = [
+        ("bytes in use", event.heap_allocated_bytes),
+        ("bytes reserved", event.stack_reserved_bytes),
+        ("free bytes", event.free_memory_bytes),
+        ("peak bytes in use", event.peak_bytes_in_use),
+        ("requested bytes", event.requested_bytes),
+        ("allocation bytes", event.allocation_bytes),
+    ];
+    for (what, value) in figures.into_iter().filter(|&(_, value)| value < 0) {
+        findings.add(what, None, None, || format!("event {index} ({kind}) states a negative {what} ({value})"));
+    }
+    let total = [event.heap_allocated_bytes, event.stack_reserved_bytes, event.free_memory_bytes]
+        .into_iter()
+        .try_fold(0i64, |sum, value| sum.checked_add(value.max(0)));
+    if total.is_none() {
+        findings.add("capacity overflow", None, None, || {
+            format!("event {index} ({kind}): bytes in use, reserved and free add up to more than 2^63 - 1")
+        });
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use prost::Message;
 use rustc_hash::FxHashMap;
 
+use super::consistency;
 use super::interner::Interner;
 use super::proto::xla::{
     BufferAllocationProto, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto, ProgramShapeProto,
@@ -230,12 +231,13 @@ fn decode_module_parts(
                 for instruction in walker.fields(computation) {
                     let instruction = instruction.map_err(|e| wire_error(path, e))?;
                     let (2, Some(bytes)) = (instruction.number, instruction.as_bytes()) else { continue };
-                    let mut id = None;
+                    // proto3 leaves a zero id off the wire: absent is id 0.
+                    let mut id = 0;
                     let (mut instruction_name, mut scoped_vmem): (&[u8], i64) = (&[], 0);
                     for part in walker.fields(bytes) {
                         let part = part.map_err(|e| wire_error(path, e))?;
                         match (part.number, part.as_bytes()) {
-                            (35, None) => id = part.as_u64().map(|v| v as i64),
+                            (35, None) => id = part.as_u64().unwrap_or(0) as i64,
                             (1, Some(b)) => instruction_name = b,
                             (3, Some(shape)) => layout_spaces(walker, shape, &mut layout_memory_spaces, 0)
                                 .map_err(|e| wire_error(path, e))?,
@@ -247,7 +249,7 @@ fn decode_module_parts(
                         max_scoped_vmem =
                             Some(ScopedAllocation { bytes: scoped_vmem, instruction: text(instruction_name) });
                     }
-                    if let Some(slot) = id.and_then(|id| defining.slots.get(id)) {
+                    if let Some(slot) = defining.slots.get(id) {
                         let decoded = HloInstructionProto::decode(bytes).map_err(|e| {
                             Error::malformed(path, Some(instruction.offset), format!("HloInstructionProto: {e}"))
                         })?;
@@ -458,6 +460,7 @@ fn convert_assignment(
     strings: &mut Interner,
 ) -> BufferAssignment {
     let RawAssignment { logical_buffers, buffer_allocations, heap_traces } = assignment;
+    let mut findings = consistency::check_assignment(&logical_buffers, &buffer_allocations, &heap_traces);
     let ids: Vec<i64> = logical_buffers.iter().map(|b| b.id).collect();
     let logical_protos = IdIndex::new(&ids);
     let mut out = BufferAssignment { logical_buffers: Vec::with_capacity(ids.len()), ..Default::default() };
@@ -481,10 +484,21 @@ fn convert_assignment(
         for assigned in &allocation.assigned {
             let Some(position) = logical_protos.get(assigned.logical_buffer_id) else { continue };
             let Some(proto) = logical_buffers.get(position) else { continue };
-            let Some(defined_at) = &proto.defined_at else { continue };
-            let Some(instruction) = defining.slots.get(defined_at.instruction_id) else { continue };
-            let element = defined_at.shape_index.last().copied();
-            let Some((shape, unpadded_size)) = defining.shape_of(instruction, element) else { continue };
+            let element = proto.defined_at.as_ref().map(|d| (d.instruction_id, d.shape_index.last().copied()));
+            let found = element.and_then(|(id, element)| {
+                let instruction = defining.slots.get(id)?;
+                Some((instruction, defining.shape_of(instruction, element)?))
+            });
+            let (Some(defined_at), Some((instruction, (shape, unpadded_size)))) = (&proto.defined_at, found) else {
+                findings.add("buffer without instruction", Some(proto.color), None, || match element {
+                    Some((id, _)) => format!(
+                        "logical buffer {} is defined by instruction {id}, which the module does not hold; it is left out",
+                        proto.id
+                    ),
+                    None => format!("logical buffer {} names no defining instruction; it is left out", proto.id),
+                });
+                continue;
+            };
             let buffer = LogicalBuffer {
                 id: proto.id,
                 size: proto.size,
@@ -534,6 +548,7 @@ fn convert_assignment(
         })
         .collect();
     out.heap_traces = heap_traces;
+    out.inconsistencies = findings.into_inconsistencies();
     out
 }
 

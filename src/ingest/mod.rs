@@ -3,6 +3,7 @@
 //! a protobuf type or a file layout.
 
 mod allocator_events;
+mod consistency;
 pub mod hlo;
 mod interner;
 pub mod pprof;
@@ -15,7 +16,7 @@ mod xla_shape;
 pub mod xspace;
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -345,12 +346,22 @@ fn add_xspace<'a>(
 ) -> Vec<PendingModule<'a>> {
     capture.hosts.push(contents.host);
     capture.allocators.extend(contents.allocators);
-    let mut ids_on_host = HashSet::new();
+    let mut ids_on_host: HashMap<u64, String> = HashMap::new();
     let mut shadowed = Vec::new();
+    let mut same_id = Vec::new();
     let pending = contents
         .hlo_protos
         .into_iter()
-        .filter(|embedded| ids_on_host.insert(embedded.program_id))
+        .filter(|embedded| match ids_on_host.entry(embedded.program_id) {
+            Entry::Vacant(slot) => {
+                slot.insert(embedded.name.clone());
+                true
+            }
+            Entry::Occupied(first) => {
+                same_id.push(format!("{} and {}", first.get(), embedded.name));
+                false
+            }
+        })
         .filter(|embedded| {
             let name = hlo::module_name(&embedded.bytes).unwrap_or_default();
             match seen_programs.entry((name, embedded.program_id)) {
@@ -375,6 +386,16 @@ fn add_xspace<'a>(
             bytes: embedded.bytes,
         })
         .collect();
+    if let Some(first) = same_id.first() {
+        let more = match same_id.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more pairs)"),
+        };
+        capture.warnings.push(format!(
+            "{}: modules {first} have one program id{more}; only the first is reported, as XProf keeps one",
+            host.display()
+        ));
+    }
     if !shadowed.is_empty() {
         capture.warnings.push(format!(
             "{}: an earlier host of the run holds a different program under the same name and id for {}; \

@@ -8,8 +8,8 @@ pub mod program;
 pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind};
 pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
 pub use program::{
-    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
-    LogicalBuffer, Module, ScopedAllocation, SourceLocation,
+    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, Inconsistency, InputOutputAlias,
+    Instruction, LogicalBuffer, Module, ScopedAllocation, SourceLocation,
 };
 
 /// Everything read from one input (a file, a run directory or a dump directory).

@@ -74,6 +74,32 @@ pub struct BufferAssignment {
     pub logical_buffers: Vec<LogicalBuffer>,
     pub allocations: Vec<Allocation>,
     pub heap_traces: Vec<HeapTrace>,
+    /// What in the assignment does not add up, found as it was read; the
+    /// memory spaces it touches carry it, so that no figure made from it
+    /// passes for sound.
+    pub inconsistencies: Vec<Inconsistency>,
+}
+
+/// A part of the input that contradicts another or cannot be true (a
+/// negative size, an id listed twice, a buffer past its allocation's end, an
+/// event naming a buffer the assignment does not hold).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inconsistency {
+    /// The memory space (buffer colour) whose figures it touches; `None` for
+    /// every memory space of the trace or module.
+    pub color: Option<i64>,
+    /// The heap trace it lies in, when it lies in one.
+    pub trace: Option<usize>,
+    /// What is wrong, naming the ids and values involved, and how many more
+    /// of the same kind there are.
+    pub what: String,
+}
+
+impl Inconsistency {
+    /// Whether it touches the figures of memory space `color` replayed from `trace`.
+    pub fn touches(&self, color: i64, trace: Option<usize>) -> bool {
+        self.color.is_none_or(|c| c == color) && self.trace.is_none_or(|t| Some(t) == trace)
+    }
 }
 
 #[derive(Debug, Clone, Default)]
