@@ -380,10 +380,25 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
     let mut notes = Vec::new();
-    let without_events: Vec<&str> =
-        captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()).map(|c| c.input.as_str()).collect();
+    let without_events: Vec<&str> = captures
+        .iter()
+        .filter(|c| !c.hosts.is_empty() && c.allocators.is_empty() && c.damaged_allocator_planes.is_empty())
+        .map(|c| c.input.as_str())
+        .collect();
     if !without_events.is_empty() {
         notes.push(format!("{}: {NO_ALLOCATOR_EVENTS}", without_events.join(", ")));
+    }
+    for capture in captures.iter().filter(|c| !c.damaged_allocator_planes.is_empty()) {
+        let read = if capture.allocators.is_empty() {
+            "none could be read"
+        } else {
+            "those read before the damage are kept, the rest are lost"
+        };
+        notes.push(format!(
+            "{}: allocator events were in damaged {}: {read} (see the warning)",
+            capture.input,
+            capture.damaged_allocator_planes.join(", ")
+        ));
     }
     let mut report = Report {
         schema: REPORT_SCHEMA,

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::consistency::Findings;
 use super::step_grouping::{is_loop_op, EventForest, GroupingKind, GroupingStats};
-use super::wire::{Field, Walker};
+use super::wire::{Field, Value, Walker};
 use super::xspace::{map_entry, wire_error, PlaneParts};
 use crate::error::{Error, Result};
 use crate::model::{Allocator, AllocatorEvent, AllocatorEventKind};
@@ -80,6 +80,24 @@ fn stat_kind(name: &[u8]) -> Option<StatKind> {
         _ => return None,
     })
 }
+
+/// The stats an allocator event is read for, each as the kinds that stand
+/// for it (an allocator is named or numbered).
+const ALLOCATOR_STATS: [&[StatKind]; 13] = [
+    &[StatKind::AllocatorName, StatKind::AllocatorOrdinal],
+    &[StatKind::BytesReserved],
+    &[StatKind::BytesAllocated],
+    &[StatKind::BytesAvailable],
+    &[StatKind::Fragmentation],
+    &[StatKind::PeakBytesInUse],
+    &[StatKind::RequestedBytes],
+    &[StatKind::AllocationBytes],
+    &[StatKind::Address],
+    &[StatKind::TfOp],
+    &[StatKind::RegionType],
+    &[StatKind::DataType],
+    &[StatKind::Shape],
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EventKind {
@@ -177,6 +195,9 @@ struct EventStats<'f> {
     shape: Text<'f>,
     group_id: Option<i64>,
     grouping: GroupingStats,
+    /// A stat, or a name it refers to, whose metadata the plane does not
+    /// hold (cut off with it).
+    unknown_metadata: bool,
 }
 
 /// An XStat's value. Integers are read whether stored signed or unsigned.
@@ -296,28 +317,6 @@ impl HostAllocators {
             .map(|b| Allocator { inconsistencies: b.findings.into_messages(), ..b.allocator })
             .collect()
     }
-
-    /// How far each allocator has got, so a plane that turns out damaged
-    /// can be taken back.
-    pub fn checkpoint(&self) -> Checkpoint {
-        Checkpoint { events: self.allocators.iter().map(|b| b.allocator.events.len()).collect() }
-    }
-
-    /// Drops every allocator and event read since `checkpoint`: a damaged
-    /// plane adds none of its events rather than some.
-    pub fn rollback(&mut self, checkpoint: Checkpoint) {
-        let kept = checkpoint.events.len();
-        self.allocators.truncate(kept);
-        self.by_name.retain(|_, index| *index < kept);
-        for (builder, events) in self.allocators.iter_mut().zip(checkpoint.events) {
-            builder.allocator.events.truncate(events);
-        }
-    }
-}
-
-/// See [`HostAllocators::checkpoint`].
-pub struct Checkpoint {
-    events: Vec<usize>,
 }
 
 /// What a plane's metadata says about its events and stats.
@@ -329,6 +328,8 @@ struct PlaneIndex<'f> {
     metadata_with_stats: HashMap<i64, &'f [u8]>,
     stat_kinds: HashMap<i64, StatKind>,
     stat_names: HashMap<i64, &'f [u8]>,
+    /// Every stat kind an allocator event is read for has its metadata.
+    every_allocator_stat_named: bool,
     has_loop_ops: bool,
     already_grouped: bool,
 }
@@ -355,20 +356,42 @@ impl<'f> PlaneReader<'f> {
 
     /// Reads one XStat into `stats` if it is a kind xmem uses.
     fn apply_stat(&self, stat: &'f [u8], stats: &mut EventStats<'f>) -> Result<()> {
-        if let Some((kind, value)) = self.read_stat(stat)? {
+        let (id, read) = self.read_stat(stat)?;
+        // An unknown stat matters only while a kind xmem reads has no
+        // metadata: it may be that one.
+        stats.unknown_metadata |= !self.index.stat_names.contains_key(&id) && !self.index.every_allocator_stat_named;
+        if let Some((kind, value)) = read {
+            if let StatValue::Text(Text::Ref(name)) = value {
+                stats.unknown_metadata |= !self.index.stat_names.contains_key(&name);
+            }
             stats.apply(kind, value);
         }
         Ok(())
     }
 
-    /// One XStat, if it is a kind xmem uses.
-    fn read_stat(&self, stat: &'f [u8]) -> Result<Option<(StatKind, StatValue<'f>)>> {
+    /// One XStat: its metadata id, and its kind and value if it is a kind xmem uses.
+    fn read_stat(&self, stat: &'f [u8]) -> Result<(i64, Option<(StatKind, StatValue<'f>)>)> {
+        let mut id = 0;
         let mut kind = None;
         let mut value = StatValue::Other;
         for field in self.fields(stat) {
             let field = field?;
+            // XStat: metadata_id = 1, uint64 = 3, int64 = 4, ref = 7 (varints),
+            // double = 2 (fixed64), str = 5, bytes = 6.
+            let expected = match field.number {
+                1 | 3 | 4 | 7 => matches!(field.value, Value::Varint(_)),
+                2 => matches!(field.value, Value::Fixed64(_)),
+                5 | 6 => matches!(field.value, Value::Bytes(_)),
+                _ => true,
+            };
+            if !expected {
+                return Err(wrong_wire_type(self.path, "XStat", &field));
+            }
             match field.number {
-                1 => kind = field.as_u64().and_then(|id| self.index.stat_kinds.get(&(id as i64)).copied()),
+                1 => {
+                    id = field.as_u64().unwrap_or(0) as i64;
+                    kind = self.index.stat_kinds.get(&id).copied();
+                }
                 2 => value = field.as_f64().map_or(StatValue::Other, StatValue::Double),
                 3 | 4 => value = field.as_u64().map_or(StatValue::Other, |v| StatValue::Int(v as i64)),
                 5 => value = field.as_bytes().map_or(StatValue::Other, |b| StatValue::Text(Text::Inline(b))),
@@ -376,7 +399,7 @@ impl<'f> PlaneReader<'f> {
                 _ => value = StatValue::Other,
             }
         }
-        Ok(kind.map(|kind| (kind, value)))
+        Ok((id, kind.map(|kind| (kind, value))))
     }
 
     /// Applies every stat (field `number`) of `message`.
@@ -406,14 +429,34 @@ fn name_and_stats<'f>(reader: &PlaneReader<'f>, message: &'f [u8]) -> Result<(&'
     Ok((name, has_stats))
 }
 
+/// What reading one plane's allocator events came to.
+#[derive(Debug, Default)]
+pub struct PlaneRead {
+    /// The plane's event metadata names allocator events.
+    pub has_allocator_events: bool,
+    /// Allocator events added.
+    pub kept: usize,
+    /// Allocator events left out because the metadata of one of their stats
+    /// is not in the plane (it was cut off): their figures are not known.
+    pub incomplete: usize,
+    /// The first thread (line) that does not decode: its events before the
+    /// error are kept, and the other threads are still read.
+    pub damaged_line: Option<Error>,
+}
+
 /// Adds the allocator events of `plane` to `out`. A plane with no
-/// allocator event metadata is left unread.
+/// allocator event metadata is left unread. A damaged line keeps the events
+/// read before its damage. `whole` says the plane's parts are all there; in a
+/// plane cut short, an allocator event some of whose stats' metadata was cut
+/// off is left out (and counted), and steps are not grouped, since the
+/// events that would group them may be the ones whose metadata is missing.
 pub fn read_plane<'f>(
     path: &'f Path,
     walker: Walker<'f>,
     plane: &PlaneParts<'f>,
     out: &mut HostAllocators,
-) -> Result<()> {
+    whole: bool,
+) -> Result<PlaneRead> {
     let mut reader = PlaneReader {
         path,
         walker,
@@ -422,6 +465,7 @@ pub fn read_plane<'f>(
             metadata_with_stats: HashMap::new(),
             stat_kinds: HashMap::new(),
             stat_names: HashMap::new(),
+            every_allocator_stat_named: false,
             has_loop_ops: false,
             already_grouped: false,
         },
@@ -441,7 +485,7 @@ pub fn read_plane<'f>(
         }
     }
     if !has_allocator_events {
-        return Ok(());
+        return Ok(PlaneRead::default());
     }
     for entry in &plane.stat_metadata {
         let (id, Some(metadata)) = map_entry(path, walker, entry)? else { continue };
@@ -452,13 +496,18 @@ pub fn read_plane<'f>(
         }
         reader.index.stat_names.insert(id, name);
     }
+    reader.index.every_allocator_stat_named = ALLOCATOR_STATS
+        .iter()
+        .all(|kinds| kinds.iter().any(|kind| reader.index.stat_kinds.values().any(|known| known == kind)));
     let mut plane_pid = None;
     for stat in &plane.stats {
-        if let (None, Some((StatKind::ProcessId, value))) = (plane_pid, reader.read_stat(stat)?) {
+        if let (None, (_, Some((StatKind::ProcessId, value)))) = (plane_pid, reader.read_stat(stat)?) {
             plane_pid = Some(value.int());
         }
     }
-    PlaneWalk::new(&reader, out, plane_pid).run(&plane.lines)
+    let mut walk = PlaneWalk::new(&reader, out, plane_pid, whole);
+    walk.run(&plane.lines);
+    Ok(PlaneRead { has_allocator_events, ..walk.read })
 }
 
 /// One pass over a plane's threads.
@@ -470,18 +519,23 @@ struct PlaneWalk<'a, 'f> {
     forest: Option<EventForest>,
     /// (allocator, event index, grouping node) of events whose step is not known yet.
     pending_steps: Vec<(usize, usize, u32)>,
+    /// The plane's parts are all there (see [`read_plane`]).
+    whole: bool,
+    read: PlaneRead,
 }
 
 impl<'a, 'f> PlaneWalk<'a, 'f> {
-    fn new(reader: &'a PlaneReader<'f>, out: &'a mut HostAllocators, plane_pid: Option<i64>) -> Self {
+    fn new(reader: &'a PlaneReader<'f>, out: &'a mut HostAllocators, plane_pid: Option<i64>, whole: bool) -> Self {
         let index = &reader.index;
-        let forest = (!index.already_grouped && !index.has_loop_ops).then(|| EventForest::new(plane_pid));
-        PlaneWalk { reader, out, forest, pending_steps: Vec::new() }
+        let forest = (whole && !index.already_grouped && !index.has_loop_ops).then(|| EventForest::new(plane_pid));
+        PlaneWalk { reader, out, forest, pending_steps: Vec::new(), whole, read: PlaneRead::default() }
     }
 
-    fn run(mut self, lines: &[&'f [u8]]) -> Result<()> {
+    fn run(&mut self, lines: &[&'f [u8]]) {
         for line in lines {
-            self.read_line(line)?;
+            if let Err(e) = self.read_line(line) {
+                self.read.damaged_line.get_or_insert(e);
+            }
         }
         if let Some(forest) = self.forest.take() {
             let steps = forest.group();
@@ -493,13 +547,15 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
                 }
             }
         }
-        Ok(())
     }
 
+    /// A line's events in order; at damage, the events before it are kept
+    /// and the error is returned.
     fn read_line(&mut self, line: &'f [u8]) -> Result<()> {
+        // The timestamp comes before the events: damage among the events
+        // leaves it readable.
         let mut timestamp_ns = 0i64;
-        for field in self.reader.fields(line) {
-            let field = field?;
+        for field in self.reader.fields(line).map_while(|field| field.ok()) {
             if field.number == 3 {
                 timestamp_ns = field.as_u64().unwrap_or(0) as i64;
             }
@@ -525,6 +581,16 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
         let needs_all_stats = self.forest.is_some();
         for field in reader.fields(event) {
             let field = field?;
+            // XEvent: metadata_id = 1, offset_ps = 2, duration_ps = 3,
+            // num_occurrences = 5 (varints), stats = 4.
+            let expected = match field.number {
+                1 | 2 | 3 | 5 => matches!(field.value, Value::Varint(_)),
+                4 => matches!(field.value, Value::Bytes(_)),
+                _ => true,
+            };
+            if !expected {
+                return Err(wrong_wire_type(reader.path, "XEvent", &field));
+            }
             match (field.number, field.as_bytes()) {
                 (1, _) => metadata_id = field.as_u64().map(|v| v as i64),
                 (2, _) => offset_ps = field.as_u64().unwrap_or(0) as i64,
@@ -565,7 +631,12 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             None => None,
         };
         if let EventKind::Allocator(kind) = kind {
-            self.add_allocator_event(kind, &stats, begin_ps, offset_ps, node);
+            if !self.whole && stats.unknown_metadata {
+                self.read.incomplete += 1;
+            } else {
+                self.add_allocator_event(kind, &stats, begin_ps, offset_ps, node);
+                self.read.kept += 1;
+            }
         }
         Ok(())
     }
@@ -617,6 +688,12 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             self.pending_steps.push((allocator, builder.allocator.events.len() - 1, node));
         }
     }
+}
+
+/// A field of a known number stored as another type: a flipped bit, which
+/// would otherwise drop a stat without a word.
+fn wrong_wire_type(path: &Path, message: &str, field: &Field) -> Error {
+    Error::malformed(path, Some(field.offset), format!("{message} field {} has the wrong wire type", field.number))
 }
 
 /// The totals and sizes an allocator event states that cannot be true.

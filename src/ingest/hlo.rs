@@ -16,13 +16,13 @@ use super::proto::xla::{
     BufferAllocationProto, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto, ProgramShapeProto,
     ShapeProto, StackFrameIndexProto,
 };
-use super::wire::{Walker, WireError};
+use super::wire::{self, Walker, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
 use crate::id_index::IdIndex;
 use crate::model::{
-    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
-    LogicalBuffer, Module, ScopedAllocation, SourceLocation,
+    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, Inconsistency, InputOutputAlias,
+    Instruction, LogicalBuffer, Module, ScopedAllocation, SourceLocation,
 };
 
 /// What to tell a user whose proto has no buffer assignment.
@@ -34,22 +34,93 @@ and pass DIR or its *after_optimizations.hlo.pb";
 /// bytes start in the file, so errors point at the right byte; `program_id`
 /// is the id the profile files the module under, when it has one (else the
 /// module is named by its `HloModuleProto.id`).
-pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> Result<Module> {
+///
+/// Bytes that stop decoding part-way are read up to that point, as an
+/// xplane's are: bytes after a whole HloProto that are not part of it are
+/// left out, and a file cut short keeps what is whole before the cut (the
+/// module's name and parts; the buffers, allocations and heap events of a
+/// buffer assignment, whose memory spaces are then marked inconsistent).
+/// [`Decoded::damage`] says where and what was left out.
+pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> Result<Decoded> {
     let walker = Walker::new(bytes, base);
     let mut module = None;
     let mut assignment = None;
+    // Where the bytes stop decoding, and the part the file was cut inside.
+    let mut damage: Option<(WireError, Option<&str>)> = None;
     for field in walker.fields(bytes) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            Ok(field) => field,
+            Err(e) => {
+                let cut = e.field_start.checked_sub(base).and_then(|at| usize::try_from(at).ok());
+                let cut = cut.and_then(|at| wire::cut_short_field(bytes, at));
+                let part = match cut {
+                    Some((1, partial)) if module.is_none() => {
+                        module = Some((partial, true));
+                        Some("its HLO module")
+                    }
+                    Some((3, partial)) if assignment.is_none() => {
+                        assignment = Some((partial, true));
+                        Some("its buffer assignment")
+                    }
+                    _ => None,
+                };
+                damage = Some((e, part));
+                break;
+            }
+        };
         match (field.number, field.as_bytes()) {
-            (1, Some(b)) => module = Some(b),
-            (3, Some(b)) => assignment = Some(b),
+            (1, Some(b)) if module.is_none() => module = Some((b, false)),
+            (3, Some(b)) if assignment.is_none() => assignment = Some((b, false)),
+            // Written once each: a second one is bytes that are not this proto's.
+            (1 | 3, _) => {
+                let what = format!("a second or mistyped field {}, where the HloProto's bytes end", field.number);
+                damage = Some((WireError { offset: field.offset, what, field_start: field.offset }, None));
+                break;
+            }
             _ => {}
         }
     }
-    let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
+    let Some((module, module_cut)) = module else {
+        return Err(match damage {
+            Some((e, _)) => wire_error(path, e),
+            None => Error::unrecognised(path, "the HloProto holds no hlo_module"),
+        });
+    };
     let mut strings = Interner::default();
-    let assignment = assignment.map(|b| decode_assignment(path, walker, b, &mut strings)).transpose()?;
-    decode_module_parts(path, walker, module, assignment, program_id, &mut strings)
+    let assignment = assignment.map(|(b, cut)| decode_assignment(path, walker, b, cut, &mut strings)).transpose()?;
+    let mut module = decode_module_parts(path, walker, module, module_cut, assignment, program_id, &mut strings)?;
+    let end = base.saturating_add(bytes.len() as u64);
+    let damage = damage.map(|(e, part)| {
+        let left_out = match part {
+            Some(part) => format!("the file ends inside {part}; what is whole before the cut is kept"),
+            None => "the bytes from there on are left out".to_string(),
+        };
+        let what = format!("HloProto: {}; {left_out}", e.what);
+        match (&mut module.buffer_assignment, part) {
+            (Ok(assignment), Some(_)) => assignment.inconsistencies.push(Inconsistency {
+                color: None,
+                trace: None,
+                what: format!(
+                    "the file ends at byte {end}, inside {}: what came after it is missing, the figures cover what was read",
+                    part.unwrap_or_default()
+                ),
+            }),
+            (Err(problem), Some(part)) => {
+                *problem = format!("the file ends at byte {end}, inside {part}, before its buffer assignment")
+            }
+            _ => {}
+        }
+        Error::malformed(path, Some(e.field_start), what)
+    });
+    Ok(Decoded { module, damage })
+}
+
+/// An HloProto's module, and where its bytes stopped decoding, if they did
+/// before their end (a file cut short, bytes after the proto).
+#[derive(Debug)]
+pub struct Decoded {
+    pub module: Module,
+    pub damage: Option<Error>,
 }
 
 /// The module's name (`HloProto.hlo_module.name`), read off the wire without
@@ -66,7 +137,7 @@ pub fn module_name(bytes: &[u8]) -> Option<String> {
 /// A bare HloModuleProto: the program without its buffer assignment, which
 /// xmem can name but not analyse.
 pub fn decode_module(path: &Path, bytes: &[u8]) -> Result<Module> {
-    decode_module_parts(path, Walker::new(bytes, 0), bytes, None, None, &mut Interner::default())
+    decode_module_parts(path, Walker::new(bytes, 0), bytes, false, None, None, &mut Interner::default())
 }
 
 /// The buffer assignment: buffers and allocations decoded, heap traces walked.
@@ -79,11 +150,24 @@ struct RawAssignment {
 /// `BufferAssignmentProto`: `logical_buffers` = 1 and `buffer_allocations`
 /// = 3 decoded one by one into lists sized by a first pass over the wire
 /// (a list grown while decoding holds up to twice its room, and a module
-/// can have millions of buffers), `heap_simulator_traces` = 4 walked.
-fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut Interner) -> Result<RawAssignment> {
+/// can have millions of buffers), `heap_simulator_traces` = 4 walked. In
+/// bytes `cut` short, what is whole before the cut is read, and of a heap
+/// trace cut short, its whole events.
+fn decode_assignment(
+    path: &Path,
+    walker: Walker,
+    bytes: &[u8],
+    cut: bool,
+    strings: &mut Interner,
+) -> Result<RawAssignment> {
     let (mut buffers, mut allocations) = (0, 0);
     for field in walker.fields(bytes) {
-        match field.map_err(|e| wire_error(path, e))?.number {
+        let field = match field {
+            Ok(field) => field,
+            Err(_) if cut => break,
+            Err(e) => return Err(wire_error(path, e)),
+        };
+        match field.number {
             1 => buffers += 1,
             3 => allocations += 1,
             _ => {}
@@ -95,7 +179,17 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut In
         heap_traces: Vec::new(),
     };
     for field in walker.fields(bytes) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            Ok(field) => field,
+            Err(e) if cut => {
+                let start = e.field_start.checked_sub(walker.offset(bytes)).and_then(|s| usize::try_from(s).ok());
+                if let Some((4, trace)) = start.and_then(|s| wire::cut_short_field(bytes, s)) {
+                    raw.heap_traces.push(walk_heap_trace(path, walker, trace, true, strings)?);
+                }
+                break;
+            }
+            Err(e) => return Err(wire_error(path, e)),
+        };
         let malformed = |what: &str, e: prost::DecodeError| {
             Error::malformed(path, Some(field.offset), format!("HloProto buffer_assignment {what}: {e}"))
         };
@@ -106,7 +200,7 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut In
             (3, Some(b)) => raw
                 .buffer_allocations
                 .push(BufferAllocationProto::decode(b).map_err(|e| malformed("buffer_allocations", e))?),
-            (4, Some(trace)) => raw.heap_traces.push(walk_heap_trace(path, walker, trace, strings)?),
+            (4, Some(trace)) => raw.heap_traces.push(walk_heap_trace(path, walker, trace, false, strings)?),
             _ => {}
         }
     }
@@ -115,8 +209,8 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut In
 
 /// `HeapSimulatorTrace.events` = 1, each `{kind = 1, buffer_id = 2,
 /// instruction_name = 4, share_with_canonical_id = 5}`; instruction names are
-/// interned as they are read.
-fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], strings: &mut Interner) -> Result<HeapTrace> {
+/// interned as they are read. A trace `cut` short keeps its whole events.
+fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], cut: bool, strings: &mut Interner) -> Result<HeapTrace> {
     // Interning a name per event is the hot loop of a large trace; FxHash is
     // several times faster than SipHash here and names are not adversarial.
     let mut names: FxHashMap<&[u8], u32> = FxHashMap::default();
@@ -125,7 +219,11 @@ fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], strings: &mut Inte
     let events = walker.fields(trace).map_while(|f| f.ok()).filter(|f| f.number == 1).count();
     let mut out = HeapTrace { events: Vec::with_capacity(events), instruction_names: Vec::new() };
     for field in walker.fields(trace) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            Ok(field) => field,
+            Err(_) if cut => break,
+            Err(e) => return Err(wire_error(path, e)),
+        };
         let (1, Some(event)) = (field.number, field.as_bytes()) else { continue };
         let (mut kind, mut buffer_id, mut share_with_canonical_id, mut name): (u64, i64, i64, &[u8]) = (0, 0, 0, &[]);
         for part in walker.fields(event) {
@@ -170,6 +268,7 @@ fn decode_module_parts(
     path: &Path,
     walker: Walker,
     module: &[u8],
+    module_cut: bool,
     assignment: Option<RawAssignment>,
     program_id: Option<u64>,
     strings: &mut Interner,
@@ -186,7 +285,11 @@ fn decode_module_parts(
     let mut max_scoped_vmem: Option<ScopedAllocation> = None;
     let mut entry_interface = EntryInterface::default();
     for field in walker.fields(module) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            // A module cut short: what is whole before the cut.
+            Err(_) if module_cut => break,
+            field => field.map_err(|e| wire_error(path, e))?,
+        };
         match (field.number, field.as_bytes()) {
             (1, Some(b)) => name = text(b),
             (2, Some(b)) => entry_computation = text(b),

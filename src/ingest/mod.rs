@@ -25,7 +25,7 @@ use rayon::prelude::*;
 pub use progress::Progress;
 
 use crate::error::{Error, Result};
-use crate::model::{Capture, Module};
+use crate::model::Capture;
 
 /// How inputs are found and read.
 #[derive(Debug, Clone)]
@@ -177,7 +177,7 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
             _ => {}
         }
     }
-    if string_table_opens_empty == Some(true) {
+    if string_table_opens_empty == Some(true) || first_payload.is_some_and(is_value_type) {
         return Ok(FileKind::Pprof);
     }
     let Some(payload) = first_payload else {
@@ -191,6 +191,15 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
         None | Some(0x08 | 0x12 | 0x1a | 0x22 | 0x2a | 0x32) => Ok(FileKind::XSpace),
         Some(_) => Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}"))),
     }
+}
+
+/// A pprof `ValueType` (`{type = 1, unit = 2}`, both varints): a profile's
+/// first field, by which one cut short before its string table is still
+/// told. No XPlane or HloModuleProto opens so (their field 2 is a string).
+fn is_value_type(message: &[u8]) -> bool {
+    let numbers: Option<Vec<(u32, bool)>> =
+        wire::Fields::new(message, 0).map(|f| f.ok().map(|f| (f.number, f.as_u64().is_some()))).collect();
+    numbers.is_some_and(|numbers| numbers == [(1, true), (2, true)])
 }
 
 /// Reads everything xmem can use from `path`.
@@ -241,17 +250,27 @@ fn load_into(path: &Path, bytes: Bytes, progress: &Progress, capture: &mut Captu
             decode_embedded(pending, capture);
             return Ok(damage);
         }
-        FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, program_id_in_file_name(path))?),
+        FileKind::HloProto => {
+            let decoded = hlo::decode(path, &bytes, 0, program_id_in_file_name(path))?;
+            capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
+            capture.modules.push(decoded.module);
+        }
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
-        FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
+        FileKind::Pprof => {
+            let decoded = pprof::decode(path, bytes)?;
+            capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
+            capture.device_memory = Some(decoded.snapshot);
+        }
     }
     Ok(None)
 }
 
 /// One warning for a damaged file, however many parts are damaged: where
-/// the damage starts, and that what was complete around it is kept.
+/// the damage starts, what it cost (the module entries and allocator events
+/// lost, named), and that what was complete around it is kept.
 fn damage_warning(cut_short: Option<Error>, damage: Option<xspace::Damage>) -> Option<String> {
     let mut parts: Vec<String> = cut_short.iter().map(Error::to_string).collect();
+    let mut lost = Vec::new();
     if let Some(damage) = damage {
         let more = match damage.further {
             0 => String::new(),
@@ -259,8 +278,13 @@ fn damage_warning(cut_short: Option<Error>, damage: Option<xspace::Damage>) -> O
             n => format!(" (and {n} more damaged parts)"),
         };
         parts.push(format!("{}{more}", damage.first));
+        lost = damage.lost;
     }
-    (!parts.is_empty()).then(|| format!("{}; kept every complete plane and module", parts.join("; ")))
+    let kept = match lost.as_slice() {
+        [] => "kept every complete plane and module".to_string(),
+        lost => format!("lost {}; kept everything else that is complete", lost.join("; ")),
+    };
+    (!parts.is_empty()).then(|| format!("{}; {kept}", parts.join("; ")))
 }
 
 /// The id in the file names XProf writes beside a profile,
@@ -346,6 +370,10 @@ fn add_xspace<'a>(
 ) -> Vec<PendingModule<'a>> {
     capture.hosts.push(contents.host);
     capture.allocators.extend(contents.allocators);
+    let file = host.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    capture
+        .damaged_allocator_planes
+        .extend(contents.damaged_allocator_planes.iter().map(|plane| format!("{plane} of {file}")));
     let mut ids_on_host: HashMap<u64, String> = HashMap::new();
     let mut shadowed = Vec::new();
     let mut same_id = Vec::new();
@@ -412,14 +440,17 @@ fn decode_embedded(pending: Vec<PendingModule>, capture: &mut Capture) {
         pending.into_par_iter().map(|p| (p.name, hlo::decode(p.host, &p.bytes, p.base, Some(p.program_id)))).collect();
     for (name, module) in decoded {
         match module {
-            Ok(module) => capture.modules.push(module),
+            Ok(decoded) => {
+                capture.warnings.extend(decoded.damage.map(|e| format!("module {name}: {e}")));
+                capture.modules.push(decoded.module);
+            }
             Err(e) => capture.warnings.push(format!("skipped module {name}: {e}")),
         }
     }
 }
 
 fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture: &mut Capture) -> Result<()> {
-    let decoded: Vec<(PathBuf, Result<Module>)> = files
+    let decoded: Vec<(PathBuf, Result<hlo::Decoded>)> = files
         .par_iter()
         .map(|file| {
             let module = source::read(file, options.max_input_size, &options.progress)
@@ -431,7 +462,10 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
     let mut last_error = None;
     for (_, module) in decoded {
         match module {
-            Ok(module) => capture.modules.push(module),
+            Ok(decoded) => {
+                capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
+                capture.modules.push(decoded.module);
+            }
             Err(e) => {
                 capture.warnings.push(format!("skipped {e}"));
                 last_error = Some(e);

@@ -27,4 +27,8 @@ pub struct Capture {
     pub allocators: Vec<Allocator>,
     /// Problems that did not stop the read: a corrupt host file, an undecodable module.
     pub warnings: Vec<String>,
+    /// Host planes (`/host:CPU of vm.xplane.pb`) whose allocator events were
+    /// lost to damage, wholly or after the damage: with none read, the
+    /// profile is not one that records none.
+    pub damaged_allocator_planes: Vec<String>,
 }
