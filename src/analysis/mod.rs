@@ -205,7 +205,7 @@ pub struct MemorySpaceReport {
     pub heap_bytes: Vec<i64>,
     pub unpadded_heap_bytes: Vec<i64>,
     /// The instruction of each event, aligned with `heap_bytes`.
-    pub instructions: Vec<Arc<str>>,
+    pub instructions: EventInstructions,
     /// Always-live buffers first, then temporaries in program order.
     pub at_peak: Vec<BufferAtPeak>,
     /// How many of `at_peak` are always live (they lead the list).
@@ -279,6 +279,49 @@ pub struct BufferTable<'a> {
     /// Buffers under 16 KiB, folded into one line as XProf does.
     pub small_count: usize,
     pub small_bytes: i64,
+}
+
+/// The instruction of each heap event, as an index per event into its
+/// trace's names, which every memory space replayed from the trace shares:
+/// 4 bytes an event rather than a string each (a trace can have tens of
+/// millions). Serialised as the names; an index with no name is `""`.
+#[derive(Debug, Clone, Default)]
+pub struct EventInstructions {
+    names: Arc<[Arc<str>]>,
+    at: Vec<u32>,
+}
+
+impl EventInstructions {
+    pub fn new(names: Arc<[Arc<str>]>, at: Vec<u32>) -> Self {
+        EventInstructions { names, at }
+    }
+
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+
+    /// The instruction of event `event` (`""` when it has none).
+    pub fn get(&self, event: usize) -> Option<&str> {
+        self.at.get(event).map(|&name| self.name(name))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.at.iter().map(|&name| self.name(name))
+    }
+
+    fn name(&self, index: u32) -> &str {
+        self.names.get(index as usize).map_or("", |name| name)
+    }
+}
+
+impl Serialize for EventInstructions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::proto::xla::{BufferAllocationProto, LogicalBufferProto};
 use crate::id_index::IdIndex;
-use crate::model::{HeapEventKind, HeapTrace, Inconsistency};
+use crate::model::Inconsistency;
 
 /// Findings gathered while reading, one per kind and place: the first found
 /// and how many more of the same kind, so a file with a million bad ids
@@ -56,13 +56,10 @@ impl Findings {
 }
 
 /// Checks a buffer assignment as XProf reads it: logical buffers by id (the
-/// last of a repeated id wins), each allocation's assigned buffers, and every
-/// heap event's buffers. What converting it finds is added to the findings.
-pub fn check_assignment(
-    logical_buffers: &[LogicalBufferProto],
-    allocations: &[BufferAllocationProto],
-    traces: &[HeapTrace],
-) -> Findings {
+/// last of a repeated id wins) and each allocation's assigned buffers. What
+/// converting it finds (buffers left out, heap events naming buffers the
+/// model does not hold) is added to the findings.
+pub fn check_assignment(logical_buffers: &[LogicalBufferProto], allocations: &[BufferAllocationProto]) -> Findings {
     let mut findings = Findings::default();
     let ids: Vec<i64> = logical_buffers.iter().map(|b| b.id).collect();
     let by_id = IdIndex::new(&ids);
@@ -134,25 +131,6 @@ pub fn check_assignment(
                         assigned.offset, allocation.index, allocation.size
                     )
                 });
-            }
-        }
-    }
-    for (trace_index, heap_trace) in traces.iter().enumerate() {
-        let trace = Some(trace_index);
-        for (event_index, event) in heap_trace.events.iter().enumerate() {
-            let mut check = |id: i64, role: &str| {
-                let why = match by_id.get(id) {
-                    None => "which the assignment does not define",
-                    Some(at) if assigned_to.get(at).is_some_and(Option::is_none) => "which no allocation holds",
-                    Some(_) => return,
-                };
-                findings.add(if role.is_empty() { "event buffer" } else { "event share" }, None, trace, || {
-                    format!("heap trace {trace_index}: event {event_index} names {role}buffer {id}, {why}; the replay skips it")
-                });
-            };
-            check(event.buffer_id, "");
-            if event.kind == HeapEventKind::ShareWith {
-                check(event.share_with_canonical_id, "as the one it shares with ");
             }
         }
     }

@@ -87,7 +87,7 @@ pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> 
         });
     };
     let mut strings = Interner::default();
-    let assignment = assignment.map(|(b, cut)| decode_assignment(path, walker, b, cut, &mut strings)).transpose()?;
+    let assignment = assignment.map(|(b, cut)| decode_assignment(path, walker, b, cut)).transpose()?;
     let mut module = decode_module_parts(path, walker, module, module_cut, assignment, program_id, &mut strings)?;
     let end = base.saturating_add(bytes.len() as u64);
     let damage = damage.map(|(e, part)| {
@@ -140,11 +140,13 @@ pub fn decode_module(path: &Path, bytes: &[u8]) -> Result<Module> {
     decode_module_parts(path, Walker::new(bytes, 0), bytes, false, None, None, &mut Interner::default())
 }
 
-/// The buffer assignment: buffers and allocations decoded, heap traces walked.
-struct RawAssignment {
+/// The buffer assignment: buffers and allocations decoded; heap traces as
+/// their bytes (and whether they are cut short), walked once the buffers
+/// they name are known.
+struct RawAssignment<'b> {
     logical_buffers: Vec<LogicalBufferProto>,
     buffer_allocations: Vec<BufferAllocationProto>,
-    heap_traces: Vec<HeapTrace>,
+    heap_traces: Vec<(&'b [u8], bool)>,
 }
 
 /// `BufferAssignmentProto`: `logical_buffers` = 1 and `buffer_allocations`
@@ -153,13 +155,7 @@ struct RawAssignment {
 /// can have millions of buffers), `heap_simulator_traces` = 4 walked. In
 /// bytes `cut` short, what is whole before the cut is read, and of a heap
 /// trace cut short, its whole events.
-fn decode_assignment(
-    path: &Path,
-    walker: Walker,
-    bytes: &[u8],
-    cut: bool,
-    strings: &mut Interner,
-) -> Result<RawAssignment> {
+fn decode_assignment<'b>(path: &Path, walker: Walker, bytes: &'b [u8], cut: bool) -> Result<RawAssignment<'b>> {
     let (mut buffers, mut allocations) = (0, 0);
     for field in walker.fields(bytes) {
         let field = match field {
@@ -184,7 +180,7 @@ fn decode_assignment(
             Err(e) if cut => {
                 let start = e.field_start.checked_sub(walker.offset(bytes)).and_then(|s| usize::try_from(s).ok());
                 if let Some((4, trace)) = start.and_then(|s| wire::cut_short_field(bytes, s)) {
-                    raw.heap_traces.push(walk_heap_trace(path, walker, trace, true, strings)?);
+                    raw.heap_traces.push((trace, true));
                 }
                 break;
             }
@@ -200,7 +196,7 @@ fn decode_assignment(
             (3, Some(b)) => raw
                 .buffer_allocations
                 .push(BufferAllocationProto::decode(b).map_err(|e| malformed("buffer_allocations", e))?),
-            (4, Some(trace)) => raw.heap_traces.push(walk_heap_trace(path, walker, trace, false, strings)?),
+            (4, Some(trace)) => raw.heap_traces.push((trace, false)),
             _ => {}
         }
     }
@@ -209,15 +205,25 @@ fn decode_assignment(
 
 /// `HeapSimulatorTrace.events` = 1, each `{kind = 1, buffer_id = 2,
 /// instruction_name = 4, share_with_canonical_id = 5}`; instruction names are
-/// interned as they are read. A trace `cut` short keeps its whole events.
-fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], cut: bool, strings: &mut Interner) -> Result<HeapTrace> {
+/// interned as they are read, and `buffer` turns an event's buffer id into
+/// the buffer's index among the model's (given the event's index, and
+/// whether the id is the one shared with). A trace `cut` short keeps its
+/// whole events.
+fn walk_heap_trace(
+    path: &Path,
+    walker: Walker,
+    (trace, cut): (&[u8], bool),
+    strings: &mut Interner,
+    mut buffer: impl FnMut(usize, i64, bool) -> u32,
+) -> Result<HeapTrace> {
     // Interning a name per event is the hot loop of a large trace; FxHash is
     // several times faster than SipHash here and names are not adversarial.
     let mut names: FxHashMap<&[u8], u32> = FxHashMap::default();
     // Sized by a first pass, as the buffers are: a grown list of millions of
     // events holds up to twice their room.
     let events = walker.fields(trace).map_while(|f| f.ok()).filter(|f| f.number == 1).count();
-    let mut out = HeapTrace { events: Vec::with_capacity(events), instruction_names: Vec::new() };
+    let mut out = HeapTrace { events: Vec::with_capacity(events), instruction_names: Arc::default() };
+    let mut instruction_names = Vec::new();
     for field in walker.fields(trace) {
         let field = match field {
             Ok(field) => field,
@@ -236,23 +242,25 @@ fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], cut: bool, strings
                 _ => {}
             }
         }
-        let next = out.instruction_names.len() as u32;
+        let next = instruction_names.len() as u32;
         let instruction = *names.entry(name).or_insert_with_key(|name| {
-            out.instruction_names.push(strings.bytes(name));
+            instruction_names.push(strings.bytes(name));
             next
         });
-        out.events.push(HeapEvent {
-            kind: match kind {
-                0 => HeapEventKind::Alloc,
-                1 => HeapEventKind::Free,
-                2 => HeapEventKind::ShareWith,
-                other => HeapEventKind::Unknown(u16::try_from(other).unwrap_or(u16::MAX)),
-            },
-            buffer_id,
-            share_with_canonical_id,
-            instruction,
-        });
+        let kind = match kind {
+            0 => HeapEventKind::Alloc,
+            1 => HeapEventKind::Free,
+            2 => HeapEventKind::ShareWith,
+            other => HeapEventKind::Unknown(u16::try_from(other).unwrap_or(u16::MAX)),
+        };
+        let at = out.events.len();
+        let share_with = match kind {
+            HeapEventKind::ShareWith => buffer(at, share_with_canonical_id, true),
+            _ => HeapEvent::NO_BUFFER,
+        };
+        out.events.push(HeapEvent { kind, instruction, buffer: buffer(at, buffer_id, false), share_with });
     }
+    out.instruction_names = instruction_names.into();
     Ok(out)
 }
 
@@ -364,7 +372,7 @@ fn decode_module_parts(
         }
     }
     let buffer_assignment = match assignment {
-        Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref(), strings)),
+        Some(assignment) => Ok(convert_assignment(path, walker, assignment, defining, stack_frames.as_ref(), strings)?),
         None => Err(NO_BUFFER_ASSIGNMENT.to_string()),
     };
     Ok(Module {
@@ -557,18 +565,21 @@ impl DefiningInstructions {
 }
 
 fn convert_assignment(
+    path: &Path,
+    walker: Walker,
     assignment: RawAssignment,
     defining: DefiningInstructions,
     stack_frames: Option<&StackFrameIndexProto>,
     strings: &mut Interner,
-) -> BufferAssignment {
+) -> Result<BufferAssignment> {
     let RawAssignment { logical_buffers, buffer_allocations, heap_traces } = assignment;
-    let mut findings = consistency::check_assignment(&logical_buffers, &buffer_allocations, &heap_traces);
+    let mut findings = consistency::check_assignment(&logical_buffers, &buffer_allocations);
     let ids: Vec<i64> = logical_buffers.iter().map(|b| b.id).collect();
     let logical_protos = IdIndex::new(&ids);
     let mut out = BufferAssignment { logical_buffers: Vec::with_capacity(ids.len()), ..Default::default() };
     // Per logical buffer, its place in `out`: the last assignment wins, as in XProf.
     let mut buffer_slot: Vec<Option<usize>> = vec![None; ids.len()];
+    let mut is_assigned = vec![false; ids.len()];
 
     for (allocation_slot, allocation) in buffer_allocations.iter().enumerate() {
         out.allocations.push(Allocation {
@@ -587,6 +598,9 @@ fn convert_assignment(
         for assigned in &allocation.assigned {
             let Some(position) = logical_protos.get(assigned.logical_buffer_id) else { continue };
             let Some(proto) = logical_buffers.get(position) else { continue };
+            if let Some(flag) = is_assigned.get_mut(position) {
+                *flag = true;
+            }
             let element = proto.defined_at.as_ref().map(|d| (d.instruction_id, d.shape_index.last().copied()));
             let found = element.and_then(|(id, element)| {
                 let instruction = defining.slots.get(id)?;
@@ -623,6 +637,26 @@ fn convert_assignment(
             }
         }
     }
+    // The heap traces' events name buffers by id; the model's name them by
+    // their index, and an id the model does not hold is reported here.
+    for (trace_index, trace) in heap_traces.into_iter().enumerate() {
+        let trace = walk_heap_trace(path, walker, trace, strings, |event, id, share| {
+            let why = match logical_protos.get(id) {
+                Some(position) => match (buffer_slot.get(position).copied().flatten(), is_assigned.get(position)) {
+                    (Some(slot), _) => return u32::try_from(slot).unwrap_or(HeapEvent::NO_BUFFER),
+                    (None, Some(true)) => "which the assignment leaves out",
+                    (None, _) => "which no allocation holds",
+                },
+                None => "which the assignment does not define",
+            };
+            let role = if share { "as the one it shares with " } else { "" };
+            findings.add(if share { "event share" } else { "event buffer" }, None, Some(trace_index), || {
+                format!("heap trace {trace_index}: event {event} names {role}buffer {id}, {why}; the replay skips it")
+            });
+            HeapEvent::NO_BUFFER
+        })?;
+        out.heap_traces.push(trace);
+    }
     // The proto is no longer needed: freed before the instructions are
     // converted, so the two are never held at once.
     drop((logical_protos, logical_buffers, buffer_allocations));
@@ -650,9 +684,8 @@ fn convert_assignment(
             }
         })
         .collect();
-    out.heap_traces = heap_traces;
     out.inconsistencies = findings.into_inconsistencies();
-    out
+    Ok(out)
 }
 
 /// XProf's rule (`GetSourceInfo`): the metadata's own source_file and

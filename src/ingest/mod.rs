@@ -5,7 +5,7 @@
 mod allocator_events;
 mod consistency;
 pub mod hlo;
-mod interner;
+pub(crate) mod interner;
 pub mod pprof;
 pub mod progress;
 pub mod proto;

@@ -22,7 +22,7 @@ use super::proto::pprof;
 use super::wire::{self, Field, Fields, Walker, WireError};
 use crate::error::{Error, Result};
 use crate::model::device_memory::Function;
-use crate::model::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
+use crate::model::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup, Stack};
 
 /// What to tell a user whose pprof file is some other kind of profile.
 const HOW_TO_PRODUCE: &str = "expected a device memory profile from jax.profiler.save_device_memory_profile, \
@@ -227,6 +227,8 @@ struct Decoder<'a> {
     functions: Vec<pprof::Function>,
     /// Per entry of `functions`.
     made: Vec<Made>,
+    /// Each distinct location's frames, shared by the locations that have them.
+    segments: HashMap<Arc<[Frame]>, Arc<[Frame]>>,
     snapshot: DeviceMemorySnapshot,
     /// The profile's bytes stop decoding before their end: a string id past
     /// the table reads [`CUT_OFF`], and a sample that refers to a location
@@ -262,6 +264,7 @@ impl<'a> Decoder<'a> {
             locations,
             functions,
             made,
+            segments: HashMap::new(),
             snapshot: DeviceMemorySnapshot::default(),
             damaged: cut.is_some(),
             samples_read: 0,
@@ -317,10 +320,12 @@ impl<'a> Decoder<'a> {
     fn snapshot(&mut self, samples: impl Iterator<Item = Result<pprof::Sample>>) -> Result<DeviceMemorySnapshot> {
         let count_index = self.sample_type_index("allocations", "count")?;
         let bytes_index = self.sample_type_index("space", "bytes")?;
-        // Stacks by the sample's locations, then by their frames: locations
-        // that differ only by address make one stack.
+        // Stacks by the sample's locations, then by their locations' frames
+        // (each location's shared once for equal frames, so a stack is
+        // known by its segments' addresses): locations that differ only by
+        // address make one stack.
         let mut stack_ids: HashMap<Box<[u64]>, usize> = HashMap::new();
-        let mut stacks_by_frames: HashMap<Arc<[Frame]>, usize> = HashMap::new();
+        let mut stacks_by_segments: HashMap<Box<[usize]>, usize> = HashMap::new();
         // Label sets by the string ids and numbers they are made of, and
         // groups by stack, label set and whether their size is known.
         let mut label_set_ids: HashMap<Box<[[i64; 4]]>, usize> = HashMap::new();
@@ -369,8 +374,9 @@ impl<'a> Decoder<'a> {
                         Err(e) => return Err(e),
                     };
                     let stacks = &mut self.snapshot.stacks;
-                    let index = *stacks_by_frames.entry(frames).or_insert_with_key(|frames| {
-                        stacks.push(frames.clone());
+                    let key: Box<[usize]> = frames.segments.iter().map(|s| s.as_ptr() as usize).collect();
+                    let index = *stacks_by_segments.entry(key).or_insert_with(|| {
+                        stacks.push(frames);
                         stacks.len() - 1
                     });
                     stack_ids.insert(sample.location_id.into_boxed_slice(), index);
@@ -401,16 +407,12 @@ impl<'a> Decoder<'a> {
         Ok(std::mem::take(&mut self.snapshot))
     }
 
-    /// The frames of a sample's locations, innermost first.
-    fn stack(&mut self, sample: usize, location_ids: &[u64]) -> Result<Arc<[Frame]>> {
-        if let [location_id] = location_ids {
-            return self.of_location(sample, *location_id);
-        }
-        let mut frames = Vec::new();
-        for &location_id in location_ids {
-            frames.extend_from_slice(&self.of_location(sample, location_id)?);
-        }
-        Ok(frames.into())
+    /// The frames of a sample's locations, innermost first, as the
+    /// locations' shared frames: a stack costs a word per location, however
+    /// many lines its locations inline.
+    fn stack(&mut self, sample: usize, location_ids: &[u64]) -> Result<Stack> {
+        let segments = location_ids.iter().map(|&location_id| self.of_location(sample, location_id));
+        Ok(Stack { segments: segments.collect::<Result<_>>()? })
     }
 
     /// A location's frames, made once however many samples refer to it. Its
@@ -448,6 +450,8 @@ impl<'a> Decoder<'a> {
         if let Some(e) = failed {
             return Err(e);
         }
+        // Locations with the same frames (differing only by address) share them.
+        let frames = self.segments.entry(frames.clone()).or_insert(frames).clone();
         if let Some(location) = found.and_then(|index| self.locations.get_mut(index)) {
             location.frames = Some(frames.clone());
         }
@@ -612,7 +616,8 @@ mod tests {
             .collect();
         assert_eq!(frames, [("init", "model.py", 12, 10), ("step", "train.py", 30, 25), ("step", "train.py", 40, 25)]);
         // The executable's one frame is the buffer's outermost one, in a function stored once.
-        assert_eq!(snapshot.stacks[executable.stack][..], [snapshot.stacks[buffer.stack][2]]);
+        let outermost = snapshot.stacks[buffer.stack].iter().nth(2).copied();
+        assert_eq!(snapshot.stacks[executable.stack].iter().copied().collect::<Vec<_>>(), Vec::from_iter(outermost));
         assert_eq!(snapshot.functions.len(), 2);
     }
 

@@ -6,7 +6,7 @@ pub mod device_memory;
 pub mod program;
 
 pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind};
-pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
+pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup, Stack};
 pub use program::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, Inconsistency, InputOutputAlias,
     Instruction, LogicalBuffer, Module, ScopedAllocation, SourceLocation,

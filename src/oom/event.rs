@@ -2,6 +2,7 @@
 //! (`xmem.oom/1`): the shared types every other file of `oom` builds on.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -98,7 +99,8 @@ pub struct OomEvent {
     /// would have followed (more allocations, the rest of a dump) is missing.
     pub truncated: bool,
     /// What to try, most specific first, with the exact flags and parameters.
-    pub advice: Vec<String>,
+    /// Shared: a log of a million failures of one kind holds each text once.
+    pub advice: Vec<Arc<str>>,
     /// One sentence: what ran out, how much was needed and how much there was.
     pub summary: String,
     /// Line where the error first appears (1-based).

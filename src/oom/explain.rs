@@ -4,9 +4,12 @@
 
 use super::advice;
 use super::event::{Kind, OomEvent};
+use crate::ingest::interner::Interner;
 use crate::units::human_bytes_precise as size;
 
-pub(super) fn explain(event: &mut OomEvent) {
+/// `texts` holds the advice already given, so events that get the same
+/// advice share it.
+pub(super) fn explain(event: &mut OomEvent, texts: &mut Interner) {
     if event.error_code.is_none() {
         event.error_code = implied_code(event).map(str::to_string);
     }
@@ -23,7 +26,7 @@ pub(super) fn explain(event: &mut OomEvent) {
         }
     }
     event.summary = summary(event);
-    event.advice = advice::advice(event);
+    event.advice = advice::advice(event).iter().map(|text| texts.text(text)).collect();
 }
 
 /// The code XLA gives this kind of failure when the log does not print one:

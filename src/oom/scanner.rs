@@ -9,6 +9,7 @@ use super::block::{join_wrapped, triggers, Block, Detected, Feed};
 use super::event::{Framework, Incident, Kind, OomEvent};
 use super::line::{looks_cut, normalise, Line, Numbering};
 use super::{bfc, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
+use crate::ingest::interner::Interner;
 
 /// Words that make a line a memory error even when no parser knows it.
 const MEMORY_WORDS: &str = concat!(
@@ -76,6 +77,8 @@ pub(super) struct Scanner {
     incidents: Vec<Incident>,
     /// Incidents over since the caller last asked ([`Scanner::take_completed`]).
     completed: usize,
+    /// The advice given so far, shared by the events that get the same.
+    advice_texts: Interner,
 }
 
 impl Scanner {
@@ -265,7 +268,7 @@ impl Scanner {
         }
         for &at in &gathering.events {
             if let Some(event) = self.events.get_mut(at) {
-                explain::explain(event);
+                explain::explain(event, &mut self.advice_texts);
             }
         }
         self.incidents.push(gathering.into_incident(&self.events));

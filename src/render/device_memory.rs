@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use super::table::{align_right, bytes, fact, file_name_and_line, heading, ratio_text, table, Flavor};
-use crate::analysis::device_memory::{DeviceMemoryReport, DeviceUsage, Largest, StackFrame, StackUsage};
+use crate::analysis::device_memory::{DeviceMemoryReport, DeviceUsage, Largest, StackFrame, StackFrames, StackUsage};
 use crate::diff::device_memory::{Delta, DeviceMemoryDiff};
 use crate::units::human_delta;
 
@@ -172,8 +172,8 @@ fn change(delta: &Delta, growth: &str) -> String {
     )
 }
 
-fn write_frames(out: &mut dyn Write, flavor: Flavor, frames: &[StackFrame]) -> io::Result<()> {
-    for frame in frames {
+fn write_frames(out: &mut dyn Write, flavor: Flavor, frames: &StackFrames) -> io::Result<()> {
+    for frame in frames.iter() {
         match flavor {
             Flavor::Text => writeln!(out, "     {}", frame_line(frame))?,
             Flavor::Markdown => writeln!(out, "   - `{}` {}", frame.function, frame_source(frame))?,
