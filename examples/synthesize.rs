@@ -1,7 +1,8 @@
 //! Writes synthetic inputs for the scaling benchmarks:
 //! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
 //! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
-//! each shape's name, file name, smallest benchmark size and xmem command).
+//! each shape's name, file name, smallest benchmark size, memory bound in
+//! bytes per item (0: twice the input) and xmem command).
 
 #[path = "../benches/support/synthetic.rs"]
 mod synthetic;
@@ -20,7 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         [shape] if shape == "shape" => {
             for shape in synthetic::HOSTILE_SHAPES {
-                println!("{} {} {} {}", shape.name, shape.file_name, shape.bench_n, shape.args.join(" "));
+                let per_item = shape.memory.per_item();
+                println!("{} {} {} {per_item} {}", shape.name, shape.file_name, shape.bench_n, shape.args.join(" "));
             }
         }
         [out, modules, live_at_peak, transient, host_events] => {

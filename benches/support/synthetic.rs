@@ -276,25 +276,57 @@ pub struct HostileShape {
     /// A size at which a quadratic xmem ran out of memory or took minutes.
     pub hostile_n: usize,
     pub generate: fn(usize) -> Vec<u8>,
+    /// The peak RSS it keeps under (BENCHMARKS.md, "Memory: the bound").
+    pub memory: MemoryBound,
+}
+
+/// The peak RSS a shape keeps under, besides 100 MB for the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryBound {
+    /// The design's bound: twice the input.
+    TwiceInput,
+    /// What the shape truly needs, measured: the input once (it is mapped,
+    /// and its pages count) and this many bytes per item (per unit of `n`).
+    /// tests/it/hostile.rs checks the growth between two sizes against it.
+    PerItem(u64),
+}
+
+impl MemoryBound {
+    /// The most `bytes` of input at size `n` may take, besides 100 MB.
+    pub fn allowed(self, bytes: u64, n: u64) -> u64 {
+        match self {
+            MemoryBound::TwiceInput => 2 * bytes,
+            MemoryBound::PerItem(per_item) => bytes + per_item * n,
+        }
+    }
+
+    /// Bytes per item, 0 for the design's bound (as bench/shapes.sh reads it).
+    pub fn per_item(self) -> u64 {
+        match self {
+            MemoryBound::TwiceInput => 0,
+            MemoryBound::PerItem(per_item) => per_item,
+        }
+    }
 }
 
 const REPORT: &[&str] = &["report", "--format", "json", "-o", "/dev/null"];
+const TWICE: MemoryBound = MemoryBound::TwiceInput;
 
 /// Every hostile shape; one line adds one.
 #[rustfmt::skip]
 pub const HOSTILE_SHAPES: &[HostileShape] = &[
-    HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 32_000, hostile_n: 256_000, generate: |n| stack_chain_hlo(n).encode_to_vec() },
-    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 200_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
-    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 160_000, generate: nested_step_roots_xspace },
-    HostileShape { name: "many-colors", file_name: "colors.hlo.pb", args: REPORT, bench_n: 1_000, hostile_n: 16_000, generate: |n| hlo_proto_with_colors(n).encode_to_vec() },
-    HostileShape { name: "share-chain", file_name: "share_chain.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, false).encode_to_vec() },
-    HostileShape { name: "share-cycle", file_name: "share_cycle.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, true).encode_to_vec() },
-    HostileShape { name: "pprof-inlined-lines", file_name: "inlined.prof", args: REPORT, bench_n: 4_000, hostile_n: 128_000, generate: pprof_inlined_location },
-    HostileShape { name: "heap-events", file_name: "heap_events.hlo.pb", args: REPORT, bench_n: 500_000, hostile_n: 400_000, generate: |n| heap_events_hlo(n).encode_to_vec() },
-    HostileShape { name: "defining-instructions", file_name: "defining.hlo.pb", args: REPORT, bench_n: 25_000, hostile_n: 25_000, generate: |n| hlo_proto("jit_defining", ModuleSize { live_at_peak: 1, transient: n }).encode_to_vec() },
-    HostileShape { name: "many-modules", file_name: "modules.xplane.pb", args: REPORT, bench_n: 1_000, hostile_n: 1_000, generate: |n| xspace(n, ModuleSize { live_at_peak: 1, transient: 1 }, 0) },
-    HostileShape { name: "oom-distinct-lines", file_name: "distinct.log", args: OOM, bench_n: 50_000, hostile_n: 20_000, generate: |n| oom_distinct_lines(n).into_bytes() },
-    HostileShape { name: "pprof-inlined-stacks", file_name: "stacks.prof", args: REPORT, bench_n: 500, hostile_n: 500, generate: pprof_inlined_stacks },
+    HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 32_000, hostile_n: 256_000, generate: |n| stack_chain_hlo(n).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 200_000, generate: |n| tuple_indices_hlo(n).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 160_000, generate: nested_step_roots_xspace, memory: TWICE },
+    HostileShape { name: "many-colors", file_name: "colors.hlo.pb", args: REPORT, bench_n: 1_000, hostile_n: 16_000, generate: |n| hlo_proto_with_colors(n).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "share-chain", file_name: "share_chain.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, false).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "share-cycle", file_name: "share_cycle.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, true).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "pprof-inlined-lines", file_name: "inlined.prof", args: REPORT, bench_n: 4_000, hostile_n: 128_000, generate: pprof_inlined_location, memory: TWICE },
+    HostileShape { name: "heap-events", file_name: "heap_events.hlo.pb", args: REPORT, bench_n: 500_000, hostile_n: 400_000, generate: |n| heap_events_hlo(n).encode_to_vec(), memory: MemoryBound::PerItem(52) },
+    HostileShape { name: "defining-instructions", file_name: "defining.hlo.pb", args: REPORT, bench_n: 25_000, hostile_n: 25_000, generate: |n| hlo_proto("jit_defining", ModuleSize { live_at_peak: 1, transient: n }).encode_to_vec(), memory: MemoryBound::PerItem(600) },
+    HostileShape { name: "many-modules", file_name: "modules.xplane.pb", args: REPORT, bench_n: 1_000, hostile_n: 1_000, generate: |n| xspace(n, ModuleSize { live_at_peak: 1, transient: 1 }, 0), memory: MemoryBound::PerItem(5_400) },
+    HostileShape { name: "oom-distinct-lines", file_name: "distinct.log", args: OOM, bench_n: 50_000, hostile_n: 20_000, generate: |n| oom_distinct_lines(n).into_bytes(), memory: MemoryBound::PerItem(960) },
+    HostileShape { name: "pprof-inlined-stacks", file_name: "stacks.prof", args: REPORT, bench_n: 250, hostile_n: 500, generate: pprof_inlined_stacks, memory: MemoryBound::PerItem(1_000) },
 ];
 
 const OOM: &[&str] = &["oom", "--format", "json", "-o", "/dev/null"];
