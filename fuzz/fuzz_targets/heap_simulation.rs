@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
             is_entry_computation_parameter: flags & 4 != 0,
             is_constant: flags & 8 != 0,
             maybe_live_out: flags & 16 != 0,
-            assigned: Vec::new(),
+            ..Default::default()
         });
     }
     for b in 0..buffers {

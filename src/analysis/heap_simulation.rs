@@ -557,7 +557,9 @@ impl Simulation {
 
     fn share(&mut self, index: &Index, slot: usize, canonical: usize, event: usize) -> Result<(), String> {
         let root = self.root(canonical);
-        if root == slot {
+        // Once compressed, `canonical` links straight to its root, so only a
+        // share with itself or with its own root's chain would close a cycle.
+        if root == slot || canonical == slot {
             let id = index.assignment.logical_buffers[slot].id;
             return Err(format!("buffer {id} shares memory with itself through a cycle, at event {event}"));
         }
@@ -1079,6 +1081,16 @@ mod tests {
         );
         assert!(spaces[1].notes[0].contains("XProf shows only trace 0"));
         assert_eq!(spaces.iter().map(|s| s.shown_by_xprof).collect::<Vec<_>>(), [true, false]);
+    }
+
+    #[test]
+    fn a_buffer_sharing_with_itself_stops_the_replay() {
+        // Buffer 1 shares buffer 0's memory, then names itself: without a
+        // check, its link to itself loops every later lookup (found by fuzzing).
+        let events = vec![event(Alloc, 0, 0), event(ShareWith, 1, 0), event(ShareWith, 1, 1), event(Alloc, 1, 0)];
+        let space = &analyze(&assignment(&[16, 16], events), &[], None)[0];
+        assert_eq!(space.heap_simulation, TraceStatus::Broken);
+        assert!(space.notes.iter().any(|n| n.contains("buffer 1 shares memory with itself") && n.contains("event 2")));
     }
 
     #[test]

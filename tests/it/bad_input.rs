@@ -182,3 +182,33 @@ fn field(number: u8, payload: Vec<u8>) -> Vec<u8> {
     out.extend(payload);
     out
 }
+
+/// Found by fuzzing the heap simulation: a buffer that shares memory and then
+/// names itself as the buffer it shares with made every later lookup of it
+/// loop for ever. The replay now stops there with a note, and the memory
+/// space is marked inconsistent.
+#[test]
+fn a_buffer_sharing_with_itself_ends_the_replay_not_the_run() {
+    use prost::Message;
+    use xmem::ingest::proto::xla::heap_simulator_trace::Event;
+    let mut proto =
+        crate::synthetic::hlo_proto("jit_self_share", crate::synthetic::ModuleSize { live_at_peak: 2, transient: 0 });
+    let events = &mut proto.buffer_assignment.as_mut().unwrap().heap_simulator_traces[0].events;
+    let share = |buffer_id, share_with_canonical_id| Event {
+        kind: 2,
+        buffer_id,
+        share_with_canonical_id,
+        ..Default::default()
+    };
+    events.splice(1..1, [share(1, 0), share(1, 1)]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("self_share.hlo.pb");
+    std::fs::write(&file, proto.encode_to_vec()).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_xmem"))
+        .args(["report", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("buffer 1 shares memory with itself"));
+}
