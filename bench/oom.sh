@@ -79,3 +79,13 @@ PY
 ls -l "$out/stream.log" | awk '{print "stream.log: " $5 " bytes"}'
 { /usr/bin/time -f "xmem oom - on the 1 GiB log: %e s, peak RSS %M KiB" "$xmem" oom - < "$out/stream.log" > "$out/stream.txt"; } 2>&1 | tail -1 || true
 grep -c '^Incident' "$out/stream.txt" | awk '{print $1 " incidents printed"}'
+
+# The same 1 GiB printed by a job under `xmem run`: passed through to stdout
+# (checked byte for byte) while it is scanned. GNU time's peak RSS is the
+# largest of xmem and of the job it waits for (cat, under 4 MiB).
+/usr/bin/time -o "$out/run.time" -f "xmem run -- cat (1 GiB of output): %e s, peak RSS %M KiB" \
+    "$xmem" run -- cat "$out/stream.log" > "$out/run.out" 2> "$out/run.err" || true
+cat "$out/run.time"
+cmp -s "$out/run.out" "$out/stream.log" && echo "the job's output came through byte for byte"
+grep -c '^Incident' "$out/run.err" | awk '{print $1 " incidents in the post-mortem"}'
+rm -f "$out/run.out"

@@ -32,6 +32,9 @@ const OOM_SECTIONS: &[usize] = &[500, 1_000, 2_000, 4_000, 8_000];
 /// Bytes in one log line: 2× per row.
 const OOM_LINE_BYTES: &[usize] = &[64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20];
 
+/// Entries of a PyTorch memory snapshot's trace: 2× per row, to a million.
+const TORCH_TRACE_ENTRIES: &[usize] = &[125_000, 250_000, 500_000, 1_000_000];
+
 /// Inlined lines in one pprof location, and samples allocated from it: 2× per row.
 const INLINED_LINES: &[usize] = &[2_000, 4_000, 8_000, 16_000, 32_000, 64_000];
 
@@ -97,6 +100,12 @@ fn report_allocator_events(bencher: Bencher, events: usize) {
 #[divan::bench(args = INLINED_LINES, sample_count = 5)]
 fn report_pprof_inlined_lines(bencher: Bencher, lines: usize) {
     report_on_named_file(bencher, "synthetic.prof", synthetic::pprof_inlined_location(lines));
+}
+
+/// A PyTorch memory snapshot read and analysed: the pickle, the replay and the live sets.
+#[divan::bench(args = TORCH_TRACE_ENTRIES, sample_count = 3)]
+fn report_torch_snapshot(bencher: Bencher, entries: usize) {
+    report_on_named_file(bencher, "synthetic.pickle", synthetic::torch_snapshot(entries));
 }
 
 /// A hostile shape of `HOSTILE_SHAPES`, loaded and analysed at size `n`.

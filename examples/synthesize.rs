@@ -2,13 +2,15 @@
 //! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
 //! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
 //! each shape's name, file name, smallest benchmark size, memory bound in
-//! bytes per item (0: twice the input) and xmem command).
+//! bytes per item (0: twice the input) and xmem command),
+//! `synthesize torch ENTRIES OUT.pickle` (bench/torch_snapshot.sh).
 
 #[path = "../benches/support/synthetic.rs"]
 mod synthetic;
 
 const USAGE: &str =
-    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize shape [NAME N OUT]";
+    "usage: synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS | synthesize shape [NAME N OUT] \
+                     | synthesize torch ENTRIES OUT.pickle";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -19,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             std::fs::write(out, (shape.generate)(n.parse()?))?;
         }
+        [torch, entries, out] if torch == "torch" => std::fs::write(out, synthetic::torch_snapshot(entries.parse()?))?,
         [shape] if shape == "shape" => {
             for shape in synthetic::HOSTILE_SHAPES {
                 let per_item = shape.memory.per_item();

@@ -13,6 +13,7 @@ pub mod id_index;
 pub mod ingest;
 pub mod model;
 pub mod oom;
+pub mod python_code;
 pub mod render;
 pub mod suggest;
 pub mod units;

@@ -325,7 +325,7 @@ pub const HOSTILE_SHAPES: &[HostileShape] = &[
     HostileShape { name: "heap-events", file_name: "heap_events.hlo.pb", args: REPORT, bench_n: 500_000, hostile_n: 400_000, generate: |n| heap_events_hlo(n).encode_to_vec(), memory: MemoryBound::PerItem(52) },
     HostileShape { name: "defining-instructions", file_name: "defining.hlo.pb", args: REPORT, bench_n: 25_000, hostile_n: 25_000, generate: |n| hlo_proto("jit_defining", ModuleSize { live_at_peak: 1, transient: n }).encode_to_vec(), memory: MemoryBound::PerItem(600) },
     HostileShape { name: "many-modules", file_name: "modules.xplane.pb", args: REPORT, bench_n: 1_000, hostile_n: 1_000, generate: |n| xspace(n, ModuleSize { live_at_peak: 1, transient: 1 }, 0), memory: MemoryBound::PerItem(5_400) },
-    HostileShape { name: "oom-distinct-lines", file_name: "distinct.log", args: OOM, bench_n: 50_000, hostile_n: 20_000, generate: |n| oom_distinct_lines(n).into_bytes(), memory: MemoryBound::PerItem(960) },
+    HostileShape { name: "oom-distinct-lines", file_name: "distinct.log", args: OOM, bench_n: 50_000, hostile_n: 20_000, generate: |n| oom_distinct_lines(n).into_bytes(), memory: MemoryBound::PerItem(1_300) },
     HostileShape { name: "pprof-inlined-stacks", file_name: "stacks.prof", args: REPORT, bench_n: 250, hostile_n: 500, generate: pprof_inlined_stacks, memory: MemoryBound::PerItem(1_000) },
 ];
 
@@ -425,6 +425,7 @@ pub fn tuple_indices_hlo(n: usize) -> HloProto {
             logical_buffers,
             buffer_allocations: vec![temp],
             heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
+            peak_buffers: Vec::new(),
         }),
     }
 }
@@ -578,6 +579,7 @@ fn module_with_trace(
             logical_buffers,
             buffer_allocations,
             heap_simulator_traces: vec![HeapSimulatorTrace { events, ..Default::default() }],
+            peak_buffers: Vec::new(),
         }),
     }
 }
@@ -663,4 +665,253 @@ pub fn pprof_inlined_stacks(samples: usize) -> Vec<u8> {
         ..Default::default()
     }
     .encode_to_vec()
+}
+
+/// A PyTorch memory snapshot's pickle (protocol 4, as `_dump_snapshot`
+/// writes it) with `entries` trace entries: a training loop whose steps
+/// allocate 300 blocks of 2 to 8 MiB and free them, each allocation from
+/// one of 64 stacks of 30 frames drawn from 200. As PyTorch pickles it, the
+/// frames are memoized once, each allocation and each free request gets a
+/// frame list of its own, and a free's completion shares its allocation's.
+/// `entries` is rounded down to a multiple of 3 (an allocation, its free
+/// request and its completion), so every block is freed by the end.
+pub fn torch_snapshot(entries: usize) -> Vec<u8> {
+    let entries = entries / 3 * 3;
+    const SEGMENT: u64 = 0x7f00_0000_0000;
+    const SEGMENT_SIZE: u64 = 300 * (8 << 20);
+    const BLOCKS_PER_STEP: usize = 300;
+    let mut p = PickleWriter::default();
+    p.out.extend_from_slice(&[0x80, 4]);
+    p.open_dict();
+    p.key("segments");
+    p.open_list();
+    p.open_dict();
+    for (key, value) in [
+        ("device", 0),
+        ("address", SEGMENT as i64),
+        ("total_size", SEGMENT_SIZE as i64),
+        ("allocated_size", 0),
+        ("active_size", 0),
+        ("requested_size", 0),
+        ("stream", 0),
+    ] {
+        p.key(key);
+        p.int(value);
+    }
+    p.key("segment_type");
+    p.str("large");
+    p.key("blocks");
+    p.open_list();
+    p.open_dict();
+    for (key, value) in
+        [("address", SEGMENT as i64), ("size", SEGMENT_SIZE as i64), ("requested_size", SEGMENT_SIZE as i64)]
+    {
+        p.key(key);
+        p.int(value);
+    }
+    p.key("state");
+    p.str("inactive");
+    p.close(b'u');
+    p.close(b'e');
+    p.close(b'u');
+    p.close(b'e');
+    p.key("device_traces");
+    p.open_list();
+    p.open_list();
+    let mut frame_memo: Vec<Option<u32>> = vec![None; 200];
+    let mut time = 1_700_000_000_000_000_i64;
+    let mut written = 0;
+    let mut step = 0usize;
+    'steps: loop {
+        let mut live: Vec<(u64, u64, u32)> = Vec::with_capacity(BLOCKS_PER_STEP);
+        let mut address = SEGMENT;
+        for i in 0..BLOCKS_PER_STEP {
+            let size = (2 + ((i + step) % 4) as u64 * 2) << 20;
+            let stack = ((i * 7 + step) % 64) as u32;
+            let list = p.entry("alloc", address, size, time, Frames::New(stack), &mut frame_memo);
+            live.push((address, size, list));
+            address += size;
+            time += 3;
+            written += 1;
+            if written + 2 * live.len() >= entries {
+                break;
+            }
+        }
+        for (address, size, list) in live {
+            if written >= entries {
+                break 'steps;
+            }
+            let stack = (address % 64) as u32;
+            p.entry("free_requested", address, size, time, Frames::New(stack), &mut frame_memo);
+            p.entry("free_completed", address, size, time + 1, Frames::Memo(list), &mut frame_memo);
+            time += 2;
+            written += 2;
+        }
+        step += 1;
+        if written >= entries {
+            break;
+        }
+    }
+    p.close(b'e');
+    p.close(b'e');
+    p.close(b'u');
+    p.out.push(b'.');
+    p.out
+}
+
+/// A trace entry's frames: a new list of a stack's frames, or a list written before.
+enum Frames {
+    New(u32),
+    Memo(u32),
+}
+
+/// Writes pickle opcodes as Python's pickler does at protocol 4: strings
+/// and containers memoized, a list's items in batches of at most 1000
+/// between a `MARK` and its `APPENDS`.
+#[derive(Default)]
+struct PickleWriter {
+    out: Vec<u8>,
+    memo: u32,
+    keys: std::collections::HashMap<&'static str, u32>,
+    /// Trace entries since the trace list's last `MARK`.
+    batch: usize,
+}
+
+impl PickleWriter {
+    fn memoize(&mut self) -> u32 {
+        self.out.push(0x94);
+        self.memo += 1;
+        self.memo - 1
+    }
+
+    fn get(&mut self, index: u32) {
+        match u8::try_from(index) {
+            Ok(short) => self.out.extend_from_slice(&[b'h', short]),
+            Err(_) => {
+                self.out.push(b'j');
+                self.out.extend_from_slice(&index.to_le_bytes());
+            }
+        }
+    }
+
+    fn str(&mut self, text: &str) -> u32 {
+        self.out.push(0x8c);
+        self.out.push(text.len() as u8);
+        self.out.extend_from_slice(text.as_bytes());
+        self.memoize()
+    }
+
+    /// A dict key, written once and fetched from the memo afterwards.
+    fn key(&mut self, key: &'static str) {
+        match self.keys.get(key) {
+            Some(&index) => self.get(index),
+            None => {
+                let index = self.str(key);
+                self.keys.insert(key, index);
+            }
+        }
+    }
+
+    fn int(&mut self, value: i64) {
+        match (u8::try_from(value), i32::try_from(value)) {
+            (Ok(byte), _) => self.out.extend_from_slice(&[b'K', byte]),
+            (_, Ok(word)) => {
+                self.out.push(b'J');
+                self.out.extend_from_slice(&word.to_le_bytes());
+            }
+            _ => {
+                self.out.extend_from_slice(&[0x8a, 8]);
+                self.out.extend_from_slice(&value.to_le_bytes());
+            }
+        }
+    }
+
+    fn open_dict(&mut self) {
+        self.out.push(b'}');
+        self.memoize();
+        self.out.push(b'(');
+    }
+
+    fn open_list(&mut self) {
+        self.out.push(b']');
+        self.memoize();
+        self.out.push(b'(');
+    }
+
+    /// Ends the innermost container with `closer`: `APPENDS` (`e`) or `SETITEMS` (`u`).
+    fn close(&mut self, closer: u8) {
+        self.out.push(closer);
+    }
+
+    /// A new list of stack `stack`'s 30 frames, its memo index returned.
+    fn new_frames(&mut self, stack: u32, frame_memo: &mut [Option<u32>]) -> u32 {
+        self.out.push(b']');
+        let list = self.memoize();
+        self.out.push(b'(');
+        for depth in 0..30u32 {
+            let frame = ((stack * 13 + depth * 7) % frame_memo.len() as u32) as usize;
+            match frame_memo[frame] {
+                Some(index) => self.get(index),
+                None => {
+                    self.out.push(b'}');
+                    frame_memo[frame] = Some(self.memoize());
+                    self.out.push(b'(');
+                    self.key("filename");
+                    let file = if frame.is_multiple_of(3) {
+                        format!("/home/user/model_{frame}.py")
+                    } else {
+                        format!("/venv/lib/python3.12/site-packages/torch/nn/f{frame}.py")
+                    };
+                    self.str(&file);
+                    self.key("line");
+                    self.int(frame as i64 + 1);
+                    self.key("name");
+                    self.str(&format!("function_{frame}"));
+                    self.out.push(b'u');
+                }
+            }
+        }
+        self.out.push(b'e');
+        list
+    }
+
+    /// A trace entry; returns the memo index of its frame list.
+    fn entry(
+        &mut self,
+        action: &'static str,
+        address: u64,
+        size: u64,
+        time_us: i64,
+        frames: Frames,
+        frame_memo: &mut [Option<u32>],
+    ) -> u32 {
+        self.out.push(b'}');
+        self.memoize();
+        self.out.push(b'(');
+        self.key("action");
+        self.key(action);
+        self.key("addr");
+        self.int(address as i64);
+        self.key("size");
+        self.int(size as i64);
+        self.key("stream");
+        self.int(0);
+        self.key("time_us");
+        self.int(time_us);
+        self.key("frames");
+        let list = match frames {
+            Frames::New(stack) => self.new_frames(stack, frame_memo),
+            Frames::Memo(list) => {
+                self.get(list);
+                list
+            }
+        };
+        self.out.push(b'u');
+        self.batch += 1;
+        if self.batch == 1000 {
+            self.out.extend_from_slice(b"e(");
+            self.batch = 0;
+        }
+        list
+    }
 }

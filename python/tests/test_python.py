@@ -27,6 +27,8 @@ PROFILE = FIXTURES / "profiles" / "mlp_train" / "profile"
 PAIR_BASE = FIXTURES / "profiles" / "pair_base" / "profile"
 PAIR_NEW = FIXTURES / "profiles" / "pair_new" / "profile"
 DEVICE_MEMORY = FIXTURES / "pprof" / "pair_base" / "device_memory_after_training.prof"
+TORCH_SNAPSHOT = FIXTURES / "torch" / "h200" / "oom.pickle.gz"
+TORCH_RING = FIXTURES / "torch" / "h200" / "ring.pickle.gz"
 ALLOCATORS = FIXTURES / "profiles" / "tf_keras_fit" / "profile"
 OOM_LOGS = sorted((FIXTURES / "oom-logs").glob("*.txt")) + sorted((FIXTURES / "oom-logs-extra").glob("*.txt"))
 
@@ -67,6 +69,8 @@ def test_version_is_the_binarys_and_the_packages():
     [
         ["report", PROFILE, "--top", "3"],
         ["report", DEVICE_MEMORY, "--format", "markdown"],
+        ["report", TORCH_SNAPSHOT, "--top", "3"],
+        ["diff", TORCH_RING, TORCH_SNAPSHOT, "--fail-if-peak-grows", "10%"],
         ["list", PROFILE, "--format", "json"],
         ["diff", PAIR_BASE, PAIR_NEW, "--fail-if-peak-grows", "0%"],
         ["oom", OOM_LOGS[0]],
@@ -95,8 +99,9 @@ def test_installed_command_is_the_binary(args):
         ([DEVICE_MEMORY], {}),
         ([ALLOCATORS], {}),
         ([PAIR_BASE, DEVICE_MEMORY], {}),
+        ([TORCH_SNAPSHOT], {}),
     ],
-    ids=["profile", "module+space", "device-memory", "allocators", "two-inputs"],
+    ids=["profile", "module+space", "device-memory", "allocators", "two-inputs", "torch-snapshot"],
 )
 def test_report_is_the_commands_json(inputs, options):
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in options.items()]
@@ -151,6 +156,19 @@ def test_oom_of_text_is_the_command_on_stdin():
     expected["input"] = "<text>"
     assert xmem.oom(text) == expected
     assert xmem.oom(text.decode()) == expected
+
+
+def test_oom_with_the_failed_programs_dump_is_the_commands_join():
+    log = FIXTURES / "oom-gpu" / "adam_nodonate" / "output.log"
+    dump = FIXTURES / "oom-gpu" / "adam_nodonate" / "xla_dump"
+    expected, _ = cli_json("oom", log, "--with", dump)
+    got = xmem.oom(log, with_=[dump])
+    assert_same_json(got, expected)
+    assert got["incidents"][0]["program_report"]["module"] == "jit_train_step(11275)"
+    assert str(got) == cli("oom", log, "--with", dump).stdout.decode()
+    # The log as text joins the same way.
+    text = xmem.oom(log.read_bytes(), with_=[dump])
+    assert text["incidents"] == expected["incidents"]
 
 
 GIL_RELEASED = """
@@ -217,3 +235,80 @@ def test_bad_option_raises():
         xmem.diff(PAIR_BASE, PAIR_NEW, fail_if_over="many")
     with pytest.raises(TypeError):
         xmem.report()
+
+
+def cli_options(command):
+    """The options `xmem COMMAND --help` lists, as {flag: default}: a switch
+    defaults to False, an option without a default to None. --width and
+    --color are the terminal's, for every command: the results render
+    unwrapped and without colour."""
+    import re
+
+    options = {}
+    flag = None
+    for line in cli(command, "--help").stdout.decode().splitlines():
+        stripped = line.strip()
+        if line.startswith("      --") or line.startswith("  -"):
+            name = stripped.split()[0] if stripped.startswith("--") else stripped.split(", ")[1].split()[0]
+            flag = name[2:]
+            options[flag] = None if "<" in stripped else False
+        # clap's own `[default: 20]`, wherever the help wraps it; a default
+        # described in words (`[default: a quarter of ...]`) is not a value.
+        default = re.search(r"\[default: (\S+)\]", stripped)
+        if flag and default and options[flag] is None:
+            value = default.group(1)
+            options[flag] = int(value) if value.isdigit() else value
+    for terminal in ("width", "color", "help"):
+        options.pop(terminal, None)
+    return options
+
+
+@pytest.mark.parametrize(
+    "function, command, positional",
+    [
+        (xmem.report, "report", ["inputs"]),
+        (xmem.diff, "diff", ["base", "new"]),
+        (xmem.oom, "oom", ["path_or_text"]),
+        (xmem.plot, "plot", ["input", "out_dir"]),
+    ],
+    ids=["report", "diff", "oom", "plot"],
+)
+def test_every_option_of_a_command_is_a_keyword_with_its_default(function, command, positional):
+    import inspect
+    from keyword import iskeyword
+
+    parameters = inspect.signature(function).parameters
+    keywords = {name: p.default for name, p in parameters.items() if p.kind == p.KEYWORD_ONLY}
+    assert [name for name, p in parameters.items() if p.kind != p.KEYWORD_ONLY] == positional
+    expected = {}
+    for flag, default in cli_options(command).items():
+        if command == "plot" and flag == "output":
+            continue  # plot's -o DIR is its out_dir
+        keyword = flag.replace("-", "_")
+        expected[keyword + "_" if iskeyword(keyword) else keyword] = default
+    assert keywords == expected
+
+
+def test_report_takes_the_attribution_options():
+    flags = ["--op-depth=2", "--at=ynn_fusion.6", "--peaks=2", "--peak-drop=20%", "--module=jit_train_step"]
+    expected, _ = cli_json("report", PROFILE, *flags)
+    got = xmem.report(PROFILE, op_depth=2, at="ynn_fusion.6", peaks=2, peak_drop="20%", module="jit_train_step")
+    assert_same_json(got, expected)
+    # Buffers at the peak are listed largest first, as the text lists them.
+    sizes = [b["size_bytes"] for b in got["modules"][0]["memory_spaces"][0]["at_peak"]]
+    assert sizes == sorted(sizes, reverse=True)
+
+
+def test_diff_takes_min_peak():
+    for min_peak in ("0", "1MiB"):
+        expected, _ = cli_json("diff", PAIR_BASE, PAIR_NEW, "--fail-if-peak-grows=5%", f"--min-peak={min_peak}")
+        assert_same_json(xmem.diff(PAIR_BASE, PAIR_NEW, fail_if_peak_grows="5%", min_peak=min_peak), expected)
+    with pytest.raises(TypeError, match="min_peek"):
+        xmem.diff(PAIR_BASE, PAIR_NEW, min_peek=0)
+
+
+def test_output_writes_what_the_command_writes(tmp_path):
+    for format in ("markdown", "pprof"):
+        cli("report", PROFILE, f"--format={format}", "-o", tmp_path / f"cli.{format}")
+        xmem.report(PROFILE, format=format, output=tmp_path / f"py.{format}")
+        assert (tmp_path / f"py.{format}").read_bytes() == (tmp_path / f"cli.{format}").read_bytes()

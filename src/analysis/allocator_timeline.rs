@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::allocation_owner::{is_recorded_op, Owner, Programs};
 use crate::model::{Allocator, AllocatorEvent, AllocatorEventKind};
 use crate::units::{human_bytes, milliseconds};
 
@@ -21,6 +22,8 @@ use crate::units::{human_bytes, milliseconds};
 /// in the peak step: memory allocated before that step.
 pub const XPROF_UNMAPPED_OP: &str = "unused preallocated device memory";
 const XPROF_STACK_OP: &str = "stack";
+/// What a row without an op or owner says (XProf leaves the cell blank).
+pub const NO_OP_RECORDED: &str = "(no op recorded)";
 
 /// How many snapshots XProf's UI keeps; its allocation counts cover only those.
 const XPROF_MAX_SNAPSHOTS: usize = 1000;
@@ -63,6 +66,64 @@ pub struct AllocatorReport {
     /// What in the allocator's events cannot be true; when not empty, the
     /// figures above are computed from them but are not sound.
     pub inconsistencies: Vec<String>,
+    /// Every allocation with the stretch of the timeline it was live, when asked for.
+    #[serde(skip)]
+    pub intervals: Option<Box<AllocationIntervals>>,
+}
+
+/// Every allocation of the capture and when it was live, so that what was
+/// live at any point of the timeline can be shown as [`AllocatorReport::at_peak`]
+/// shows the peak: after the event at position `p` of [`Timeline`] (time
+/// order), the allocations whose interval covers `p` are live, and the heap
+/// they leave unexplained was allocated before the capture.
+#[derive(Debug, Clone, Default)]
+pub struct AllocationIntervals {
+    /// In the order of their allocation events.
+    pub allocations: Vec<LiveAllocation>,
+    /// The position of the peak event in time order.
+    pub peak_position: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LiveAllocation {
+    /// The allocation, as one row of `at_peak` (`occurrences` 1).
+    pub row: AllocationRow,
+    /// [`AllocationRow::made_by`], said once here for the pages that show it.
+    pub made_by: String,
+    /// Live after the events from position `from` up to, not including,
+    /// `until`: its deallocation, a newer allocation at its address, or the end.
+    pub from: usize,
+    pub until: usize,
+}
+
+impl AllocationIntervals {
+    /// Replays every event in time order as [`attribute_live`] replays those up to the peak.
+    fn of(allocator: &Allocator, programs: &Programs, order: &[usize], peak_position: Option<usize>) -> Self {
+        let events = &allocator.events;
+        let mut allocations: Vec<LiveAllocation> = Vec::new();
+        let mut live: HashMap<u64, usize> = HashMap::new();
+        for (position, &i) in order.iter().enumerate() {
+            let event = &events[i];
+            let ended = match event.kind {
+                AllocatorEventKind::Allocation => {
+                    let row = row(allocator, event, Some(programs.owner(allocator, event)));
+                    let made_by = row.made_by();
+                    allocations.push(LiveAllocation { row, made_by, from: position, until: order.len() });
+                    live.insert(event.address, allocations.len() - 1)
+                }
+                AllocatorEventKind::Deallocation => live.remove(&event.address),
+            };
+            if let Some(allocation) = ended.and_then(|a| allocations.get_mut(a)) {
+                allocation.until = position;
+            }
+        }
+        AllocationIntervals { allocations, peak_position }
+    }
+
+    /// The allocations live after the event at `position` (time order).
+    pub fn live_at(&self, position: usize) -> impl Iterator<Item = &LiveAllocation> {
+        self.allocations.iter().filter(move |a| a.from <= position && position < a.until)
+    }
 }
 
 impl AllocatorReport {
@@ -93,7 +154,7 @@ pub struct RowTable<'a> {
     pub rest_bytes: i64,
 }
 
-/// Equal allocations (same op, sizes, region, data type and shape), counted.
+/// Equal allocations (same op, sizes, region, data type, shape and owner), counted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AllocationRow {
     pub op_name: String,
@@ -104,11 +165,45 @@ pub struct AllocationRow {
     pub region_type: String,
     pub data_type: String,
     pub shape: String,
+    /// What made the allocations (`program`, `attribution`, `made_in` in
+    /// JSON); `None` in XProf's own rows, which do not say.
+    #[serde(flatten)]
+    pub owner: Option<Owner>,
 }
 
 impl AllocationRow {
     pub fn total_bytes(&self) -> i64 {
         self.allocation_bytes.saturating_mul(self.occurrences as i64)
+    }
+
+    /// What made the allocations, in words: the op the allocator recorded,
+    /// the program that was running (and which of its buffers they are), or
+    /// what the thread did outside any program.
+    pub fn made_by(&self) -> String {
+        let label = self.owner.as_ref().and_then(Owner::label);
+        match (is_recorded_op(&self.op_name), label) {
+            (true, Some(label)) => format!("{} ({label})", self.op_name),
+            (true, None) => self.op_name.clone(),
+            (false, Some(label)) => label,
+            (false, None) => NO_OP_RECORDED.to_string(),
+        }
+    }
+
+    /// The data type the allocator recorded; empty where it recorded none
+    /// (JAX: XProf shows its data type 0, `INVALID`).
+    pub fn recorded_data_type(&self) -> &str {
+        if self.data_type == "INVALID" {
+            ""
+        } else {
+            &self.data_type
+        }
+    }
+
+    /// The data type and shape the allocator recorded, if it did.
+    pub fn type_and_shape(&self) -> Option<String> {
+        let recorded: Vec<&str> =
+            [self.recorded_data_type(), self.shape.as_str()].into_iter().filter(|s| !s.is_empty()).collect();
+        (!recorded.is_empty()).then(|| recorded.join(" "))
     }
 
     /// XProf's table order: larger allocations first, then by name and kind.
@@ -121,6 +216,7 @@ impl AllocationRow {
             .then_with(|| self.region_type.cmp(&other.region_type))
             .then_with(|| self.data_type.cmp(&other.data_type))
             .then_with(|| self.shape.cmp(&other.shape))
+            .then_with(|| self.owner.cmp(&other.owner))
     }
 
     fn same_allocation(&self, other: &Self) -> bool {
@@ -205,7 +301,7 @@ fn last_maximum(events: &[AllocatorEvent], order: &[usize]) -> Option<usize> {
     best.map(|(position, _)| position)
 }
 
-fn row(allocator: &Allocator, event: &AllocatorEvent) -> AllocationRow {
+fn row(allocator: &Allocator, event: &AllocatorEvent, owner: Option<Owner>) -> AllocationRow {
     AllocationRow {
         op_name: allocator.string(event.op_name).to_string(),
         allocation_bytes: event.allocation_bytes,
@@ -214,6 +310,7 @@ fn row(allocator: &Allocator, event: &AllocatorEvent) -> AllocationRow {
         region_type: allocator.string(event.region_type).to_string(),
         data_type: allocator.string(event.data_type).to_string(),
         shape: allocator.string(event.shape).to_string(),
+        owner,
     }
 }
 
@@ -240,10 +337,14 @@ fn special_row(op_name: &str, region_type: &str, bytes: i64) -> AllocationRow {
         region_type: region_type.to_string(),
         data_type: "INVALID".to_string(),
         shape: "unknown".to_string(),
+        owner: None,
     }
 }
 
-pub fn analyze_allocator(allocator: &Allocator) -> AllocatorReport {
+/// The allocator's report; `programs` are the modules of the allocator's
+/// capture, which tell what made each allocation; with `intervals`, every
+/// allocation's live interval too.
+pub fn analyze_allocator(allocator: &Allocator, programs: &Programs, intervals: bool) -> AllocatorReport {
     let events = &allocator.events;
     let mut order: Vec<usize> = (0..events.len()).collect();
     order.sort_by_key(|&i| events[i].time_ps);
@@ -252,7 +353,9 @@ pub fn analyze_allocator(allocator: &Allocator) -> AllocatorReport {
     let peak = peak_position.and_then(|p| order.get(p)).map(|&i| events[i]);
 
     let (at_peak, unattributed) = match peak_position {
-        Some(position) => attribute_live(allocator, &order[..=position], peak.map_or(0, |e| e.heap_allocated_bytes)),
+        Some(position) => {
+            attribute_live(allocator, programs, &order[..=position], peak.map_or(0, |e| e.heap_allocated_bytes))
+        }
         None => (Vec::new(), 0),
     };
     let timeline = Timeline {
@@ -286,6 +389,7 @@ pub fn analyze_allocator(allocator: &Allocator) -> AllocatorReport {
         xprof_peak_step,
         notes: Vec::new(),
         inconsistencies: allocator.inconsistencies.clone(),
+        intervals: intervals.then(|| Box::new(AllocationIntervals::of(allocator, programs, &order, peak_position))),
     };
     report.notes = differences(&report, events.len());
     report
@@ -293,7 +397,12 @@ pub fn analyze_allocator(allocator: &Allocator) -> AllocatorReport {
 
 /// Replays `replay` (time order, up to the peak) and returns the allocations
 /// still live, as rows, and the heap they leave unexplained.
-fn attribute_live(allocator: &Allocator, replay: &[usize], heap_at_peak: i64) -> (Vec<AllocationRow>, i64) {
+fn attribute_live(
+    allocator: &Allocator,
+    programs: &Programs,
+    replay: &[usize],
+    heap_at_peak: i64,
+) -> (Vec<AllocationRow>, i64) {
     let events = &allocator.events;
     // An allocation at a live address means the free in between was not
     // recorded; the newer allocation replaces the older, as in XProf.
@@ -310,7 +419,8 @@ fn attribute_live(allocator: &Allocator, replay: &[usize], heap_at_peak: i64) ->
         }
     }
     let attributed: i64 = live.values().map(|&i| events[i].allocation_bytes).fold(0, i64::saturating_add);
-    let rows = live.values().map(|&i| row(allocator, &events[i])).collect();
+    let rows =
+        live.values().map(|&i| row(allocator, &events[i], Some(programs.owner(allocator, &events[i])))).collect();
     (merge_rows(rows), heap_at_peak.saturating_sub(attributed))
 }
 
@@ -398,7 +508,7 @@ fn xprof_memory_profile(allocator: &Allocator) -> (XprofSummary, XprofPeakStep) 
         }
     }
     unmapped = unmapped.saturating_sub(unmapped_deallocations);
-    let mut rows: Vec<AllocationRow> = live.values().map(|&i| row(allocator, &events[i])).collect();
+    let mut rows: Vec<AllocationRow> = live.values().map(|&i| row(allocator, &events[i], None)).collect();
     if unmapped > 0 {
         rows.push(special_row(XPROF_UNMAPPED_OP, "persist/dynamic", unmapped));
     }
@@ -462,4 +572,30 @@ fn differences(report: &AllocatorReport, events: usize) -> Vec<String> {
         ));
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_intervals_live_at_the_peak_are_the_allocations_at_the_peak() {
+        for workload in ["tf_keras_fit", "tf_keras_xla", "gpu_mlp_adam"] {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles").join(workload);
+            let capture = crate::ingest::load(&root.join("profile"), &Default::default()).unwrap();
+            let programs = Programs::of(&capture.modules);
+            for allocator in &capture.allocators {
+                let report = analyze_allocator(allocator, &programs, true);
+                let intervals = report.intervals.as_deref().unwrap();
+                let peak = intervals.peak_position.unwrap();
+                assert_eq!(report.timeline.time_ps[peak], report.peak_time_ps);
+                let live: Vec<AllocationRow> = intervals.live_at(peak).map(|a| a.row.clone()).collect();
+                let attributed = live.iter().map(|r| r.allocation_bytes).sum::<i64>();
+                assert_eq!(merge_rows(live), report.at_peak, "{workload} {}", allocator.name);
+                assert_eq!(report.peak_heap_bytes - attributed, report.unattributed_at_peak_bytes);
+                let allocations = intervals.allocations.len() as u64;
+                assert_eq!(allocations, report.num_allocations, "one interval per allocation");
+            }
+        }
+    }
 }

@@ -24,6 +24,10 @@ pub struct Options {
     pub op_name_depth: Option<usize>,
     pub at: Option<ProgramPoint>,
     pub peaks: Option<PeakSearch>,
+    /// Keep the live set at every point as [`LiveIntervals`] (and each
+    /// allocator's as [`AllocationIntervals`](super::allocator_timeline::AllocationIntervals)),
+    /// for a page that lets its reader move along the timeline.
+    pub intervals: bool,
 }
 
 /// `--at EVENT|INSTRUCTION`.
@@ -170,6 +174,63 @@ pub struct Attribution {
     /// Buffers with the most layout padding, when padding is a large part of the peak.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub padding: Option<Box<super::hints::PaddingHint>>,
+    /// The live set at every point, when [`Options::intervals`] asked for it.
+    #[serde(skip)]
+    pub intervals: Option<Box<LiveIntervals>>,
+}
+
+/// The live set at every point of a memory space's program order, in a size
+/// that grows with its buffers, not with events × buffers: the always-live
+/// buffers, then one interval per entry of XProf's live list. The live set
+/// after event `i` is the always-live buffers, then the buffer of every
+/// interval that covers `i`, in order: [`live_set`] at `i`, buffer for buffer.
+#[derive(Debug, Clone, Default)]
+pub struct LiveIntervals {
+    /// Every buffer an interval names, once; the always-live ones first.
+    pub buffers: Vec<BufferAtPeak>,
+    /// How many of `buffers` are live at every point.
+    pub always_live: usize,
+    pub intervals: Vec<LiveInterval>,
+}
+
+/// `buffers[buffer]` is live after every event from `from` up to, not
+/// including, `until` (the number of events when it is never freed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveInterval {
+    pub buffer: usize,
+    pub from: usize,
+    pub until: usize,
+}
+
+impl LiveIntervals {
+    fn of(space: &MemorySpaceReport, assignment: &BufferAssignment) -> Self {
+        let events = space.heap_bytes.len().saturating_sub(1);
+        let always_live: Vec<BufferAtPeak> = space.at_peak.iter().filter(|b| b.always_live).cloned().collect();
+        let stretches = space.live_history.stretches();
+        let mut slots: Vec<usize> = Vec::new();
+        let mut buffer_of: HashMap<usize, usize> = HashMap::new();
+        let intervals = stretches
+            .iter()
+            .map(|stretch| {
+                let buffer = *buffer_of.entry(stretch.slot).or_insert_with(|| {
+                    slots.push(stretch.slot);
+                    always_live.len() + slots.len() - 1
+                });
+                LiveInterval { buffer, from: stretch.from, until: stretch.until.unwrap_or(events) }
+            })
+            .collect();
+        let always_live_count = always_live.len();
+        let mut buffers = always_live;
+        buffers.extend(heap_simulation::describe(assignment, &slots));
+        LiveIntervals { buffers, always_live: always_live_count, intervals }
+    }
+
+    /// The buffers live after event `position`, in [`live_set`]'s order.
+    pub fn live_at(&self, position: usize) -> impl Iterator<Item = &BufferAtPeak> {
+        let always_live = self.buffers.iter().take(self.always_live);
+        let covering = self.intervals.iter().filter(move |i| i.from <= position && position < i.until);
+        always_live.chain(covering.filter_map(|i| self.buffers.get(i.buffer)))
+    }
 }
 
 /// Fills a memory space's [`Attribution`]; the assignment describes buffers
@@ -187,6 +248,9 @@ pub fn attribute(
             .into_iter()
             .map(|p| live_set(space, assignment, p, options.op_name_depth))
             .collect();
+    }
+    if options.intervals {
+        space.attribution.intervals = Some(Box::new(LiveIntervals::of(space, assignment)));
     }
     if let Some(point) = &options.at {
         let position = resolve(space, point)?;
@@ -216,7 +280,7 @@ fn resolve(space: &MemorySpaceReport, point: &ProgramPoint) -> Result<usize, Str
     }
 }
 
-/// What is live after event `position`: the always-live buffers, then every
+/// What is live after event `position`: the always-live buffers and every
 /// simulated span that covers it, described as at the peak.
 pub fn live_set(
     space: &MemorySpaceReport,
@@ -224,8 +288,7 @@ pub fn live_set(
     position: usize,
     op_name_depth: Option<usize>,
 ) -> LiveSet {
-    let always_live = space.at_peak.get(..space.always_live_count).unwrap_or_default();
-    let mut buffers = always_live.to_vec();
+    let mut buffers: Vec<BufferAtPeak> = space.at_peak.iter().filter(|b| b.always_live).cloned().collect();
     buffers.extend(heap_simulation::describe(assignment, &space.live_history.live_at(position)));
     LiveSet {
         position,
@@ -264,14 +327,15 @@ pub fn distinct_peaks(heap_bytes: &[i64], search: PeakSearch) -> Vec<usize> {
     peaks.into_iter().take(search.count).map(|(event, _)| event).collect()
 }
 
-/// A device memory profile's live bytes by the source line of each stack's
-/// innermost frame, as a program's peak is grouped; sums to its total.
+/// A device memory profile's live bytes by the source line each stack is
+/// blamed on (its innermost frame of the user's code), as a program's peak
+/// is grouped; sums to its total.
 pub fn device_memory_groups(report: &DeviceMemoryReport) -> Vec<Group> {
     let keys: Vec<(String, i64, usize)> = report
         .stacks
         .iter()
         .map(|stack| {
-            let key = stack.frames.first().map_or_else(|| NO_SOURCE.to_string(), |f| format!("{}:{}", f.file, f.line));
+            let key = stack.blamed_frame().map_or_else(|| NO_SOURCE.to_string(), |f| format!("{}:{}", f.file, f.line));
             (key, stack.bytes, usize::try_from(stack.count).unwrap_or(0))
         })
         .collect();
@@ -280,15 +344,15 @@ pub fn device_memory_groups(report: &DeviceMemoryReport) -> Vec<Group> {
 
 /// The key of an allocator's heap at the peak that no captured allocation explains.
 pub const BEFORE_CAPTURE: &str = "(allocated before the capture started)";
-/// The key of allocations recorded without an op.
-pub const NO_OP_RECORDED: &str = "(no op recorded)";
-
-/// An allocator's heap at the peak by op name; sums to the heap at the peak.
+/// An allocator's heap at the peak by what made it (the op, or the
+/// program and which of its buffers); sums to the heap at the peak.
 pub fn allocator_groups(allocator: &AllocatorReport) -> Vec<Group> {
-    let rows = allocator.at_peak.iter().map(|row| {
-        let op = if row.op_name.is_empty() { NO_OP_RECORDED } else { row.op_name.as_str() };
-        (op, row.total_bytes(), usize::try_from(row.occurrences).unwrap_or(usize::MAX))
-    });
+    let keys: Vec<(String, i64, usize)> = allocator
+        .at_peak
+        .iter()
+        .map(|row| (row.made_by(), row.total_bytes(), usize::try_from(row.occurrences).unwrap_or(usize::MAX)))
+        .collect();
+    let rows = keys.iter().map(|(key, bytes, count)| (key.as_str(), *bytes, *count));
     let before = (allocator.unattributed_at_peak_bytes != 0).then_some((
         BEFORE_CAPTURE,
         allocator.unattributed_at_peak_bytes,
@@ -300,6 +364,34 @@ pub fn allocator_groups(allocator: &AllocatorReport) -> Vec<Group> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every fixture module's live set after every event, as [`live_set`]
+    /// gives it (what `--at` prints) and as the intervals give it.
+    #[test]
+    fn intervals_give_the_live_set_of_every_event() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/profiles");
+        let options = Options { intervals: true, ..Options::default() };
+        let mut events_checked = 0;
+        for input in ["memory_hungry/profile", "token_mixer/xla_dump", "host_offload/profile", "pair_new/profile"] {
+            let capture = crate::ingest::load(&fixtures.join(input), &Default::default()).unwrap();
+            for module in &capture.modules {
+                let Ok(assignment) = &module.buffer_assignment else { continue };
+                for space in crate::analysis::analyze_module(module, &options).memory_spaces {
+                    let intervals = space.attribution.intervals.as_deref().unwrap();
+                    for position in 0..space.heap_bytes.len().saturating_sub(1) {
+                        let expected = live_set(&space, assignment, position, None).buffers;
+                        let shown: Vec<(i64, i64)> =
+                            intervals.live_at(position).map(|b| (b.logical_buffer_id, b.size_bytes)).collect();
+                        let expected: Vec<(i64, i64)> =
+                            expected.iter().map(|b| (b.logical_buffer_id, b.size_bytes)).collect();
+                        assert_eq!(shown, expected, "{input} {} event {position}", module.name);
+                        events_checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(events_checked > 1000, "{events_checked} events");
+    }
 
     #[test]
     fn scopes_keep_the_first_components_and_ignore_slashes_in_brackets() {

@@ -1,6 +1,8 @@
 //! Live device memory at one instant: totals per device and kind, the
 //! allocation sites ranked as `pprof -top` ranks functions, and the heaviest
-//! whole stacks.
+//! whole stacks. Each allocation is blamed on the innermost frame of the
+//! user's own code (see [`crate::python_code`]), where its stack has one:
+//! the line the user wrote, not the JAX function under it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -8,6 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::model::{DeviceMemorySnapshot, Frame, LiveGroup};
+use crate::python_code::is_user_code;
 
 /// The label JAX puts on buffers (`cpu:0`, `TPU_0(host=0,(0,0,0,0))`, …);
 /// executables belong to no device and have none.
@@ -32,7 +35,9 @@ pub struct DeviceMemoryReport {
     pub devices: Vec<DeviceUsage>,
     /// Every function on any stack, with `pprof -top`'s figures, by flat bytes
     /// then cumulative bytes (pprof breaks ties by name, which puts the
-    /// callers of the big allocations in alphabetical order).
+    /// callers of the big allocations in alphabetical order). Flat counts
+    /// go to each stack's innermost frame of the user's code, as
+    /// `pprof -top -hide` of the library files gives them.
     pub top_sites: Vec<Site>,
     /// Every distinct stack, heaviest first.
     pub stacks: Vec<StackUsage>,
@@ -55,7 +60,8 @@ impl DeviceUsage {
 }
 
 /// A function, as pprof's function granularity sees it: flat counts what the
-/// function allocated itself (it is the innermost frame), cumulative what was
+/// function allocated itself (it is the innermost frame of the user's code,
+/// or the innermost frame of a stack with none), cumulative what was
 /// allocated anywhere below it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Site {
@@ -66,13 +72,13 @@ pub struct Site {
     pub line: i64,
     pub flat_bytes: i64,
     pub cum_bytes: i64,
-    /// Allocations whose innermost frame is this function.
+    /// Allocations whose flat bytes this function holds.
     pub count: i64,
     /// Allocations with this function anywhere on their stack.
     pub cum_count: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct StackFrame {
     /// Shared with the snapshot's function: a stack of a million frames
     /// copies no text.
@@ -135,6 +141,14 @@ impl Serialize for StackFrames {
     }
 }
 
+impl StackUsage {
+    /// The frame the stack's memory is blamed on: the innermost of the
+    /// user's code, else the innermost.
+    pub fn blamed_frame(&self) -> Option<&StackFrame> {
+        self.frames.iter().find(|frame| is_user_code(&frame.file)).or(self.frames.first())
+    }
+}
+
 pub fn analyze(input: &str, snapshot: &DeviceMemorySnapshot) -> DeviceMemoryReport {
     DeviceMemoryReport {
         input: input.to_string(),
@@ -192,15 +206,17 @@ fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
             cum_count: 0,
         })
         .collect();
+    let user_code: Vec<bool> = snapshot.functions.iter().map(|function| is_user_code(&function.file)).collect();
     // The last stack that counted each site: a recursive function counts once per stack, as in pprof.
     let mut counted_in = vec![usize::MAX; sites.len()];
     for (n, (stack, (bytes, count))) in snapshot.stacks.iter().zip(per_stack(snapshot)).enumerate() {
+        let blamed = stack.iter().position(|frame| user_code.get(frame.function) == Some(&true)).unwrap_or(0);
         for (depth, frame) in stack.iter().enumerate() {
             let (Some(site), Some(counted)) = (sites.get_mut(frame.function), counted_in.get_mut(frame.function))
             else {
                 continue;
             };
-            if depth == 0 {
+            if depth == blamed {
                 site.flat_bytes += bytes;
                 site.count += count;
             }

@@ -3,6 +3,7 @@
 //! drawing is thinned; the report's figures keep every point.
 
 use super::allocator_timeline::AllocatorReport;
+use super::torch_snapshot::{Allocation, FrameGroup, TorchSnapshotReport};
 use super::{Lifetime, MemorySpaceReport};
 use crate::units::{human_bytes, milliseconds};
 
@@ -13,6 +14,8 @@ pub enum XAxis {
     ProgramOrder,
     /// Picoseconds, as profiles time their events.
     Picoseconds,
+    /// Entries of an allocator's trace, in order.
+    TraceEntries,
 }
 
 /// Bytes over an ordered x axis: stacked bands, lines over them and the peak.
@@ -129,16 +132,22 @@ fn program_peak(space: &MemorySpaceReport) -> PeakMark {
 }
 
 /// How far above the peak in use an allocator's y axis may reach before its
-/// free band is cut off.
-const FREE_CUT_FACTOR: i64 = 2;
+/// free band is cut off: a quarter of the peak, enough to show there is
+/// free memory above it without giving the chart to it.
+const FREE_ABOVE_PEAK_DIVISOR: i64 = 4;
+
+/// Where an allocator's free band is cut off: a quarter above its peak in use.
+pub fn free_cut(peak_bytes: i64) -> i64 {
+    peak_bytes.saturating_add(peak_bytes / FREE_ABOVE_PEAK_DIVISOR)
+}
 
 /// An allocator's memory over time: heap, stack and free stacked, the
 /// fragmentation against a second axis, and the peak (heap plus stack).
 ///
 /// An allocator can have far more free memory than it ever used (TensorFlow's
 /// host BFC allocator is limited at 64 GiB), which would flatten everything
-/// else into a pixel: the axis then stops at twice the peak in use and the
-/// free band's name says where it was cut. `None` when there are no events.
+/// else into a pixel: the axis then stops a quarter above the peak in use and
+/// the free band's name says where it was cut. `None` when there are no events.
 pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Option<Timeline> {
     let series = &allocator.timeline;
     let in_use: Vec<i64> =
@@ -156,7 +165,7 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
     let with_free: Vec<i64> =
         heap_and_stack.iter().zip(pick(&series.free_bytes)).map(|(used, free)| used.saturating_add(free)).collect();
     let highest = with_free.iter().chain(&heap_and_stack).copied().max().unwrap_or(0);
-    let cut = allocator.peak_bytes.saturating_mul(FREE_CUT_FACTOR);
+    let cut = free_cut(allocator.peak_bytes);
     let (y_max, free_name) = if allocator.peak_bytes > 0 && highest > cut {
         let name = format!(
             "free, cut off at {} ({} at the peak)",
@@ -195,6 +204,75 @@ pub fn allocator_timeline(allocator: &AllocatorReport, max_points: usize) -> Opt
         holds_until_next: true,
         boundaries: allocator.steps.iter().skip(1).map(|s| (s.first_time_ps, format!("step {}", s.step))).collect(),
     })
+}
+
+/// A PyTorch snapshot's active memory over its trace: the largest user
+/// frames at the peak stacked as bands (the rest on top), the reserved
+/// memory as a line, and the peak. `None` when there is no trace.
+pub fn torch_timeline(report: &TorchSnapshotReport) -> Option<Timeline> {
+    let series = &report.timeline;
+    if series.entry.is_empty() {
+        return None;
+    }
+    let mut lower = vec![0i64; series.entry.len()];
+    let bands = series
+        .bands
+        .iter()
+        .map(|band| {
+            for (edge, bytes) in lower.iter_mut().zip(&band.bytes) {
+                *edge = edge.saturating_add(*bytes);
+            }
+            Series { name: band.label.clone(), values: lower.clone() }
+        })
+        .collect();
+    let y_max = series.reserved_bytes.iter().chain(&series.active_bytes).copied().max().unwrap_or(0);
+    Some(Timeline {
+        x_axis: XAxis::TraceEntries,
+        x: series.entry.iter().map(|&entry| entry as i64).collect(),
+        bands,
+        lines: vec![Series { name: "reserved".to_string(), values: series.reserved_bytes.clone() }],
+        fractions: Vec::new(),
+        peak: PeakMark {
+            x: report.peak_entry.map_or(0, |entry| entry as i64),
+            bytes: report.peak_bytes,
+            what: report.peak_owner.as_ref().map(|owner| owner.label()),
+            position: report.peak_entry.map_or_else(|| "the start".to_string(), |entry| format!("entry {entry}")),
+        },
+        y_max,
+        holds_until_next: true,
+        boundaries: Vec::new(),
+    })
+}
+
+/// One owner of a PyTorch snapshot's peak with its largest blocks, as a bar draws them.
+#[derive(Debug)]
+pub struct OwnerBlocks<'a> {
+    pub group: &'a FrameGroup,
+    /// Largest first.
+    pub blocks: Vec<&'a Allocation>,
+    /// The owner's other blocks, summed.
+    pub rest_bytes: i64,
+}
+
+/// The `top` largest owners of a snapshot's peak, each with its `max_blocks` largest blocks.
+pub fn torch_peak_owners(report: &TorchSnapshotReport, top: usize, max_blocks: usize) -> Vec<OwnerBlocks<'_>> {
+    let mut owners: Vec<OwnerBlocks> = report
+        .at_peak_by_user_frame
+        .iter()
+        .take(top)
+        .map(|group| OwnerBlocks { group, blocks: Vec::new(), rest_bytes: 0 })
+        .collect();
+    // `at_peak` is largest first, so each owner's first blocks are its largest.
+    for allocation in &report.at_peak {
+        if let Some(owner) = owners.iter_mut().find(|o| o.group.owner == allocation.owner) {
+            if owner.blocks.len() < max_blocks {
+                owner.blocks.push(allocation);
+            } else {
+                owner.rest_bytes = owner.rest_bytes.saturating_add(allocation.size_bytes);
+            }
+        }
+    }
+    owners
 }
 
 /// Every simulated buffer of a memory space as a box: x from the heap point
@@ -347,13 +425,13 @@ mod tests {
         let allocator = tf_keras_fit_allocator();
         let (peak_bytes, free_bytes, _) = oracle_allocator_peak();
         let timeline = allocator_timeline(&allocator, 2000).unwrap();
-        assert_eq!(timeline.y_max, 2 * peak_bytes);
+        assert_eq!(timeline.y_max, peak_bytes + peak_bytes / 4);
         let free = &timeline.bands[2];
         assert_eq!(
             free.name,
             format!(
                 "free, cut off at {} ({} at the peak)",
-                human_bytes(2 * peak_bytes as u64),
+                human_bytes((peak_bytes + peak_bytes / 4) as u64),
                 human_bytes(free_bytes as u64)
             )
         );

@@ -652,6 +652,48 @@ impl LiveHistory {
     pub fn live_at(&self, position: usize) -> Vec<usize> {
         live_at(&self.pushes, &self.revivals, position)
     }
+
+    /// The whole history as stretches of program order, one per entry of
+    /// the list and in its order: the slots [`LiveHistory::live_at`] gives
+    /// for a position are those of the stretches that cover it. An entry
+    /// shows the sharer of the last revival of its buffer at or before it; a
+    /// later revival cannot change that while the entry is on the list, for
+    /// a buffer is revived only once its count fell to zero, which took all
+    /// of its entries off.
+    pub fn stretches(&self) -> Vec<LiveStretch> {
+        let at = |index: Compact| index.get().unwrap_or(usize::MAX);
+        let mut revivals_of: FxHashMap<usize, Vec<&Revival>> = FxHashMap::default();
+        for revival in &self.revivals {
+            revivals_of.entry(at(revival.root)).or_default().push(revival);
+        }
+        self.pushes
+            .iter()
+            .map(|push| {
+                // Revivals are recorded in event order.
+                let revivals = revivals_of.get(&at(push.slot)).map_or(&[][..], Vec::as_slice);
+                let shown = match revivals.partition_point(|r| at(r.event) <= at(push.event)) {
+                    0 => push.slot,
+                    later => revivals[later - 1].sharer,
+                };
+                LiveStretch { slot: at(shown), from: at(push.event), until: push.removed_at.get() }
+            })
+            .collect()
+    }
+}
+
+/// A buffer on XProf's live list after every event from `from` up to, not
+/// including, `until` (to the end of the trace when `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveStretch {
+    pub slot: usize,
+    pub from: usize,
+    pub until: Option<usize>,
+}
+
+impl LiveStretch {
+    pub fn covers(&self, position: usize) -> bool {
+        self.from <= position && self.until.is_none_or(|until| position < until)
+    }
 }
 
 /// Replays `positions` of `trace` (all of it when `None`).
@@ -746,6 +788,7 @@ fn buffer_at_peak(index: &Index, slot: usize) -> BufferAtPeak {
         allocation: index.allocation_of(buffer).index,
         offset: buffer.offset,
         listed_by_xprof: true,
+        always_live: false,
     }
 }
 
@@ -787,7 +830,11 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 Category::Output => breakdown.outputs = breakdown.outputs.saturating_add(allocation.size),
                 _ => breakdown.constants = breakdown.constants.saturating_add(allocation.size),
             }
-            at_peak.push(BufferAtPeak { listed_by_xprof: color == 0, ..buffer_at_peak(index, slot) });
+            at_peak.push(BufferAtPeak {
+                listed_by_xprof: color == 0,
+                always_live: true,
+                ..buffer_at_peak(index, slot)
+            });
         }
     }
     if color != 0 && baseline > 0 {
@@ -797,7 +844,6 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
                 .into(),
         );
     }
-    let always_live_count = at_peak.len();
     breakdown.thread_local = sum_bytes(allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size));
 
     let total_allocation_bytes = checked_sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size))
@@ -892,18 +938,28 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             live_history = LiveHistory { pushes, revivals };
             status
         }
-        None if temporary_allocations => {
-            notes.push(
+        None if temporary_allocations => match xla_peak(index, &allocations) {
+            Some(xla) => {
+                notes.push(xla.note.into());
+                at_peak.extend(xla.slots.iter().map(|&slot| buffer_at_peak(index, slot)));
+                (peak, peak_unpadded) = (xla.bytes, xla.unpadded_bytes);
+                TraceStatus::XlaPeakBuffers
+            }
+            None => {
+                notes.push(
                 "no heap-simulator trace for this memory space: the peak counts only always-live buffers \
                  (parameters, outputs, constants), not temporaries. TensorFlow's profiler stores such protos; \
                  dump the module with XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_proto\" and pass DIR for the full picture"
                     .into(),
-            );
-            TraceStatus::Missing
-        }
+                );
+                TraceStatus::Missing
+            }
+        },
         None => TraceStatus::NotNeeded,
     };
     breakdown.temporaries = peak;
+    // As the text lists them: largest first.
+    at_peak.sort_by(BufferAtPeak::largest_first);
     // Nor the spare room of each report's own lists.
     at_peak.shrink_to_fit();
     lifetimes.shrink_to_fit();
@@ -943,7 +999,6 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         unpadded_heap_bytes,
         instructions,
         at_peak,
-        always_live_count,
         live_history,
         lifetimes,
         max_scoped_vmem_bytes: None,
@@ -952,6 +1007,55 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         inconsistencies,
         attribution: Default::default(),
     }
+}
+
+/// The temporaries at the peak as XLA recorded them, for a memory space
+/// whose heap-simulator trace XLA left out of the proto.
+struct XlaPeak {
+    /// Logical buffer slots, allocation by allocation.
+    slots: Vec<usize>,
+    bytes: i64,
+    unpadded_bytes: i64,
+    note: String,
+}
+
+/// The heap simulator's peak from `peak_buffers` (XLA writes them from
+/// jaxlib 0.10 on, also where it leaves the traces out, as the buffer
+/// assignment JAX's `memory_analysis()` returns does): the buffers live at
+/// the peak of each of the colour's heap-simulated allocations (neither
+/// always-live nor thread-local), which XLA's record extends with the
+/// buffers it placed in the allocation outside the heap simulation (small
+/// tuples of a loop; XProf's replay of the trace never sees those). `None`
+/// when an allocation has no such record. With one such allocation (the common case) this is the trace's
+/// peak; with several their peaks are added, which may overstate the peak
+/// if they fall at different points, and the note says so.
+fn xla_peak(index: &Index, allocations: &[&Allocation]) -> Option<XlaPeak> {
+    let peak_buffers = &index.assignment.peak_buffers;
+    let heap: Vec<&Allocation> =
+        allocations.iter().copied().filter(|a| !is_indefinite(a) && !a.is_thread_local && a.size > 0).collect();
+    let mut slots = Vec::new();
+    for allocation in &heap {
+        let recorded = peak_buffers.iter().find(|p| p.allocation_index == allocation.index)?;
+        slots.extend(recorded.logical_buffer_ids.iter().filter_map(|&id| index.buffer(id).map(|(slot, _)| slot)));
+    }
+    let buffers = || slots.iter().filter_map(|&slot| index.assignment.logical_buffers.get(slot));
+    let mut note = "no heap-simulator trace for this memory space (XLA left it out of this proto): the peak is \
+                    XLA's own, the always-live buffers and the buffers XLA records live at the peak (peak_buffers), \
+                    which also counts any buffer XLA placed in the allocation outside the heap simulation (XProf \
+                    leaves those out); there is no timeline"
+        .to_string();
+    if heap.len() > 1 {
+        note.push_str(&format!(
+            "; the peaks of {} allocations are added, which overstates the peak if they fall at different points",
+            heap.len()
+        ));
+    }
+    Some(XlaPeak {
+        bytes: sum_bytes(buffers().map(|b| b.size)),
+        unpadded_bytes: sum_bytes(buffers().map(|b| b.unpadded_size)),
+        slots,
+        note,
+    })
 }
 
 /// Logical buffers by their place in the assignment, described as
@@ -1001,11 +1105,34 @@ mod tests {
                 ..Default::default()
             }],
             heap_traces: vec![HeapTrace { events, instruction_names: vec!["fusion".into()].into() }],
+            peak_buffers: Vec::new(),
             inconsistencies: Vec::new(),
         }
     }
 
     use HeapEventKind::{Alloc, Free, ShareWith, Unknown};
+
+    #[test]
+    fn without_a_trace_the_peak_is_xlas_recorded_peak_buffers() {
+        // As JAX's memory_analysis() proto on jaxlib 0.10+: the trace left out, peak_buffers kept.
+        let mut assignment = assignment(&[100, 40, 60], Vec::new());
+        assignment.heap_traces.clear();
+        let missing = analyze(&assignment, &[], None);
+        assert_eq!((missing[0].heap_simulation, missing[0].peak_bytes), (TraceStatus::Missing, 0));
+        assignment.peak_buffers =
+            vec![crate::model::PeakBuffers { allocation_index: 0, logical_buffer_ids: vec![0, 2] }];
+        let space = &analyze(&assignment, &[], None)[0];
+        assert_eq!(
+            (space.heap_simulation, space.peak_bytes, space.breakdown.temporaries),
+            (TraceStatus::XlaPeakBuffers, 160, 160)
+        );
+        let at_peak: Vec<i64> = space.at_peak.iter().map(|b| b.logical_buffer_id).collect();
+        assert_eq!(at_peak, [0, 2]);
+        assert!(space.heap_bytes.is_empty() && space.lifetimes.is_empty());
+        // An allocation without a record: nothing to go by.
+        assignment.peak_buffers[0].allocation_index = 7;
+        assert_eq!(analyze(&assignment, &[], None)[0].heap_simulation, TraceStatus::Missing);
+    }
 
     #[test]
     fn peak_is_the_first_maximum_and_its_live_set() {
@@ -1032,6 +1159,36 @@ mod tests {
         assert_eq!(space.heap_bytes, [0, 64, 0, 64, 0]);
         assert_eq!(space.peak_position, 0);
         assert_eq!(space.at_peak.iter().map(|b| b.logical_buffer_id).collect::<Vec<_>>(), [0]);
+    }
+
+    /// The live list at every event, as [`LiveHistory::live_at`] gives it
+    /// and as the stretches that cover the event give it.
+    fn live_lists(history: &LiveHistory, events: usize) -> [Vec<Vec<usize>>; 2] {
+        let stretches = history.stretches();
+        let from_stretches =
+            (0..events).map(|at| stretches.iter().filter(|s| s.covers(at)).map(|s| s.slot).collect()).collect();
+        [(0..events).map(|at| history.live_at(at)).collect(), from_stretches]
+    }
+
+    #[test]
+    fn stretches_give_the_live_list_of_every_event_with_revived_buffers_shown_as_their_sharer() {
+        // Buffer 0 is freed, revived by 1, freed, revived by 2; 3 lives across it all.
+        let events = vec![
+            event(Alloc, 3, 0),
+            event(Alloc, 0, 0),
+            event(Free, 0, 0),
+            event(ShareWith, 1, 0),
+            event(Free, 1, 0),
+            event(ShareWith, 2, 0),
+            event(Alloc, 4, 0),
+            event(Free, 2, 0),
+            event(Free, 3, 0),
+        ];
+        let space = &analyze(&assignment(&[64, 64, 64, 8, 16], events), &[], None)[0];
+        let [expected, from_stretches] = live_lists(&space.live_history, 9);
+        assert_eq!(expected[3], [3, 1], "the revived buffer shows as its sharer");
+        assert_eq!(expected[6], [3, 2, 4]);
+        assert_eq!(from_stretches, expected);
     }
 
     #[test]

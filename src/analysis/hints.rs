@@ -8,6 +8,9 @@ use serde::Serialize;
 use super::MemorySpaceReport;
 use crate::model::{BufferAssignment, EntryInterface, LogicalBuffer};
 
+/// Donating less than this is not worth a hint.
+pub const MIN_DONATION_BYTES: i64 = 1 << 20;
+
 /// An entry parameter with the shape and type of an output that is not
 /// aliased to any parameter: donating it (`jax.jit(donate_argnums=…)`) lets
 /// XLA write that output into the parameter's buffer.

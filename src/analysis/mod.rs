@@ -2,6 +2,7 @@
 //! types. The structs here are what every renderer prints and what the JSON
 //! renderer serialises as `xmem.report/1`.
 
+pub mod allocation_owner;
 pub mod allocator_timeline;
 pub mod attribution;
 pub mod device_memory;
@@ -9,6 +10,7 @@ pub mod drawing;
 pub mod heap_simulation;
 pub mod hints;
 pub mod select;
+pub mod torch_snapshot;
 
 use std::sync::Arc;
 
@@ -19,6 +21,7 @@ pub use allocator_timeline::{AllocationRow, AllocatorReport};
 
 use crate::model::{Capture, Module};
 use device_memory::DeviceMemoryReport;
+use torch_snapshot::TorchSnapshotReport;
 
 /// Adds byte counts without overflowing: sizes come from files, and a
 /// corrupt one must not wrap a total around or panic.
@@ -44,6 +47,8 @@ pub struct Report {
     pub device_memory: Vec<DeviceMemoryReport>,
     /// By host, then by name.
     pub allocators: Vec<AllocatorReport>,
+    /// One per device of each PyTorch memory snapshot among the inputs.
+    pub torch_snapshots: Vec<TorchSnapshotReport>,
     pub warnings: Vec<String>,
     /// Facts about the input as a whole, e.g. that a profile has no allocator events.
     pub notes: Vec<String>,
@@ -85,6 +90,7 @@ impl Report {
     pub fn nothing_usable(&self) -> Option<String> {
         if !self.device_memory.is_empty()
             || !self.allocators.is_empty()
+            || !self.torch_snapshots.is_empty()
             || self.modules.iter().any(|m| m.problem.is_none())
         {
             return None;
@@ -127,6 +133,16 @@ impl ModuleReport {
     pub fn largest_peak(&self) -> i64 {
         self.memory_spaces.iter().map(|s| s.peak_bytes).max().unwrap_or(0)
     }
+
+    /// The donation candidates worth a hint: those that save at least
+    /// 1 MiB and 0.1% of the module's peak (a 4-byte scalar is not worth
+    /// donating). JSON keeps every candidate.
+    pub fn donation_hints(&self) -> &[hints::DonationCandidate] {
+        let threshold = hints::MIN_DONATION_BYTES.max(self.largest_peak() / 1000);
+        // Largest first: the ones worth it lead.
+        let worth = self.donation_candidates.iter().take_while(|c| c.bytes_at_most >= threshold).count();
+        &self.donation_candidates[..worth]
+    }
 }
 
 /// How much of the program order the heap simulation covers.
@@ -140,11 +156,14 @@ pub enum TraceStatus {
     /// Temporaries exist but the proto carries no trace: the peak covers only
     /// always-live buffers.
     Missing,
+    /// No trace, but XLA's record of the buffers live at each allocation's
+    /// peak (`peak_buffers`): the peak and the buffers at it, without a timeline.
+    XlaPeakBuffers,
     /// The trace does not add up; the figures cover the events before the fault.
     Broken,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
     Parameter,
@@ -206,11 +225,9 @@ pub struct MemorySpaceReport {
     pub unpadded_heap_bytes: Vec<i64>,
     /// The instruction of each event, aligned with `heap_bytes`.
     pub instructions: EventInstructions,
-    /// Always-live buffers first, then temporaries in program order.
+    /// Every buffer live at the peak, largest first (by logical buffer id
+    /// among equals), as the text lists them.
     pub at_peak: Vec<BufferAtPeak>,
-    /// How many of `at_peak` are always live (they lead the list).
-    #[serde(skip)]
-    pub always_live_count: usize,
     /// XProf's live list through the replay, for the live set at any point (`--at`).
     #[serde(skip)]
     pub live_history: heap_simulation::LiveHistory,
@@ -256,7 +273,7 @@ impl<'a> BufferTable<'a> {
     /// the small ones summed.
     pub fn of(buffers: &'a [BufferAtPeak], top: usize) -> Self {
         let mut buffers: Vec<&BufferAtPeak> = buffers.iter().collect();
-        buffers.sort_by(|a, b| b.size_bytes.cmp(&a.size_bytes).then(a.logical_buffer_id.cmp(&b.logical_buffer_id)));
+        buffers.sort_by(|a, b| a.largest_first(b));
         let (large, small): (Vec<_>, Vec<_>) =
             buffers.into_iter().partition(|b| b.size_bytes >= heap_simulation::SMALL_BUFFER_BYTES);
         let rest = large.get(top..).unwrap_or_default();
@@ -345,11 +362,20 @@ pub struct BufferAtPeak {
     /// XProf's Memory Viewer lists this buffer among its buffers at the
     /// peak; it leaves out always-live buffers outside HBM.
     pub listed_by_xprof: bool,
+    /// A parameter, output or constant: live at every point of the program.
+    #[serde(skip)]
+    pub always_live: bool,
 }
 
 impl BufferAtPeak {
     pub fn padding_bytes(&self) -> i64 {
         self.size_bytes - self.unpadded_bytes
+    }
+
+    /// The order buffers are listed in, in tables and JSON: largest first,
+    /// then by logical buffer id.
+    pub fn largest_first(&self, other: &Self) -> std::cmp::Ordering {
+        other.size_bytes.cmp(&self.size_bytes).then(self.logical_buffer_id.cmp(&other.logical_buffer_id))
     }
 }
 
@@ -419,10 +445,16 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
     modules.sort_by(|a, b| b.largest_peak().cmp(&a.largest_peak()).then_with(|| a.name.cmp(&b.name)));
     let mut allocators: Vec<AllocatorReport> = captures
         .iter()
-        .flat_map(|c| c.allocators.par_iter().map(allocator_timeline::analyze_allocator).collect::<Vec<_>>())
+        .flat_map(|c| {
+            let programs = allocation_owner::Programs::of(&c.modules);
+            c.allocators
+                .par_iter()
+                .map(|a| allocator_timeline::analyze_allocator(a, &programs, options.intervals))
+                .collect::<Vec<_>>()
+        })
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = captures.iter().filter_map(|c| beyond_the_device(c, &modules)).collect();
     let without_events: Vec<&str> = captures
         .iter()
         .filter(|c| !c.hosts.is_empty() && c.allocators.is_empty() && c.damaged_allocator_planes.is_empty())
@@ -452,12 +484,41 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
             .filter_map(|c| c.device_memory.as_ref().map(|snapshot| device_memory::analyze(&c.input, snapshot)))
             .collect(),
         allocators,
+        torch_snapshots: captures
+            .iter()
+            .flat_map(|c| c.torch_snapshot.iter().flat_map(|snapshot| torch_snapshot::analyze(&c.input, snapshot)))
+            .collect(),
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
         notes,
     };
     let inconsistent = report.inconsistency_warnings();
     report.warnings.extend(inconsistent);
     report
+}
+
+/// One line when a module of `capture` needs more memory at its peak in
+/// device memory (colour 0) than the profile says its device has: it
+/// cannot run there as compiled. `modules` are the report's, largest first.
+fn beyond_the_device(capture: &Capture, modules: &[ModuleReport]) -> Option<String> {
+    let device = capture.devices.iter().min_by_key(|d| d.memory_bytes)?;
+    let device_peak =
+        |m: &ModuleReport| m.memory_spaces.iter().filter(|s| s.color == 0).map(|s| s.peak_bytes).max().unwrap_or(0);
+    let over: Vec<&ModuleReport> =
+        modules.iter().filter(|m| m.input == capture.input && device_peak(m) > device.memory_bytes).collect();
+    let first = over.first()?;
+    let more = match over.len() - 1 {
+        0 => String::new(),
+        1 => "; so does 1 more module".to_string(),
+        n => format!("; so do {n} more modules"),
+    };
+    let model = device.model.as_ref().map(|m| format!(" ({m})")).unwrap_or_default();
+    Some(format!(
+        "{} needs {} at its device-memory peak, more than the {} that {}{model} has{more}",
+        first.display_name(),
+        crate::units::human_bytes(device_peak(first).max(0) as u64),
+        crate::units::human_bytes(device.memory_bytes as u64),
+        device.name
+    ))
 }
 
 /// What an input holds, for `xmem list`.
@@ -468,6 +529,8 @@ pub struct Contents {
     pub modules: Vec<ModuleListing>,
     pub device_memory: Vec<DeviceMemoryListing>,
     pub allocators: Vec<AllocatorListing>,
+    /// One per device of each PyTorch memory snapshot.
+    pub torch_snapshots: Vec<TorchSnapshotListing>,
     /// What could not be read (a bad host file), as `report` carries them.
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
@@ -512,6 +575,18 @@ pub struct DeviceMemoryListing {
     pub size_unknown_count: i64,
     pub devices: Vec<Option<String>>,
     pub stacks: usize,
+}
+
+/// A PyTorch memory snapshot's device in one line: its segments and trace.
+#[derive(Debug, Clone, Serialize)]
+pub struct TorchSnapshotListing {
+    pub input: String,
+    pub device: String,
+    pub segments: usize,
+    pub reserved_bytes: i64,
+    pub trace_entries: usize,
+    pub peak_bytes: i64,
+    pub ooms: usize,
 }
 
 pub const CONTENTS_SCHEMA: &str = "xmem.list/1";
@@ -566,6 +641,19 @@ pub fn contents(report: &Report) -> Contents {
                 num_deallocations: a.num_deallocations,
                 peak_bytes: a.peak_bytes,
                 capacity_bytes: a.capacity_bytes,
+            })
+            .collect(),
+        torch_snapshots: report
+            .torch_snapshots
+            .iter()
+            .map(|t| TorchSnapshotListing {
+                input: t.input.clone(),
+                device: t.device.clone(),
+                segments: t.segments.count,
+                reserved_bytes: t.reserved_bytes,
+                trace_entries: t.trace_entries,
+                peak_bytes: t.peak_bytes,
+                ooms: t.actions.oom,
             })
             .collect(),
         notes: report.notes.clone(),

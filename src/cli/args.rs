@@ -47,6 +47,8 @@ pub enum Command {
     Oom(OomArgs),
     /// Show what an input holds: modules, memory spaces, allocators.
     List(ListArgs),
+    /// Run a job with XLA dumping its programs; if it dies of out-of-memory, explain it with the dump.
+    Run(RunArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell to complete for.
@@ -109,7 +111,7 @@ pub struct Selection {
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
 
-    /// Show every module in detail, not only the one with the largest peak.
+    /// Show (or plot) every module in detail, not only the one with the largest peak.
     #[arg(long)]
     pub all: bool,
 }
@@ -235,9 +237,10 @@ pub struct DiffArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub fail_if_over: Option<u64>,
 
-    /// Leave out memory spaces whose peak is under this size in both inputs (small helper modules).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "0")]
-    pub min_peak: u64,
+    /// Do not judge memory spaces and allocators whose peak is under this size in both inputs (they are
+    /// still reported) [default: 1% of the largest peak, at least 1 MiB; 0 judges every peak].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub min_peak: Option<u64>,
 
     #[command(flatten)]
     pub selection: Selection,
@@ -253,8 +256,8 @@ pub struct DiffArgs {
 #[command(after_help = "Exit codes: 0 no memory error found, 1 at least one memory error found, \
     2 bad usage or a log that could not be read.")]
 pub struct OomArgs {
-    /// Log files (plain or gzip), glob patterns such as 'logs/*.err', or - for standard input,
-    /// read as a stream: each incident is printed as soon as the log has moved past it.
+    /// Log files (plain or gzip), directories (the files in them), glob patterns such as 'logs/*.err', or -
+    /// for standard input, read as a stream: each incident is printed as soon as the log has moved past it.
     #[arg(value_name = "LOG|-", required = true)]
     pub logs: Vec<PathBuf>,
 
@@ -262,8 +265,49 @@ pub struct OomArgs {
     #[arg(long, value_name = "SIZE", default_value = "16GiB", value_parser = parse_size)]
     pub max_input_size: u64,
 
+    /// Join each incident with the program that failed, from what `xmem report` reads (an XLA dump dir, a
+    /// profile, an HLO proto): its peak against the log's limit, the lines that own it, what to change.
+    /// Give it after the log.
+    #[arg(long = "with", value_name = "INPUT", num_args = 1..)]
+    pub with: Vec<PathBuf>,
+
+    /// With --with, show this many rows of the program's tables.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub top: usize,
+
     #[command(flatten)]
     pub output: PlainOutputOptions,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "The job's stdin, stdout and stderr pass through unchanged; the post-mortem, if any, goes to \
+    stderr after its output (or to -o FILE). Exit code: the job's own (128+N when signal N ended it), \
+    2 when it cannot be started.")]
+pub struct RunArgs {
+    /// Where XLA dumps the job's programs. Default: a new directory under the system temp dir, removed when the
+    /// job shows no memory error. A --xla_dump_to already in XLA_FLAGS is used as it is.
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
+
+    /// Keep the dump directory even when the job shows no memory error.
+    #[arg(long)]
+    pub keep_dump: bool,
+
+    /// Show this many rows of the failed program's tables.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub top: usize,
+
+    /// Format of the post-mortem.
+    #[arg(long, default_value = "text", value_parser = formats(&PLAIN_FORMATS))]
+    pub format: Format,
+
+    /// Write the post-mortem to this file (also when the job shows no memory error) instead of standard error.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// The command to run and its arguments (after --, or after xmem's own options).
+    #[arg(value_name = "CMD", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]

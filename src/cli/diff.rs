@@ -2,6 +2,7 @@ use std::io::{self, Write};
 
 use super::args::{DiffArgs, Format};
 use super::{output, Outcome};
+use crate::analysis::attribution::Options;
 use crate::analysis::Report;
 use crate::diff::{self, Diff, Limit, Verdict};
 use crate::render::table::Flavor;
@@ -32,21 +33,32 @@ pub struct Comparison {
 
 /// The comparison the arguments ask for, with its verdict, before it is written.
 pub fn build(args: &DiffArgs) -> anyhow::Result<Comparison> {
+    build_for(args, args.output.format)
+}
+
+/// [`build`], for writing in `format` (a comparison kept to be written in
+/// several formats is built for HTML, which needs the most).
+pub fn build_for(args: &DiffArgs, format: Format) -> anyhow::Result<Comparison> {
     let filter = output::module_filter(&args.selection)?;
     if args.base == args.new && args.base.as_os_str() == "-" {
         anyhow::bail!("diff: standard input (-) can be only one of the two inputs");
     }
-    let options = Default::default();
+    // The page lets its reader move along either run's timeline.
+    let options = Options { intervals: format == Format::Html, ..Options::default() };
     let base = output::usable_report(std::slice::from_ref(&args.base), &args.input, &options)?;
     let new = output::usable_report(std::slice::from_ref(&args.new), &args.input, &options)?;
-    if base.device_memory.is_empty() != new.device_memory.is_empty() {
-        let (profile, other) =
-            if base.device_memory.is_empty() { (&args.new, &args.base) } else { (&args.base, &args.new) };
-        anyhow::bail!(
-            "{} is a device memory profile and {} is not; diff compares two inputs of the same kind",
-            profile.display(),
-            other.display()
-        );
+    for (kind, holds) in [
+        ("a device memory profile", (|r: &Report| !r.device_memory.is_empty()) as fn(&Report) -> bool),
+        ("a PyTorch memory snapshot", |r: &Report| !r.torch_snapshots.is_empty()),
+    ] {
+        if holds(&base) != holds(&new) {
+            let (this, other) = if holds(&base) { (&args.base, &args.new) } else { (&args.new, &args.base) };
+            anyhow::bail!(
+                "{} is {kind} and {} is not; diff compares two inputs of the same kind",
+                this.display(),
+                other.display()
+            );
+        }
     }
     let mut sides = [base, new];
     output::select(&mut sides, &filter, args.selection.allocator.as_deref())?;

@@ -13,6 +13,7 @@ mod output;
 pub mod plot;
 mod progress;
 pub mod report;
+mod run;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -30,6 +31,8 @@ pub enum Outcome {
     LimitCrossed,
     /// `oom` found at least one memory error.
     MemoryErrorsFound,
+    /// `run` exits with its job's code.
+    Exit(u8),
 }
 
 pub fn main() -> ExitCode {
@@ -56,6 +59,7 @@ where
     match run(cli) {
         Ok(Outcome::Success) => 0,
         Ok(Outcome::LimitCrossed | Outcome::MemoryErrorsFound) => 1,
+        Ok(Outcome::Exit(code)) => code,
         Err(e) => {
             eprintln!("xmem: {}", one_line(&e));
             2
@@ -89,5 +93,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Oom(args) => oom::run(args),
+        Command::Run(args) => run::run(args),
     }
 }

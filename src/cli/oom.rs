@@ -3,10 +3,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::args::{Format, OomArgs};
+use super::args::{Format, InputOptions, OomArgs};
 use super::{output, progress, Outcome};
+use crate::analysis::Report;
 use crate::ingest::source;
-use crate::oom::{self, OomReport, OOM_SCHEMA};
+use crate::oom::join::{self, ProgramReport};
+use crate::oom::{self, Incident, OomEvent, OomReport, OOM_SCHEMA};
 use crate::render::{json, oom as render_oom, table::Flavor};
 
 /// Every log is read as a stream; text and Markdown print each incident as
@@ -14,14 +16,19 @@ use crate::render::{json, oom as render_oom, table::Flavor};
 pub fn run(args: OomArgs) -> anyhow::Result<Outcome> {
     let flavor = flavor(args.output.format)?;
     let logs = expand(&args.logs)?;
+    let programs = Programs::load(&args.with, args.top);
     let mut out = output::open(args.output.output.as_deref(), args.output.format)?;
     let mut reports = Vec::new();
     let mut unreadable = 0;
     for (i, log) in logs.iter().enumerate() {
         let report = match flavor {
             Some(flavor) => open(log, args.max_input_size)
-                .and_then(|(name, reader)| stream_text(&mut *out, flavor, &name, reader, i > 0)),
-            None => open(log, args.max_input_size).and_then(|(name, reader)| Ok(oom::scan(&name, reader)?)),
+                .and_then(|(name, reader)| stream_text(&mut *out, flavor, &name, reader, i > 0, &programs)),
+            None => open(log, args.max_input_size).and_then(|(name, reader)| {
+                let mut report = oom::scan(&name, reader)?;
+                programs.join_all(&mut report);
+                Ok(report)
+            }),
         };
         match report {
             Ok(report) => reports.push(report),
@@ -55,12 +62,60 @@ struct Reports<'a> {
     reports: &'a [OomReport],
 }
 
+/// A run's folder, as a job leaves it (`output.log`, `xla_dump/`, `profile/`),
+/// stands for the XLA dump in it, else for its profile; any other input for itself.
+fn beside(input: &Path) -> Vec<PathBuf> {
+    if !input.is_dir() || is_dump_or_profile(input) {
+        return vec![input.to_path_buf()];
+    }
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(input)
+        .map(|entries| entries.flatten().map(|entry| entry.path()).filter(|path| path.is_dir()).collect())
+        .unwrap_or_default();
+    folders.sort();
+    let dumps: Vec<PathBuf> = folders.iter().filter(|folder| holds_dump(folder)).cloned().collect();
+    let found = if dumps.is_empty() { folders.into_iter().filter(|f| is_dump_or_profile(f)).collect() } else { dumps };
+    if found.is_empty() {
+        vec![input.to_path_buf()]
+    } else {
+        found
+    }
+}
+
+/// An XLA dump directory: programs after optimization, as protos.
+fn holds_dump(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| entry.file_name().to_string_lossy().ends_with("after_optimizations.hlo.pb"))
+    })
+}
+
+/// What `xmem report` reads as a folder: a dump, a log dir, a run dir.
+fn is_dump_or_profile(dir: &Path) -> bool {
+    holds_dump(dir)
+        || dir.join("plugins").is_dir()
+        || std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|entry| {
+                let name = entry.file_name().to_string_lossy().to_string();
+                name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz")
+            })
+        })
+}
+
 /// The logs named, with glob patterns expanded (for shells that do not, or
-/// patterns quoted to reach xmem); `-` is standard input.
+/// patterns quoted to reach xmem) and a directory read as the files in it
+/// (not those in its subdirectories, nor hidden ones), in name order; `-`
+/// is standard input.
 fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut logs = Vec::new();
     for pattern in patterns {
         let text = pattern.to_string_lossy();
+        if pattern.is_dir() {
+            let files = files_in(pattern)?;
+            if files.is_empty() {
+                anyhow::bail!("{text}: the directory holds no log file");
+            }
+            logs.extend(files);
+            continue;
+        }
         if pattern.exists() || text == "-" || !text.contains(['*', '?', '[']) {
             logs.push(pattern.clone());
             continue;
@@ -75,6 +130,20 @@ fn expand(patterns: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         }
     }
     Ok(logs)
+}
+
+/// The files directly in `dir`, hidden ones left out, in name order.
+fn files_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("{}: cannot list the directory", dir.display()))? {
+        let entry = entry.with_context(|| format!("{}: cannot list the directory", dir.display()))?;
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if !hidden && entry.path().is_file() {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// The log as a stream, with the name it has in the report.
@@ -95,17 +164,74 @@ fn stream_text(
     name: &str,
     reader: Box<dyn BufRead>,
     separate: bool,
+    programs: &Programs,
 ) -> anyhow::Result<OomReport> {
     let mut written = if separate { writeln!(out) } else { Ok(()) };
-    let mut count = 0;
-    let report = oom::scan_each(name, reader, |incident, events| {
-        count += 1;
+    let mut joined = Vec::new();
+    let mut report = oom::scan_each(name, reader, |incident, events| {
+        let mut incident = incident.clone();
+        programs.join(&mut incident, events);
         if written.is_ok() {
-            written = render_oom::write_incident(out, flavor, name, count, incident, events).and_then(|()| out.flush());
+            written = render_oom::write_incident(out, flavor, name, joined.len() + 1, &incident, events)
+                .and_then(|()| out.flush());
         }
+        joined.push(incident);
     })?;
+    if joined.len() == report.incidents.len() {
+        report.incidents = joined;
+    }
     output::finish(written.and_then(|()| render_oom::write_end(out, flavor, &report)), out)?;
     Ok(report)
+}
+
+/// The programs `--with` names, analysed once for every incident of every log.
+pub enum Programs {
+    /// No `--with`.
+    NotAsked,
+    Loaded(Report, usize),
+    /// The inputs hold nothing to join with: why, said once on stderr and in each incident.
+    Unusable(String),
+}
+
+impl Programs {
+    /// Loads and analyses the inputs; one that cannot be used is reported
+    /// (not fatal: the log alone is still explained).
+    pub fn load(inputs: &[PathBuf], top: usize) -> Programs {
+        if inputs.is_empty() {
+            return Programs::NotAsked;
+        }
+        let options = InputOptions { run: None, max_input_size: None, strict: false };
+        let inputs: Vec<PathBuf> = inputs.iter().flat_map(|input| beside(input)).collect();
+        match output::usable_report(&inputs, &options, &Default::default()) {
+            Ok(report) => Programs::Loaded(report, top),
+            Err(e) => {
+                let reason = super::one_line(&e);
+                eprintln!("xmem: {reason}; the log alone is explained");
+                Programs::Unusable(reason)
+            }
+        }
+    }
+
+    /// Joins one incident with its program, if `--with` was given.
+    pub fn join(&self, incident: &mut Incident, events: &[OomEvent]) {
+        let joined = match self {
+            Programs::NotAsked => return,
+            Programs::Unusable(reason) => ProgramReport::unmatched(reason.clone()),
+            Programs::Loaded(report, top) => {
+                let mut joined = join::program_report(incident, events, report);
+                joined.top = *top;
+                joined
+            }
+        };
+        join::attach(incident, joined);
+    }
+
+    /// Joins every incident of a report read whole.
+    pub fn join_all(&self, report: &mut OomReport) {
+        for incident in &mut report.incidents {
+            self.join(incident, &report.events);
+        }
+    }
 }
 
 /// The errors found in the one log the arguments name, read whole before
@@ -115,7 +241,9 @@ pub fn build(args: &OomArgs) -> anyhow::Result<OomReport> {
         anyhow::bail!("one log at a time: {} given", args.logs.len());
     };
     let (name, reader) = open(log, args.max_input_size)?;
-    Ok(oom::scan(&name, reader)?)
+    let mut report = oom::scan(&name, reader)?;
+    Programs::load(&args.with, args.top).join_all(&mut report);
+    Ok(report)
 }
 
 /// The text flavour a format asks for; `None` is JSON.

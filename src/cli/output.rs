@@ -72,7 +72,12 @@ pub fn read_options(input: &InputOptions) -> ReadOptions {
 
 /// Loads one input; with `--strict`, any warning is an error.
 pub fn load(path: &Path, input: &InputOptions) -> anyhow::Result<Capture> {
-    let capture = ingest::load(path, &read_options(input))?;
+    checked(ingest::load(path, &read_options(input))?, input)
+}
+
+/// A capture as loaded: with `--strict`, any warning is an error; else the
+/// warnings go to standard error.
+pub fn checked(capture: Capture, input: &InputOptions) -> anyhow::Result<Capture> {
     if input.strict {
         if let Some(first) = capture.warnings.first() {
             anyhow::bail!("{} (--strict)", first);
@@ -135,8 +140,20 @@ pub fn selected_report(
     input: &InputOptions,
     options: &attribution::Options,
 ) -> anyhow::Result<Report> {
+    // The selection is checked before any input is read.
+    module_filter(selection)?;
+    selected_report_of(&load_all(paths, input)?, selection, input, options)
+}
+
+/// [`selected_report`] of inputs already loaded.
+pub fn selected_report_of(
+    captures: &[Capture],
+    selection: &Selection,
+    input: &InputOptions,
+    options: &attribution::Options,
+) -> anyhow::Result<Report> {
     let filter = module_filter(selection)?;
-    let mut report = usable_report(paths, input, options)?;
+    let mut report = report_of(captures, input, options)?;
     select(std::slice::from_mut(&mut report), &filter, selection.allocator.as_deref())?;
     Ok(report)
 }
@@ -154,8 +171,19 @@ pub fn usable_report(
     input: &InputOptions,
     options: &attribution::Options,
 ) -> anyhow::Result<Report> {
-    let captures = paths.iter().map(|path| load(path, input)).collect::<anyhow::Result<Vec<_>>>()?;
-    let report = analyzed(&captures, input, options)?;
+    report_of(&load_all(paths, input)?, input, options)
+}
+
+/// Loads the inputs, pairing bare HLO modules with their buffer assignments
+/// (see [`ingest::load_inputs`]), each checked as [`load`] checks one.
+fn load_all(paths: &[PathBuf], input: &InputOptions) -> anyhow::Result<Vec<Capture>> {
+    ingest::load_inputs(paths, &read_options(input))?.into_iter().map(|capture| checked(capture, input)).collect()
+}
+
+/// The analysis of loaded inputs ([`analyzed`]); an error when nothing in
+/// them could be analysed.
+pub fn report_of(captures: &[Capture], input: &InputOptions, options: &attribution::Options) -> anyhow::Result<Report> {
+    let report = analyzed(captures, input, options)?;
     match report.nothing_usable() {
         Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
         None => Ok(report),

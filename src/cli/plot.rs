@@ -30,7 +30,13 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
     fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
     let mut names = FileNames::default();
     let mut written = 0;
-    for module in &report.modules {
+    // As `report` details them: the largest module, unless --all or --module asks for more.
+    let shown = if args.selection.detail().all { report.modules.len() } else { 1 };
+    if report.modules.len() > shown {
+        let others = report.modules.len() - shown;
+        eprintln!("xmem: charts of the largest module only; --all draws the other {others}, --module NAME one of them");
+    }
+    for module in report.modules.iter().take(shown) {
         if let Some(problem) = &module.problem {
             eprintln!("xmem: {}: nothing to plot: {problem}", module.display_name());
         }
@@ -55,6 +61,15 @@ pub fn write_charts(args: &PlotArgs, mut saved: impl FnMut(&Path) -> anyhow::Res
         let caption = format!("{}: live memory by stack", snapshot.input);
         if let Some(chart) = svg::flame::device_memory(&caption, snapshot)? {
             save(&args.output.join(names.claim_stem(&stem, ChartKind::Flame)), &chart, &mut saved)?;
+            written += 1;
+        }
+    }
+    for snapshot in &report.torch_snapshots {
+        let charts = svg::torch_snapshot_charts(snapshot, args.selection.top)
+            .with_context(|| format!("drawing {} {}", snapshot.input, snapshot.device))?;
+        let stem = format!("{}.{}", snapshot_stem(&snapshot.input), safe(&snapshot.device));
+        for (kind, chart) in charts {
+            save(&args.output.join(names.claim_stem(&stem, kind)), &chart, &mut saved)?;
             written += 1;
         }
     }
@@ -104,7 +119,7 @@ impl Listing {
 
 /// File names for charts, `<module>.<space>.<chart>.svg` (`<profile>.sites.svg`
 /// for a device memory profile, `<host>.<allocator>.timeline.svg` for an
-/// allocator), safe on any file system (module names hold `(`, `)`, `/`, …)
+/// allocator, `<snapshot>.cuda_0.timeline.svg` for a PyTorch snapshot's device), safe on any file system (module names hold `(`, `)`, `/`, …)
 /// and never used twice.
 #[derive(Default)]
 struct FileNames {
@@ -136,6 +151,14 @@ impl FileNames {
         }
         name
     }
+}
+
+/// `oom` of `runs/oom.pickle.gz`: the file's name without the extensions snapshots are saved with.
+fn snapshot_stem(input: &str) -> String {
+    let name = Path::new(input).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let name = [".pickle", ".pkl"].iter().find_map(|ext| name.strip_suffix(ext)).unwrap_or(name);
+    safe(name)
 }
 
 /// ASCII letters, digits and `-` kept, anything else `_`, at most 100

@@ -4,6 +4,7 @@ use super::args::{AttributionOptions, Format, ReportArgs};
 use super::{output, Outcome};
 use crate::analysis::attribution::{Options, PeakSearch, ProgramPoint};
 use crate::analysis::Report;
+use crate::model::Capture;
 use crate::render::table::Flavor;
 use crate::render::{html, json, pprof_export, text};
 
@@ -19,7 +20,20 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
 
 /// The report the arguments ask for, before it is written.
 pub fn build(args: &ReportArgs) -> anyhow::Result<Report> {
-    output::selected_report(&args.inputs, &args.selection, &args.input, &attribution_options(&args.attribution))
+    build_for(args, args.output.format)
+}
+
+/// [`build`], for writing in `format` (a report kept to be written in
+/// several formats is built for HTML, which needs the most).
+pub fn build_for(args: &ReportArgs, format: Format) -> anyhow::Result<Report> {
+    let options = attribution_options(&args.attribution, format);
+    output::selected_report(&args.inputs, &args.selection, &args.input, &options)
+}
+
+/// [`build_for`] of inputs already loaded (the Python module's protos of a
+/// compiled JAX program); `args.inputs` only name them.
+pub fn build_of(args: &ReportArgs, captures: &[Capture], format: Format) -> anyhow::Result<Report> {
+    output::selected_report_of(captures, &args.selection, &args.input, &attribution_options(&args.attribution, format))
 }
 
 pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text::Detail) -> io::Result<()> {
@@ -32,8 +46,10 @@ pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text:
     }
 }
 
-fn attribution_options(args: &AttributionOptions) -> Options {
+fn attribution_options(args: &AttributionOptions, format: Format) -> Options {
     Options {
+        // The page lets its reader move along the timeline.
+        intervals: format == Format::Html,
         op_name_depth: args.op_depth.and_then(|d| usize::try_from(d).ok()),
         at: args.at.as_deref().map(ProgramPoint::parse),
         peaks: args.peaks.map(|count| PeakSearch { count, drop: args.peak_drop }),

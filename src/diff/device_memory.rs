@@ -14,8 +14,10 @@ pub struct DeviceMemoryDiff {
     pub total: LiveDiff,
     /// One row per `device` label on either side, in name order; `null` (executables) last.
     pub devices: Vec<DeviceDelta>,
-    /// Every stack whose bytes or count changed, largest growth first; a stack
-    /// on one side only has zeros on the other. Their deltas add up to `total`.
+    /// Every stack holding bytes on either side whose bytes or count
+    /// changed, largest growth first; a stack on one side only has zeros on
+    /// the other. Their byte deltas add up to `total`'s. Stacks that hold no
+    /// bytes on either side (loaded executables) count in `devices` only.
     pub stacks: Vec<StackDelta>,
 }
 
@@ -62,6 +64,11 @@ impl Delta {
     pub fn is_unchanged(&self) -> bool {
         self.delta_bytes == 0 && self.delta_count == 0
     }
+
+    /// `0 B → 0 B`: nothing to show beside the bytes that changed.
+    pub fn holds_no_bytes(&self) -> bool {
+        self.base_bytes == 0 && self.new_bytes == 0
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -103,7 +110,7 @@ pub fn compare(base: &DeviceMemoryReport, new: &DeviceMemoryReport) -> DeviceMem
     }
     let mut stacks: Vec<StackDelta> = stacks
         .into_iter()
-        .filter(|(_, delta)| !delta.is_unchanged())
+        .filter(|(_, delta)| !delta.is_unchanged() && !delta.holds_no_bytes())
         .map(|(frames, delta)| StackDelta { delta, frames: frames.clone() })
         .collect();
     // A stable sort keeps equal growth in frame order.

@@ -1,13 +1,15 @@
 //! The CI gate: `--fail-if-peak-grows` and `--fail-if-over`, judged on every
-//! memory space and allocator the comparison kept and on the live bytes of
-//! every pair of device memory profiles.
+//! memory space and allocator the comparison kept, on the live bytes of
+//! every pair of device memory profiles, and on the peak of every device of
+//! two PyTorch memory snapshots.
 
 use serde::Serialize;
 
 use super::allocators::AllocatorDiff;
 use super::device_memory::{DeviceMemoryDiff, LiveDiff};
 use super::programs::{MemorySpaceDiff, PeakDiff};
-use super::PeakDelta;
+use super::torch_snapshot::{SnapshotPeak, TorchSnapshotDiff};
+use super::{MinPeak, PeakDelta};
 use crate::units::Growth;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -78,32 +80,40 @@ pub enum Crossed {
     Peak(PeakDiff),
     AllocatorPeak(AllocatorDiff),
     LiveBytes(LiveDiff),
+    SnapshotPeak(SnapshotPeak),
 }
 
 /// Every limit crossed, limit by limit, in the order of `spaces`, then of
-/// `allocators`, then of `device_memory`.
+/// `allocators`, then of `device_memory`, then of `snapshots`; peaks
+/// `min_peak` leaves alone cross none.
 pub fn check(
     limits: &[Limit],
+    min_peak: &MinPeak,
     spaces: &[MemorySpaceDiff],
     allocators: &[AllocatorDiff],
     device_memory: &[DeviceMemoryDiff],
+    snapshots: &[TorchSnapshotDiff],
 ) -> Vec<Violation> {
     limits
         .iter()
         .flat_map(|&limit| {
             let peaks = spaces
                 .iter()
-                .filter(move |s| limit.crossed_by(&s.peak.delta))
+                .filter(move |s| min_peak.judges(&s.peak.delta) && limit.crossed_by(&s.peak.delta))
                 .map(move |s| Violation { limit, crossed: Crossed::Peak(s.peak.clone()) });
             let allocators = allocators
                 .iter()
-                .filter(move |a| limit.crossed_by(&a.delta))
+                .filter(move |a| min_peak.judges(&a.delta) && limit.crossed_by(&a.delta))
                 .map(move |a| Violation { limit, crossed: Crossed::AllocatorPeak(a.clone()) });
             let live = device_memory
                 .iter()
                 .filter(move |d| limit.crossed_by_live(&d.total))
                 .map(move |d| Violation { limit, crossed: Crossed::LiveBytes(d.total.clone()) });
-            peaks.chain(allocators).chain(live)
+            let snapshots = snapshots
+                .iter()
+                .filter(move |s| limit.crossed_by(&s.peak.delta))
+                .map(move |s| Violation { limit, crossed: Crossed::SnapshotPeak(s.peak.clone()) });
+            peaks.chain(allocators).chain(live).chain(snapshots)
         })
         .collect()
 }

@@ -3,15 +3,16 @@
 //!
 //! Pure functions from two [`Report`]s to a [`Diff`], serialised as
 //! `xmem.diff/1`. Each kind of analysis has its own comparison:
-//! [`programs`] (compiled XLA modules), [`allocators`] (allocator timelines)
-//! and [`device_memory`] (JAX device memory profiles); [`limits`] judges the
-//! result.
+//! [`programs`] (compiled XLA modules), [`allocators`] (allocator timelines),
+//! [`device_memory`] (JAX device memory profiles) and [`torch_snapshot`]
+//! (PyTorch memory snapshots); [`limits`] judges the result.
 
 pub mod allocators;
 pub mod device_memory;
 pub mod groups;
 pub mod limits;
 pub mod programs;
+pub mod torch_snapshot;
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
@@ -23,7 +24,8 @@ use crate::analysis::Report;
 pub use allocators::AllocatorDiff;
 pub use device_memory::DeviceMemoryDiff;
 pub use limits::{Crossed, Limit, Verdict, Violation};
-pub use programs::{BufferDiff, BufferSide, MemorySpaceDiff, ModulePair, Pairing, PeakDiff};
+pub use programs::{BufferDiff, BufferMatch, BufferSide, MatchCounts, MemorySpaceDiff, ModulePair, Pairing, PeakDiff};
+pub use torch_snapshot::TorchSnapshotDiff;
 
 pub const DIFF_SCHEMA: &str = "xmem.diff/1";
 
@@ -36,6 +38,8 @@ pub struct Diff {
     pub limits: Vec<Limit>,
     /// Every limit crossed, one entry per limit and memory space.
     pub violations: Vec<Violation>,
+    /// Which peaks the limits left alone for being small in both runs.
+    pub min_peak: MinPeak,
     /// One entry per module and memory space, matched or not, largest absolute
     /// change of the peak first.
     pub modules: Vec<MemorySpaceDiff>,
@@ -45,6 +49,8 @@ pub struct Diff {
     pub allocators: Vec<AllocatorDiff>,
     /// Live device memory of the two runs, when both inputs are device memory profiles.
     pub device_memory: Vec<DeviceMemoryDiff>,
+    /// One entry per device of either run, when both inputs are PyTorch memory snapshots.
+    pub torch_snapshots: Vec<TorchSnapshotDiff>,
     /// What the inputs could not tell (a module without buffer assignment), by side.
     pub warnings: Vec<String>,
 }
@@ -118,22 +124,60 @@ impl Change {
     }
 }
 
+/// Peaks under this are small in any case: helper modules (random-number
+/// generation, a broadcast) of a few MiB change by large ratios.
+pub const MIN_PEAK_FLOOR_BYTES: i64 = 1 << 20;
+/// ... and so are those under this share of the largest peak of either run.
+pub const MIN_PEAK_SHARE: f64 = 0.01;
+
+/// Peaks small in both runs, which every row still shows but no limit judges.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MinPeak {
+    /// Memory spaces and allocators whose peak is under this in both runs are not judged.
+    pub bytes: i64,
+    /// Whether `bytes` is the default (1% of the largest peak, at least 1 MiB)
+    /// rather than `--min-peak`.
+    pub default: bool,
+    /// How many memory spaces and allocators that left unjudged.
+    pub not_judged: usize,
+}
+
+impl MinPeak {
+    /// `--min-peak`, or the default for these peaks.
+    fn of(min_peak_bytes: Option<u64>, peaks: impl Iterator<Item = i64>) -> Self {
+        match min_peak_bytes {
+            Some(bytes) => MinPeak { bytes: i64::try_from(bytes).unwrap_or(i64::MAX), default: false, not_judged: 0 },
+            None => {
+                let largest = peaks.max().unwrap_or(0);
+                let share = (largest as f64 * MIN_PEAK_SHARE) as i64;
+                MinPeak { bytes: share.max(MIN_PEAK_FLOOR_BYTES), default: true, not_judged: 0 }
+            }
+        }
+    }
+
+    /// Whether the limits judge this peak: it is at least `bytes` in one run.
+    pub fn judges(&self, peak: &PeakDelta) -> bool {
+        peak.base_peak_bytes.max(peak.new_peak_bytes).is_some_and(|bytes| bytes >= self.bytes)
+    }
+}
+
 /// Compares `new` against `base` and judges the result against `limits`.
 ///
-/// Memory spaces whose peak is under `min_peak_bytes` in both runs are left
-/// out, and cross no limit: small helper modules change by large ratios.
-pub fn compare(base: &Report, new: &Report, limits: &[Limit], min_peak_bytes: u64) -> Diff {
-    let (mut modules, module_pairs) = programs::compare(&base.modules, &new.modules);
-    let min_peak = i64::try_from(min_peak_bytes).unwrap_or(i64::MAX);
-    modules.retain(|space| {
-        let delta = &space.peak.delta;
-        delta.base_peak_bytes.max(delta.new_peak_bytes).is_some_and(|peak| peak >= min_peak)
-    });
+/// Memory spaces and allocators whose peak is under `min_peak_bytes` in both
+/// runs (by default, 1% of the largest peak and at least 1 MiB) are
+/// reported but cross no limit: small helper modules change by large ratios.
+pub fn compare(base: &Report, new: &Report, limits: &[Limit], min_peak_bytes: Option<u64>) -> Diff {
+    let (modules, module_pairs) = programs::compare(&base.modules, &new.modules);
     let allocators = allocators::compare(&base.allocators, &new.allocators);
     // One input gives at most one device memory profile, so the two sides pair in order.
     let device_memory: Vec<DeviceMemoryDiff> =
         base.device_memory.iter().zip(&new.device_memory).map(|(b, n)| device_memory::compare(b, n)).collect();
-    let violations = limits::check(limits, &modules, &allocators, &device_memory);
+    let torch_snapshots = torch_snapshot::compare(&base.torch_snapshots, &new.torch_snapshots);
+    let peaks = modules.iter().map(|s| &s.peak.delta).chain(allocators.iter().map(|a| &a.delta));
+    let mut min_peak =
+        MinPeak::of(min_peak_bytes, peaks.clone().flat_map(|d| [d.base_peak_bytes, d.new_peak_bytes]).flatten());
+    min_peak.not_judged = peaks.filter(|peak| !min_peak.judges(peak)).count();
+    let violations = limits::check(limits, &min_peak, &modules, &allocators, &device_memory, &torch_snapshots);
     let warnings = side_warnings("base", base).chain(side_warnings("new", new)).collect();
     Diff {
         schema: DIFF_SCHEMA,
@@ -142,10 +186,12 @@ pub fn compare(base: &Report, new: &Report, limits: &[Limit], min_peak_bytes: u6
         verdict: if violations.is_empty() { Verdict::Pass } else { Verdict::Fail },
         limits: limits.to_vec(),
         violations,
+        min_peak,
         modules,
         module_pairs,
         allocators,
         device_memory,
+        torch_snapshots,
         warnings,
     }
 }

@@ -1,6 +1,9 @@
 //! Compiled XLA modules of two runs, side by side: modules matched by name
 //! (or, when a framework numbers its graphs, by role), their memory spaces by
-//! colour and heap trace, and the buffers live at each peak by instruction.
+//! colour and heap trace, and the buffers live at each peak by what they are
+//! (op, source line, opcode, category), since the compiler renumbers
+//! instructions (`custom-call.24` → `custom-call.71`) and a widened layer
+//! changes their shapes.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -9,6 +12,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::{Change, Paired, PeakDelta};
+use crate::analysis::attribution::{op_name_components, op_name_scope};
 use crate::analysis::{BufferAtPeak, Category, MemorySpaceReport, ModuleReport};
 
 /// One memory space's peak in both runs.
@@ -39,6 +43,8 @@ pub struct MemorySpaceDiff {
     pub buffers: Vec<BufferDiff>,
     /// Buffers at the peak found in both runs with the same size.
     pub unchanged_buffers: usize,
+    /// How many buffers of both runs were matched each way, changed or not.
+    pub matched_by: MatchCounts,
     /// The change of the peak by source line, op name and category.
     pub groups: super::groups::GroupChanges,
 }
@@ -53,6 +59,80 @@ pub struct BufferDiff {
     pub delta_bytes: i64,
     pub base: Option<BufferSide>,
     pub new: Option<BufferSide>,
+    /// How the two sides were matched; null for a buffer of one run only.
+    pub matched_by: Option<BufferMatch>,
+}
+
+/// How a buffer at the peak of one run was found in the other, in the
+/// order the ways are tried: each pairs only what the ones before left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferMatch {
+    /// The same instruction name, and the same op name, source line, opcode and category.
+    Instruction,
+    /// The same op name, source line, opcode, category and tuple index,
+    /// the n-th such buffer of one run with the n-th of the other: an
+    /// instruction the compiler renumbered, whose shape may have changed.
+    Role,
+    /// The same op name and shape.
+    OpNameAndShape,
+    /// A parameter, output or constant with the same opcode and tuple index,
+    /// the n-th such buffer of one run with the n-th of the other: what is
+    /// always live is in the same order in both, though a fusion the
+    /// compiler formed around another op takes that op's name and source line.
+    Kind,
+    /// The same op-name scope (the op name without its last component,
+    /// `jit(step)/jvp()`), category, opcode and tuple index, in order: the
+    /// compiler fused differently in the two runs (a transpose in one, an
+    /// add in the other), and the buffer holds the same place in the step.
+    Scope,
+    /// Only the instruction name is the same.
+    InstructionName,
+}
+
+impl BufferMatch {
+    pub fn describe(self) -> &'static str {
+        match self {
+            BufferMatch::Instruction => "by instruction",
+            BufferMatch::Role => "by op, source line and kind (renumbered)",
+            BufferMatch::OpNameAndShape => "by op name and shape",
+            BufferMatch::Kind => "as the n-th parameter, output or constant of its opcode",
+            BufferMatch::Scope => "by op scope and kind, in order",
+            BufferMatch::InstructionName => "by instruction name only",
+        }
+    }
+}
+
+/// Buffers of both runs matched each way; `new` and `gone` are the buffers
+/// of one run only.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct MatchCounts {
+    pub instruction: usize,
+    pub role: usize,
+    pub op_name_and_shape: usize,
+    pub kind: usize,
+    pub scope: usize,
+    pub instruction_name: usize,
+    pub new: usize,
+    pub gone: usize,
+}
+
+impl MatchCounts {
+    fn add(&mut self, how: BufferMatch) {
+        *match how {
+            BufferMatch::Instruction => &mut self.instruction,
+            BufferMatch::Role => &mut self.role,
+            BufferMatch::OpNameAndShape => &mut self.op_name_and_shape,
+            BufferMatch::Kind => &mut self.kind,
+            BufferMatch::Scope => &mut self.scope,
+            BufferMatch::InstructionName => &mut self.instruction_name,
+        } += 1;
+    }
+
+    /// Pairs matched, any way.
+    pub fn matched(&self) -> usize {
+        self.instruction + self.role + self.op_name_and_shape + self.kind + self.scope + self.instruction_name
+    }
 }
 
 /// A buffer as one run has it.
@@ -229,11 +309,13 @@ fn compare_module(
 ) -> Vec<MemorySpaceDiff> {
     let Some(name) = new.or(base).map(|m| m.name.as_str()) else { return Vec::new() };
     let (base_program_id, new_program_id) = (base.map(|m| m.program_id), new.map(|m| m.program_id));
+    // A memory space with temporaries in one run only has a trace in that run only.
     Paired::by(memory_spaces(base), memory_spaces(new), |s: &&MemorySpaceReport| Some((s.color, s.trace_index)))
+        .then(|s| Some(s.color))
         .sides()
         .filter_map(|(b, n)| {
             let space = n.or(b)?;
-            let (buffers, unchanged_buffers) = compare_buffers(
+            let (buffers, unchanged_buffers, matched_by) = compare_buffers(
                 b.map(|s| &s.at_peak[..]).unwrap_or_default(),
                 n.map(|s| &s.at_peak[..]).unwrap_or_default(),
             );
@@ -252,6 +334,7 @@ fn compare_module(
                 },
                 buffers,
                 unchanged_buffers,
+                matched_by,
                 groups: super::groups::GroupChanges::between(b, n),
             })
         })
@@ -262,16 +345,65 @@ fn memory_spaces(module: Option<&ModuleReport>) -> Vec<&MemorySpaceReport> {
     module.map(|m| m.memory_spaces.iter().collect()).unwrap_or_default()
 }
 
-/// Buffers pair by instruction name, then, for what is left, by op name and
-/// shape together, so an instruction the compiler renamed (`fusion.3` became
-/// `fusion.4`) is not reported as gone and new. A buffer without an op name
-/// cannot be told apart that way.
-fn compare_buffers(base: &[BufferAtPeak], new: &[BufferAtPeak]) -> (Vec<BufferDiff>, usize) {
-    let paired = Paired::by(base.iter().collect(), new.iter().collect(), |b: &&BufferAtPeak| Some(&*b.instruction))
-        .then(|b| (!b.op_name.is_empty()).then_some((&*b.op_name, &*b.shape)));
+/// What a buffer is, whatever the compiler numbered its instruction: its op
+/// name, source line, opcode, category and tuple index (`{1}`). `None` for a
+/// buffer with neither op name nor source line, which this cannot tell apart.
+type Role<'a> = (&'a str, Option<&'a str>, Kind<'a>);
+
+fn role(buffer: &BufferAtPeak) -> Option<Role<'_>> {
+    if buffer.op_name.is_empty() && buffer.source.is_none() {
+        return None;
+    }
+    Some((&buffer.op_name, buffer.source.as_deref(), kind(buffer)))
+}
+
+/// A buffer's category, opcode and tuple index (`{1}`, empty for an array).
+type Kind<'a> = (Category, &'a str, &'a str);
+
+fn kind(buffer: &BufferAtPeak) -> Kind<'_> {
+    let tuple_index = buffer.instruction.rfind('{').filter(|_| buffer.instruction.ends_with('}'));
+    (buffer.category, &buffer.opcode, tuple_index.map_or("", |at| &buffer.instruction[at..]))
+}
+
+/// Buffers pair by instruction and role ([`role`]), then, for what is left,
+/// by role alone in order (the n-th buffer of a role in one run is the n-th
+/// in the other: an instruction the compiler renumbered, widened or not),
+/// then by op name and shape, then parameters, outputs and constants by
+/// opcode in order, then by op scope and kind in order, then by instruction name.
+/// Each changed buffer says which way it was matched.
+fn compare_buffers<'a>(base: &'a [BufferAtPeak], new: &'a [BufferAtPeak]) -> (Vec<BufferDiff>, usize, MatchCounts) {
+    let mut pairs: Vec<(&BufferAtPeak, &BufferAtPeak, BufferMatch)> = Vec::new();
+    let mut round = |how: BufferMatch, paired: Paired<&'a BufferAtPeak>| {
+        pairs.extend(paired.pairs.iter().map(|&(b, n)| (b, n, how)));
+        (paired.base_only, paired.new_only)
+    };
+    let (base, new) = (base.iter().collect(), new.iter().collect());
+    let left = round(BufferMatch::Instruction, Paired::by(base, new, |&b| Some((&*b.instruction, role(b), kind(b)))));
+    let left = round(BufferMatch::Role, Paired::by(left.0, left.1, |&b| role(b)));
+    let by_op = |&b: &&'a BufferAtPeak| (!b.op_name.is_empty()).then_some((&*b.op_name, &*b.shape));
+    let left = round(BufferMatch::OpNameAndShape, Paired::by(left.0, left.1, by_op));
+    let always_live = |&b: &&'a BufferAtPeak| {
+        matches!(b.category, Category::Parameter | Category::Output | Category::Constant).then(|| kind(b))
+    };
+    let left = round(BufferMatch::Kind, Paired::by(left.0, left.1, always_live));
+    let scope = |&b: &&'a BufferAtPeak| {
+        let components = op_name_components(&b.op_name).len();
+        (components > 1).then(|| (op_name_scope(&b.op_name, Some(components - 1)), kind(b)))
+    };
+    let left = round(BufferMatch::Scope, Paired::by(left.0, left.1, scope));
+    let (gone, new) = round(BufferMatch::InstructionName, Paired::by(left.0, left.1, |&b| Some(&*b.instruction)));
+    let mut counts = MatchCounts { new: new.len(), gone: gone.len(), ..MatchCounts::default() };
+    let sides = pairs
+        .into_iter()
+        .map(|(b, n, how)| (Some(b), Some(n), Some(how)))
+        .chain(gone.into_iter().map(|b| (Some(b), None, None)))
+        .chain(new.into_iter().map(|n| (None, Some(n), None)));
     let mut unchanged = 0;
     let mut changed = Vec::new();
-    for (b, n) in paired.sides() {
+    for (b, n, matched_by) in sides {
+        if let Some(how) = matched_by {
+            counts.add(how);
+        }
         let change = Change::of(b.map(|b| b.size_bytes), n.map(|n| n.size_bytes));
         if change == Change::Unchanged {
             unchanged += 1;
@@ -286,6 +418,7 @@ fn compare_buffers(base: &[BufferAtPeak], new: &[BufferAtPeak]) -> (Vec<BufferDi
             delta_bytes: n.map_or(0, |n| n.size_bytes) - b.map_or(0, |b| b.size_bytes),
             base: b.map(side),
             new: n.map(side),
+            matched_by,
         });
     }
     changed.sort_by(|a, b| {
@@ -295,7 +428,7 @@ fn compare_buffers(base: &[BufferAtPeak], new: &[BufferAtPeak]) -> (Vec<BufferDi
             .then(a.change.cmp(&b.change))
             .then_with(|| a.instruction.cmp(&b.instruction))
     });
-    (changed, unchanged)
+    (changed, unchanged, counts)
 }
 
 fn side(buffer: &BufferAtPeak) -> BufferSide {
@@ -402,21 +535,45 @@ mod tests {
         }
     }
 
+    /// Issue 24: the compiler renumbers instructions (`custom-call.24` →
+    /// `custom-call.71`) and a widened layer changes shapes; each buffer is
+    /// still found by what it is, and reads as grown, not as new and gone.
     #[test]
-    fn a_renamed_instruction_pairs_by_op_name_and_shape() {
+    fn renumbered_and_widened_buffers_are_grown_not_new_and_gone() {
         let base = report("pair_base/xla_dump").modules.remove(0).memory_spaces.remove(0).at_peak;
         let mut new = base.clone();
-        let renamed = new.iter_mut().find(|b| &*b.instruction == "dot.1").expect("dot.1 is live at the peak");
-        renamed.instruction = "dot.7".into();
-        let without_op_name = new.iter_mut().find(|b| b.op_name.is_empty()).expect("a buffer without op name");
-        let gone = without_op_name.instruction.clone();
-        without_op_name.instruction = format!("{gone}.renamed").into();
-
-        let (changed, unchanged) = compare_buffers(&base, &new);
-        assert_eq!(unchanged, base.len() - 1, "dot.1 → dot.7 pairs with itself; the unnamed one does not");
-        let kinds: Vec<_> = changed.iter().map(|b| (b.change, b.instruction.as_str())).collect();
-        assert_eq!(kinds.len(), 2);
-        assert!(kinds.contains(&(Change::Gone, &*gone)), "{kinds:?}");
-        assert!(kinds.contains(&(Change::New, format!("{gone}.renamed").as_str())), "{kinds:?}");
+        for (i, buffer) in new.iter_mut().rev().enumerate() {
+            let (name, tuple_index) =
+                buffer.instruction.split_at(buffer.instruction.find('{').unwrap_or(buffer.instruction.len()));
+            buffer.instruction = format!("{name}.{}{tuple_index}", 100 + i).into();
+            buffer.shape = format!("{}·2", buffer.shape).into();
+            buffer.size_bytes *= 2;
+        }
+        let (changed, unchanged, counts) = compare_buffers(&base, &new);
+        let sized = base.iter().filter(|b| b.size_bytes > 0).count();
+        assert_eq!((changed.len(), unchanged), (sized, base.len() - sized));
+        assert_eq!((counts.new, counts.gone, counts.instruction), (0, 0, 0), "{counts:?}");
+        assert_eq!(counts.matched(), base.len());
+        for buffer in &changed {
+            assert_eq!(buffer.change, Change::Grown, "{buffer:?}");
+            assert_eq!(buffer.new_bytes, buffer.base_bytes.map(|b| b * 2));
+            let (b, n) = (buffer.base.as_ref().unwrap(), buffer.new.as_ref().unwrap());
+            // The n-th buffer of a role pairs with the n-th: the same op and category.
+            assert_eq!((&b.op_name, b.category), (&n.op_name, n.category));
+            let expected = if role(base.iter().find(|x| *x.instruction == b.instruction).unwrap()).is_some() {
+                BufferMatch::Role
+            } else {
+                BufferMatch::Kind
+            };
+            assert_eq!(buffer.matched_by, Some(expected), "{buffer:?}");
+        }
+        // A buffer that nothing tells apart from another is new and gone:
+        // a temporary with neither op name nor source line, renamed.
+        let mut anonymous = base[base.len() - 1].clone();
+        (anonymous.op_name, anonymous.source, anonymous.category) = ("".into(), None, Category::Temporary);
+        let mut renamed = anonymous.clone();
+        renamed.instruction = "elsewhere.1".into();
+        let (_, _, counts) = compare_buffers(std::slice::from_ref(&anonymous), std::slice::from_ref(&renamed));
+        assert_eq!((counts.new, counts.gone), (1, 1));
     }
 }

@@ -5,6 +5,11 @@
 //! on the wire once, for the step grouping, and only the allocator events'
 //! stats are kept. Nothing is allocated per event beyond the event itself and
 //! its step-grouping node.
+//!
+//! The same walk finds the programs the host executed: each thread's
+//! outermost `…Executable::Execute…` event is one run of a program, named by
+//! the events inside it, and each allocation is tied to the run its thread
+//! was in (see [`ProgramRun`]).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -16,7 +21,7 @@ use super::step_grouping::{is_loop_op, EventForest, GroupingKind, GroupingStats}
 use super::wire::{Field, Value, Walker};
 use super::xspace::{map_entry, wire_error, PlaneParts};
 use crate::error::{Error, Result};
-use crate::model::{Allocator, AllocatorEvent, AllocatorEventKind};
+use crate::model::{Allocator, AllocatorEvent, AllocatorEventKind, ProgramRun};
 
 /// The stats XProf's Memory Profile and step grouping read, by stat-metadata name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +53,11 @@ enum StatKind {
     StepId,
     IterNum,
     ProcessId,
+    /// The module a `GpuExecutable::ExecuteThunks` event executes.
+    ModuleName,
+    /// The module of a kernel launch or device event, with its `program_id`.
+    HloModule,
+    ProgramId,
 }
 
 fn stat_kind(name: &[u8]) -> Option<StatKind> {
@@ -77,6 +87,9 @@ fn stat_kind(name: &[u8]) -> Option<StatKind> {
         b"id" => StatKind::StepId,
         b"iter_num" => StatKind::IterNum,
         b"process_id" => StatKind::ProcessId,
+        b"module_name" => StatKind::ModuleName,
+        b"hlo_module" => StatKind::HloModule,
+        b"program_id" => StatKind::ProgramId,
         _ => return None,
     })
 }
@@ -195,6 +208,9 @@ struct EventStats<'f> {
     shape: Text<'f>,
     group_id: Option<i64>,
     grouping: GroupingStats,
+    module_name: Text<'f>,
+    hlo_module: Text<'f>,
+    program_id: Option<u64>,
     /// A stat, or a name it refers to, whose metadata the plane does not
     /// hold (cut off with it).
     unknown_metadata: bool,
@@ -258,15 +274,58 @@ impl<'f> EventStats<'f> {
             StatKind::StepId => grouping.step_id = Some(value.int()),
             StatKind::IterNum => grouping.iter_num = Some(value.int()),
             StatKind::ProcessId => {}
+            StatKind::ModuleName => self.module_name = value.text(),
+            StatKind::HloModule => self.hlo_module = value.text(),
+            StatKind::ProgramId => self.program_id = Some(value.int() as u64),
         }
     }
 }
 
-/// The allocators of one host, filled plane by plane.
+/// The allocators of one host, filled plane by plane, and the program runs
+/// their events point to.
 pub struct HostAllocators {
     host: String,
     allocators: Vec<AllocatorBuilder>,
     by_name: HashMap<Vec<u8>, usize>,
+    runs: Vec<RunBuilder>,
+    /// The program ids the host's events give for each module name
+    /// (`hlo_module` with `program_id`), wherever they are.
+    program_ids: HashMap<Vec<u8>, Vec<u64>>,
+    /// Per thread, in time order, each kernel launch that names another
+    /// program than the launch before it: a run's launches may be recorded
+    /// on another line of the same thread (the CUDA or ROCm API's).
+    launches: Vec<Vec<Launch>>,
+}
+
+/// A [`ProgramRun`] being read: when it ran, the first module name its
+/// events give, and the program ids its own events give for module names.
+#[derive(Default)]
+struct RunBuilder {
+    begin_ps: i64,
+    end_ps: i64,
+    name: Vec<u8>,
+    ids: Vec<(Vec<u8>, u64)>,
+}
+
+/// A thread starting to launch the kernels of one program.
+struct Launch {
+    begin_ps: i64,
+    module: Vec<u8>,
+    program_id: u64,
+}
+
+/// Adds `value` to a short list of distinct values.
+fn add_distinct<T: PartialEq>(values: &mut Vec<T>, value: T) {
+    if !values.contains(&value) {
+        values.push(value);
+    }
+}
+
+/// The only element of `values`, if there is exactly one.
+fn only<T: Copy>(values: impl IntoIterator<Item = T>) -> Option<T> {
+    let mut values = values.into_iter();
+    let first = values.next()?;
+    values.next().is_none().then_some(first)
 }
 
 struct AllocatorBuilder {
@@ -289,7 +348,52 @@ impl AllocatorBuilder {
 
 impl HostAllocators {
     pub fn new(host: String) -> Self {
-        HostAllocators { host, allocators: Vec::new(), by_name: HashMap::new() }
+        HostAllocators {
+            host,
+            allocators: Vec::new(),
+            by_name: HashMap::new(),
+            runs: Vec::new(),
+            program_ids: HashMap::new(),
+            launches: Vec::new(),
+        }
+    }
+
+    /// Whether some run has a name but no program id yet, which the
+    /// host's other planes (its devices') may give.
+    pub fn needs_program_ids(&self) -> bool {
+        self.runs.iter().any(|run| !run.name.is_empty() && self.program_id(run).is_none())
+    }
+
+    /// The one program id the profile gives for a run's name: from its own
+    /// events, else from the launches of its time, else from anywhere.
+    fn program_id(&self, run: &RunBuilder) -> Option<u64> {
+        let own = run.ids.iter().filter(|(name, _)| *name == run.name).map(|&(_, id)| id);
+        let mut launched = Vec::new();
+        for line in &self.launches {
+            // The launch in effect when the run began, and those during it.
+            let first = line.partition_point(|l| l.begin_ps <= run.begin_ps).saturating_sub(1);
+            let during = line.get(first..).unwrap_or_default().iter().take_while(|l| l.begin_ps <= run.end_ps);
+            for launch in during.filter(|l| l.module == run.name) {
+                add_distinct(&mut launched, launch.program_id);
+            }
+        }
+        only(own)
+            .or_else(|| only(launched.iter().copied()))
+            .or_else(|| self.program_ids.get(&run.name).and_then(|ids| only(ids.iter().copied())))
+    }
+
+    /// A kernel launch (or any event) at `begin_ps` of the current thread
+    /// that names its program.
+    fn launched(&mut self, begin_ps: i64, module: &[u8], program_id: u64) {
+        self.saw_program(module, program_id);
+        let Some(line) = self.launches.last_mut() else { return };
+        if line.last().is_none_or(|last| last.module != module || last.program_id != program_id) {
+            line.push(Launch { begin_ps, module: module.to_vec(), program_id });
+        }
+    }
+
+    fn saw_program(&mut self, name: &[u8], id: u64) {
+        add_distinct(self.program_ids.entry(name.to_vec()).or_default(), id);
     }
 
     fn allocator(&mut self, name: &[u8]) -> usize {
@@ -312,17 +416,28 @@ impl HostAllocators {
     }
 
     pub fn finish(self) -> Vec<Allocator> {
+        let runs: std::sync::Arc<[ProgramRun]> = self
+            .runs
+            .iter()
+            .map(|run| ProgramRun {
+                name: String::from_utf8_lossy(&run.name).into_owned(),
+                program_id: self.program_id(run),
+            })
+            .collect();
         self.allocators
             .into_iter()
-            .map(|b| Allocator { inconsistencies: b.findings.into_messages(), ..b.allocator })
+            .map(|b| Allocator { runs: runs.clone(), inconsistencies: b.findings.into_messages(), ..b.allocator })
             .collect()
     }
 }
 
 /// What a plane's metadata says about its events and stats.
+#[derive(Default)]
 struct PlaneIndex<'f> {
     /// Event-metadata id → kind, for the kinds that are not `Other`.
     event_kinds: HashMap<i64, EventKind>,
+    /// Event-metadata id → name, for every event.
+    event_names: HashMap<i64, &'f [u8]>,
     /// Event metadata that carry stats of their own, which count for every
     /// event that uses them.
     metadata_with_stats: HashMap<i64, &'f [u8]>,
@@ -402,6 +517,20 @@ impl<'f> PlaneReader<'f> {
         Ok((id, kind.map(|kind| (kind, value))))
     }
 
+    /// Indexes the plane's stat metadata: every name, and the kind of the
+    /// stats `wanted`.
+    fn read_stat_metadata(&mut self, plane: &PlaneParts<'f>, wanted: impl Fn(StatKind) -> bool) -> Result<()> {
+        for entry in &plane.stat_metadata {
+            let (id, Some(metadata)) = map_entry(self.path, self.walker, entry)? else { continue };
+            let (name, _) = name_and_stats(self, metadata)?;
+            if let Some(kind) = stat_kind(name).filter(|&kind| wanted(kind)) {
+                self.index.stat_kinds.insert(id, kind);
+            }
+            self.index.stat_names.insert(id, name);
+        }
+        Ok(())
+    }
+
     /// Applies every stat (field `number`) of `message`.
     fn apply_stats_of(&self, message: &'f [u8], number: u32, stats: &mut EventStats<'f>) -> Result<()> {
         for field in self.fields(message) {
@@ -457,23 +586,12 @@ pub fn read_plane<'f>(
     out: &mut HostAllocators,
     whole: bool,
 ) -> Result<PlaneRead> {
-    let mut reader = PlaneReader {
-        path,
-        walker,
-        index: PlaneIndex {
-            event_kinds: HashMap::new(),
-            metadata_with_stats: HashMap::new(),
-            stat_kinds: HashMap::new(),
-            stat_names: HashMap::new(),
-            every_allocator_stat_named: false,
-            has_loop_ops: false,
-            already_grouped: false,
-        },
-    };
+    let mut reader = PlaneReader { path, walker, index: PlaneIndex::default() };
     let mut has_allocator_events = false;
     for entry in &plane.event_metadata {
         let (id, Some(metadata)) = map_entry(path, walker, entry)? else { continue };
         let (name, has_stats) = name_and_stats(&reader, metadata)?;
+        reader.index.event_names.insert(id, name);
         let kind = event_kind(name);
         has_allocator_events |= matches!(kind, EventKind::Allocator(_));
         reader.index.has_loop_ops |= is_loop_op(name);
@@ -487,15 +605,8 @@ pub fn read_plane<'f>(
     if !has_allocator_events {
         return Ok(PlaneRead::default());
     }
-    for entry in &plane.stat_metadata {
-        let (id, Some(metadata)) = map_entry(path, walker, entry)? else { continue };
-        let (name, _) = name_and_stats(&reader, metadata)?;
-        if let Some(kind) = stat_kind(name) {
-            reader.index.already_grouped |= kind == StatKind::GroupId;
-            reader.index.stat_kinds.insert(id, kind);
-        }
-        reader.index.stat_names.insert(id, name);
-    }
+    reader.read_stat_metadata(plane, |_| true)?;
+    reader.index.already_grouped = reader.index.stat_kinds.values().any(|&kind| kind == StatKind::GroupId);
     reader.index.every_allocator_stat_named = ALLOCATOR_STATS
         .iter()
         .all(|kinds| kinds.iter().any(|kind| reader.index.stat_kinds.values().any(|known| known == kind)));
@@ -510,6 +621,75 @@ pub fn read_plane<'f>(
     Ok(PlaneRead { has_allocator_events, ..walk.read })
 }
 
+/// Adds the program ids `plane`'s events give for module names
+/// (`hlo_module` with `program_id`, as a GPU plane's kernels and copies
+/// carry them) to `out`: they name the programs of runs whose own events
+/// give none. A plane without both stats is left unread.
+pub fn read_program_ids<'f>(
+    path: &'f Path,
+    walker: Walker<'f>,
+    plane: &PlaneParts<'f>,
+    out: &mut HostAllocators,
+) -> Result<()> {
+    let mut reader = PlaneReader { path, walker, index: PlaneIndex::default() };
+    reader.read_stat_metadata(plane, |kind| matches!(kind, StatKind::HloModule | StatKind::ProgramId))?;
+    let kinds = || reader.index.stat_kinds.values();
+    if !kinds().any(|&k| k == StatKind::HloModule) || !kinds().any(|&k| k == StatKind::ProgramId) {
+        return Ok(());
+    }
+    for line in &plane.lines {
+        for field in reader.fields(line) {
+            let field = field?;
+            if let (4, Some(event)) = (field.number, field.as_bytes()) {
+                let mut stats = EventStats::default();
+                reader.apply_stats_of(event, 4, &mut stats)?;
+                let module = reader.text(&stats.hlo_module);
+                if let (Some(id), false) = (stats.program_id, module.is_empty()) {
+                    out.saw_program(module, id);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether an event is a program's execution: `PjRtCApiLoadedExecutable::Execute`,
+/// `PjRtStreamExecutorLoadedExecutable::Execute`, `TfrtTpuLoadedExecutable::Execute`,
+/// `GpuExecutable::ExecuteThunks`. The outermost of a thread is the run.
+fn is_execution(name: &[u8]) -> bool {
+    let contains = |part: &[u8]| name.windows(part.len()).any(|w| w == part);
+    contains(b"Executable") && contains(b"Execute")
+}
+
+/// The module an event of a run names: `module_name` (`GpuExecutable::ExecuteThunks`),
+/// `hlo_module` (a kernel launch), `jit_step:XLA GPU module`, or
+/// `CommonPjRtLoadedExecutable::Execute (jit_step)`.
+fn module_named<'f>(reader: &PlaneReader<'f>, name: &'f [u8], stats: &EventStats<'f>) -> Option<&'f [u8]> {
+    let stat =
+        [&stats.module_name, &stats.hlo_module].into_iter().map(|text| reader.text(text)).find(|t| !t.is_empty());
+    stat.or_else(|| name.strip_suffix(b":XLA GPU module"))
+        .or_else(|| {
+            let inner = name.strip_suffix(b")")?;
+            let open = inner.windows(b"Execute (".len()).rposition(|w| w == b"Execute (")?;
+            inner.get(open + b"Execute (".len()..)
+        })
+        .filter(|module| !module.is_empty())
+}
+
+/// A Python frame, as the Python tracer names it: `$file.py:12 function`.
+fn is_python_frame(name: &[u8]) -> bool {
+    name.first() == Some(&b'$')
+}
+
+/// An event of a thread that has begun and not yet ended, as the thread is
+/// walked in time order.
+struct OpenEvent {
+    end_ps: i64,
+    metadata_id: i64,
+    /// Set on the outermost execution of a program: the run it is.
+    run: Option<u32>,
+}
+
 /// One pass over a plane's threads.
 struct PlaneWalk<'a, 'f> {
     reader: &'a PlaneReader<'f>,
@@ -519,6 +699,8 @@ struct PlaneWalk<'a, 'f> {
     forest: Option<EventForest>,
     /// (allocator, event index, grouping node) of events whose step is not known yet.
     pending_steps: Vec<(usize, usize, u32)>,
+    /// The events of the current thread around the one being read, outermost first.
+    open: Vec<OpenEvent>,
     /// The plane's parts are all there (see [`read_plane`]).
     whole: bool,
     read: PlaneRead,
@@ -528,7 +710,15 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
     fn new(reader: &'a PlaneReader<'f>, out: &'a mut HostAllocators, plane_pid: Option<i64>, whole: bool) -> Self {
         let index = &reader.index;
         let forest = (whole && !index.already_grouped && !index.has_loop_ops).then(|| EventForest::new(plane_pid));
-        PlaneWalk { reader, out, forest, pending_steps: Vec::new(), whole, read: PlaneRead::default() }
+        PlaneWalk {
+            reader,
+            out,
+            forest,
+            pending_steps: Vec::new(),
+            open: Vec::new(),
+            whole,
+            read: PlaneRead::default(),
+        }
     }
 
     fn run(&mut self, lines: &[&'f [u8]]) {
@@ -563,6 +753,8 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
         if let Some(forest) = &mut self.forest {
             forest.start_thread();
         }
+        self.open.clear();
+        self.out.launches.push(Vec::new());
         for field in self.reader.fields(line) {
             let field = field?;
             if let (4, Some(event)) = (field.number, field.as_bytes()) {
@@ -578,7 +770,6 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
         let mut offset_ps = 0i64;
         let mut duration_ps = 0i64;
         let mut stats = EventStats::default();
-        let needs_all_stats = self.forest.is_some();
         for field in reader.fields(event) {
             let field = field?;
             // XEvent: metadata_id = 1, offset_ps = 2, duration_ps = 3,
@@ -595,15 +786,7 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
                 (1, _) => metadata_id = field.as_u64().map(|v| v as i64),
                 (2, _) => offset_ps = field.as_u64().unwrap_or(0) as i64,
                 (3, _) => duration_ps = field.as_u64().unwrap_or(0) as i64,
-                (4, Some(stat)) => {
-                    let wanted = needs_all_stats
-                        || metadata_id.is_none_or(|id| {
-                            matches!(reader.index.event_kinds.get(&id), Some(EventKind::Allocator(_)))
-                        });
-                    if wanted {
-                        reader.apply_stat(stat, &mut stats)?;
-                    }
-                }
+                (4, Some(stat)) => reader.apply_stat(stat, &mut stats)?,
                 _ => {}
             }
         }
@@ -630,15 +813,70 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             }
             None => None,
         };
-        if let EventKind::Allocator(kind) = kind {
-            if !self.whole && stats.unknown_metadata {
-                self.read.incomplete += 1;
-            } else {
+        while self.open.last().is_some_and(|open| open.end_ps <= begin_ps) {
+            self.open.pop();
+        }
+        match kind {
+            EventKind::Allocator(_) if !self.whole && stats.unknown_metadata => self.read.incomplete += 1,
+            EventKind::Allocator(kind) => {
                 self.add_allocator_event(kind, &stats, begin_ps, offset_ps, node);
                 self.read.kept += 1;
             }
+            EventKind::Grouping(_) => self.add_host_event(metadata_id, &stats, begin_ps, duration_ps),
         }
         Ok(())
+    }
+
+    /// The run the current thread is in.
+    fn current_run(&self) -> Option<u32> {
+        self.open.iter().find_map(|open| open.run)
+    }
+
+    /// Opens a host event: a new run if it is the thread's outermost
+    /// execution, and what it says about its run's program.
+    fn add_host_event(&mut self, metadata_id: i64, stats: &EventStats<'f>, begin_ps: i64, duration_ps: i64) {
+        let reader = self.reader;
+        let name = reader.index.event_names.get(&metadata_id).copied().unwrap_or_default();
+        let module = reader.text(&stats.hlo_module);
+        let end_ps = begin_ps.saturating_add(duration_ps);
+        if let (Some(id), false) = (stats.program_id, module.is_empty()) {
+            self.out.launched(begin_ps, module, id);
+        }
+        let mut new_run = None;
+        let run = match self.current_run() {
+            Some(run) => Some(run),
+            None if is_execution(name) => {
+                new_run = u32::try_from(self.out.runs.len()).ok();
+                if new_run.is_some() {
+                    self.out.runs.push(RunBuilder { begin_ps, end_ps, ..RunBuilder::default() });
+                }
+                new_run
+            }
+            None => None,
+        };
+        if let Some(run) = run.and_then(|run| self.out.runs.get_mut(run as usize)) {
+            if let (true, Some(named)) = (run.name.is_empty(), module_named(reader, name, stats)) {
+                run.name = named.to_vec();
+            }
+            if let (Some(id), false) = (stats.program_id, module.is_empty()) {
+                add_distinct(&mut run.ids, (module.to_vec(), id));
+            }
+        }
+        self.open.push(OpenEvent { end_ps, metadata_id, run: new_run });
+    }
+
+    /// What the current thread is doing outside any program: the innermost
+    /// open event that is not a Python frame, else the innermost Python frame.
+    fn activity(&self) -> &'f [u8] {
+        let names = self.open.iter().rev().filter_map(|open| self.reader.index.event_names.get(&open.metadata_id));
+        let mut innermost_frame = None;
+        for &name in names {
+            if !is_python_frame(name) {
+                return name;
+            }
+            innermost_frame.get_or_insert(name);
+        }
+        innermost_frame.unwrap_or_default()
     }
 
     fn add_allocator_event(
@@ -661,6 +899,8 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
                 &ordinal[..len]
             }
         };
+        let run = self.current_run();
+        let made_in = if run.is_some() { &b""[..] } else { self.activity() };
         let allocator = self.out.allocator(name);
         let Some(builder) = self.out.allocators.get_mut(allocator) else { return };
         let data_type = data_type_name(stats.data_type);
@@ -681,6 +921,8 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             data_type: builder.intern(data_type.as_bytes()),
             shape: builder.intern(reader.text(&stats.shape)),
             step: stats.group_id,
+            run,
+            made_in: builder.intern(made_in),
         };
         check_event(&mut builder.findings, builder.allocator.events.len(), &event);
         builder.allocator.events.push(event);

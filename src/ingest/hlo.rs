@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 
 use super::consistency;
 use super::interner::Interner;
+use super::proto::xla::buffer_assignment_proto::PeakBuffers as PeakBuffersProto;
 use super::proto::xla::{
     BufferAllocationProto, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto, ProgramShapeProto,
     ShapeProto, StackFrameIndexProto,
@@ -22,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::id_index::IdIndex;
 use crate::model::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, Inconsistency, InputOutputAlias,
-    Instruction, LogicalBuffer, Module, ScopedAllocation, SourceLocation,
+    Instruction, LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
 };
 
 /// What to tell a user whose proto has no buffer assignment.
@@ -88,7 +89,8 @@ pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> 
     };
     let mut strings = Interner::default();
     let assignment = assignment.map(|(b, cut)| decode_assignment(path, walker, b, cut)).transpose()?;
-    let mut module = decode_module_parts(path, walker, module, module_cut, assignment, program_id, &mut strings)?;
+    let mut module =
+        decode_module_parts(path, walker, (module, module_cut), assignment, program_id, &mut strings, None)?;
     let end = base.saturating_add(bytes.len() as u64);
     let damage = damage.map(|(e, part)| {
         let left_out = match part {
@@ -123,6 +125,131 @@ pub struct Decoded {
     pub damage: Option<Error>,
 }
 
+/// An HloModuleProto and a BufferAssignmentProto saved apart (from JAX:
+/// `hlo_modules()[i].as_serialized_hlo_module_proto()` and
+/// `memory_analysis().serialized_buffer_assignment_proto`) as the one module
+/// an HloProto of both would be; an error naming both files when the
+/// assignment is not the module's: a buffer defined by an instruction id the
+/// module lacks, or a heap-simulator event at an instruction it lacks.
+pub fn decode_pair(module: (&Path, &[u8]), assignment: (&Path, &[u8])) -> Result<Module> {
+    let ((module_path, module_bytes), (assignment_path, assignment_bytes)) = (module, assignment);
+    let mut strings = Interner::default();
+    let assignment = decode_assignment(assignment_path, Walker::new(assignment_bytes, 0), assignment_bytes, false)?;
+    let mut check = BelongingCheck {
+        assignment: assignment_path,
+        unseen_trace_names: trace_instruction_names(&assignment, &mut strings)?,
+    };
+    decode_module_parts(
+        module_path,
+        Walker::new(module_bytes, 0),
+        (module_bytes, false),
+        Some(assignment),
+        None,
+        &mut strings,
+        Some(&mut check),
+    )
+}
+
+/// The instruction names the events of an assignment's heap traces give.
+fn trace_instruction_names(
+    assignment: &RawAssignment,
+    strings: &mut Interner,
+) -> Result<std::collections::HashSet<Arc<str>>> {
+    let mut names = std::collections::HashSet::new();
+    for &(trace, cut) in &assignment.heap_traces {
+        let trace = walk_heap_trace(assignment.path, assignment.walker, (trace, cut), strings, |_, _, _| 0)?;
+        names.extend(trace.instruction_names.iter().cloned());
+    }
+    Ok(names)
+}
+
+/// Whether an array shape's byte size is its dense size whatever the backend:
+/// whole-byte elements, static dimensions, and a layout without tiling,
+/// element size or memory space (nothing after a `:`).
+fn dense_shape(shape: &str) -> bool {
+    const WHOLE_BYTES: [&str; 15] =
+        ["pred", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64", "f16", "bf16", "f32", "f64", "c64", "c128"];
+    let Some((element, rest)) = shape.split_once('[') else { return false };
+    let layout = rest.split_once('{').map_or("", |(_, layout)| layout);
+    WHOLE_BYTES.contains(&element) && !rest.contains("<=") && !layout.contains(':')
+}
+
+/// What [`decode_pair`] checks while it walks the module: the instruction
+/// names the assignment's heap traces use and the module has not shown yet.
+struct BelongingCheck<'a> {
+    assignment: &'a Path,
+    unseen_trace_names: std::collections::HashSet<Arc<str>>,
+}
+
+impl BelongingCheck<'_> {
+    /// The first fact that tells the assignment is another module's, once the
+    /// module is walked: a buffer defined by an instruction the module lacks,
+    /// or whose size is not its shape's where the shape fixes the size (see
+    /// [`dense_shape`]); a parameter the module aliases to an output whose
+    /// allocation is not live out; a heap-simulator event at an instruction
+    /// the module lacks. The same program compiled for other shapes or
+    /// donation is told by the sizes or the aliases.
+    fn verdict(
+        &self,
+        module_path: &Path,
+        module_name: &str,
+        raw: &RawAssignment,
+        defining: &DefiningInstructions,
+        aliases: &[InputOutputAlias],
+    ) -> Result<()> {
+        let mismatch = |what: String| {
+            Err(Error::Inconsistent {
+                path: self.assignment.to_path_buf(),
+                module: format!("{module_name} ({})", module_path.display()),
+                what: format!("this BufferAssignmentProto is not the buffer assignment of that HloModuleProto: {what}"),
+            })
+        };
+        for buffer in &raw.logical_buffers {
+            let Some(defined_at) = &buffer.defined_at else { continue };
+            let slot = defining.slots.get(defined_at.instruction_id);
+            if !matches!(slot.and_then(|slot| defining.instructions.get(slot)), Some(Some(_))) {
+                return mismatch(format!(
+                    "its logical buffer {} is defined by instruction id {}, which the module does not have",
+                    buffer.id, defined_at.instruction_id
+                ));
+            }
+            // The shape of a nested tuple element is not resolved (see `resolve_shape_index`).
+            let shape = match defined_at.shape_index.as_slice() {
+                [] | [_] => slot.and_then(|slot| defining.shape_of(slot, defined_at.shape_index.last().copied())),
+                _ => None,
+            };
+            if let Some((shape, dense)) = shape.filter(|(shape, dense)| dense_shape(shape) && *dense != buffer.size) {
+                return mismatch(format!(
+                    "its logical buffer {} has {} bytes, but the module's instruction id {} makes a {shape} of {dense}",
+                    buffer.id, buffer.size, defined_at.instruction_id
+                ));
+            }
+        }
+        for alias in aliases.iter().filter(|a| a.parameter_index.is_empty()) {
+            let live_out = raw.buffer_allocations.iter().any(|a| {
+                a.is_entry_computation_parameter
+                    && a.parameter_number == alias.parameter_number
+                    && a.parameter_shape_index.is_empty()
+                    && a.maybe_live_out
+            });
+            if !live_out {
+                return mismatch(format!(
+                    "the module aliases parameter {} to an output (donated), but its allocation is not live out",
+                    alias.parameter_number
+                ));
+            }
+        }
+        let mut unseen: Vec<&str> = self.unseen_trace_names.iter().map(|n| &**n).filter(|n| !n.is_empty()).collect();
+        unseen.sort_unstable();
+        match unseen.first() {
+            Some(name) => {
+                mismatch(format!("its heap-simulator trace names instruction '{name}', which the module does not have"))
+            }
+            None => Ok(()),
+        }
+    }
+}
+
 /// The module's name (`HloProto.hlo_module.name`), read off the wire without
 /// decoding the module; `None` when the bytes hold none.
 pub fn module_name(bytes: &[u8]) -> Option<String> {
@@ -137,7 +264,7 @@ pub fn module_name(bytes: &[u8]) -> Option<String> {
 /// A bare HloModuleProto: the program without its buffer assignment, which
 /// xmem can name but not analyse.
 pub fn decode_module(path: &Path, bytes: &[u8]) -> Result<Module> {
-    decode_module_parts(path, Walker::new(bytes, 0), bytes, false, None, None, &mut Interner::default())
+    decode_module_parts(path, Walker::new(bytes, 0), (bytes, false), None, None, &mut Interner::default(), None)
 }
 
 /// The buffer assignment: buffers and allocations decoded; heap traces as
@@ -147,15 +274,19 @@ struct RawAssignment<'b> {
     logical_buffers: Vec<LogicalBufferProto>,
     buffer_allocations: Vec<BufferAllocationProto>,
     heap_traces: Vec<(&'b [u8], bool)>,
+    peak_buffers: Vec<PeakBuffers>,
+    /// Where the assignment's bytes are, for the heap traces' errors.
+    path: &'b Path,
+    walker: Walker<'b>,
 }
 
 /// `BufferAssignmentProto`: `logical_buffers` = 1 and `buffer_allocations`
 /// = 3 decoded one by one into lists sized by a first pass over the wire
 /// (a list grown while decoding holds up to twice its room, and a module
-/// can have millions of buffers), `heap_simulator_traces` = 4 walked. In
-/// bytes `cut` short, what is whole before the cut is read, and of a heap
-/// trace cut short, its whole events.
-fn decode_assignment<'b>(path: &Path, walker: Walker, bytes: &'b [u8], cut: bool) -> Result<RawAssignment<'b>> {
+/// can have millions of buffers), `heap_simulator_traces` = 4 walked,
+/// `peak_buffers` = 5 decoded. In bytes `cut` short, what is whole before
+/// the cut is read, and of a heap trace cut short, its whole events.
+fn decode_assignment<'b>(path: &'b Path, walker: Walker<'b>, bytes: &'b [u8], cut: bool) -> Result<RawAssignment<'b>> {
     let (mut buffers, mut allocations) = (0, 0);
     for field in walker.fields(bytes) {
         let field = match field {
@@ -173,6 +304,9 @@ fn decode_assignment<'b>(path: &Path, walker: Walker, bytes: &'b [u8], cut: bool
         logical_buffers: Vec::with_capacity(buffers),
         buffer_allocations: Vec::with_capacity(allocations),
         heap_traces: Vec::new(),
+        peak_buffers: Vec::new(),
+        path,
+        walker,
     };
     for field in walker.fields(bytes) {
         let field = match field {
@@ -197,6 +331,11 @@ fn decode_assignment<'b>(path: &Path, walker: Walker, bytes: &'b [u8], cut: bool
                 .buffer_allocations
                 .push(BufferAllocationProto::decode(b).map_err(|e| malformed("buffer_allocations", e))?),
             (4, Some(trace)) => raw.heap_traces.push((trace, false)),
+            (5, Some(b)) => {
+                let peak = PeakBuffersProto::decode(b).map_err(|e| malformed("peak_buffers", e))?;
+                raw.peak_buffers
+                    .push(PeakBuffers { allocation_index: peak.index, logical_buffer_ids: peak.logical_buffer_ids });
+            }
             _ => {}
         }
     }
@@ -275,11 +414,11 @@ fn wire_error(path: &Path, e: WireError) -> Error {
 fn decode_module_parts(
     path: &Path,
     walker: Walker,
-    module: &[u8],
-    module_cut: bool,
+    (module, module_cut): (&[u8], bool),
     assignment: Option<RawAssignment>,
     program_id: Option<u64>,
     strings: &mut Interner,
+    mut belonging: Option<&mut BelongingCheck>,
 ) -> Result<Module> {
     let mut defining = DefiningInstructions::for_buffers(assignment.iter().flat_map(|a| a.logical_buffers.iter()));
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -356,6 +495,11 @@ fn decode_module_parts(
                             _ => {}
                         }
                     }
+                    if let Some(check) = belonging.as_deref_mut() {
+                        if let Ok(name) = std::str::from_utf8(instruction_name) {
+                            check.unseen_trace_names.remove(name);
+                        }
+                    }
                     if scoped_vmem > max_scoped_vmem.as_ref().map_or(0, |s| s.bytes) {
                         max_scoped_vmem =
                             Some(ScopedAllocation { bytes: scoped_vmem, instruction: text(instruction_name) });
@@ -371,8 +515,11 @@ fn decode_module_parts(
             _ => {}
         }
     }
+    if let (Some(check), Some(raw)) = (belonging, &assignment) {
+        check.verdict(path, &name, raw, &defining, &entry_interface.aliases)?;
+    }
     let buffer_assignment = match assignment {
-        Some(assignment) => Ok(convert_assignment(path, walker, assignment, defining, stack_frames.as_ref(), strings)?),
+        Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref(), strings)?),
         None => Err(NO_BUFFER_ASSIGNMENT.to_string()),
     };
     Ok(Module {
@@ -565,14 +712,12 @@ impl DefiningInstructions {
 }
 
 fn convert_assignment(
-    path: &Path,
-    walker: Walker,
     assignment: RawAssignment,
     defining: DefiningInstructions,
     stack_frames: Option<&StackFrameIndexProto>,
     strings: &mut Interner,
 ) -> Result<BufferAssignment> {
-    let RawAssignment { logical_buffers, buffer_allocations, heap_traces } = assignment;
+    let RawAssignment { logical_buffers, buffer_allocations, heap_traces, peak_buffers, path, walker } = assignment;
     let mut findings = consistency::check_assignment(&logical_buffers, &buffer_allocations);
     let ids: Vec<i64> = logical_buffers.iter().map(|b| b.id).collect();
     let logical_protos = IdIndex::new(&ids);
@@ -684,6 +829,7 @@ fn convert_assignment(
             }
         })
         .collect();
+    out.peak_buffers = peak_buffers;
     out.inconsistencies = findings.into_inconsistencies();
     Ok(out)
 }

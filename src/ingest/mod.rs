@@ -6,11 +6,13 @@ mod allocator_events;
 mod consistency;
 pub mod hlo;
 pub(crate) mod interner;
+pub mod pickle;
 pub mod pprof;
 pub mod progress;
 pub mod proto;
 pub mod source;
 mod step_grouping;
+pub mod torch_snapshot;
 mod wire;
 mod xla_shape;
 pub mod xspace;
@@ -25,7 +27,7 @@ use rayon::prelude::*;
 pub use progress::Progress;
 
 use crate::error::{Error, Result};
-use crate::model::Capture;
+use crate::model::{Capture, Module};
 
 /// How inputs are found and read.
 #[derive(Debug, Clone)]
@@ -54,6 +56,9 @@ pub enum DirKind {
     RunDir { hosts: Vec<PathBuf> },
     /// An XLA dump directory or any directory of HloProto files.
     HloDir { files: Vec<PathBuf> },
+    /// A directory of `*.pb` files that may be bare HloModuleProtos and
+    /// BufferAssignmentProtos saved apart, told apart by content and paired.
+    BareProtos { files: Vec<PathBuf> },
 }
 
 /// What a file turned out to be, by its bytes.
@@ -63,8 +68,13 @@ pub enum FileKind {
     HloProto,
     /// An HloModuleProto on its own: the HLO without any buffer assignment.
     HloModule,
+    /// A BufferAssignmentProto on its own, saved apart from its HloModuleProto
+    /// (JAX: `memory_analysis().serialized_buffer_assignment_proto`).
+    BufferAssignment,
     /// A pprof profile; [`load`] accepts the device memory profiles JAX writes.
     Pprof,
+    /// A Python pickle; [`load`] accepts PyTorch CUDA memory snapshots.
+    TorchSnapshot,
 }
 
 const PROFILE_SUBDIR: &str = "plugins/profile";
@@ -127,25 +137,40 @@ pub fn guess_dir(path: &Path, options: &ReadOptions) -> Result<DirKind> {
     if !files.is_empty() {
         return Ok(DirKind::HloDir { files });
     }
-    Err(Error::unrecognised(
-        path,
-        "holds no profile: expected a log dir (with plugins/profile/), a run dir (*.xplane.pb), \
-         or an XLA dump dir (*after_optimizations.hlo.pb, from XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_proto\")",
-    ))
+    let files = sorted_entries(path, |name| name.ends_with(".pb"))?;
+    if !files.is_empty() {
+        return Ok(DirKind::BareProtos { files });
+    }
+    Err(Error::unrecognised(path, NO_PROFILE_IN_DIR))
 }
 
-/// Tells the inputs apart by their fields. A pprof profile has a string
+const NO_PROFILE_IN_DIR: &str = "holds no profile: expected a log dir (with plugins/profile/), a run dir \
+(*.xplane.pb), an XLA dump dir (*after_optimizations.hlo.pb, from XLA_FLAGS=\"--xla_dump_to=DIR \
+--xla_dump_hlo_as_proto\"), or an HloModuleProto and its BufferAssignmentProto (*.pb)";
+
+/// Tells the inputs apart by their bytes. A Python pickle (a PyTorch memory
+/// snapshot) opens with the `PROTO` opcode, 0x80 and a protocol of 2 to 5,
+/// which no protobuf message xmem reads can: as a field tag it would be
+/// field 32 or above. A pprof profile has a string
 /// table (field 6) whose first entry is the empty string, which pprof
 /// requires and none of the other formats has. Otherwise the first fields
 /// decide: an HloProto's field 1 is an HloModuleProto, which opens with its
 /// name (field 1); an XSpace's field 1 is an XPlane, which opens with its id
 /// or name; a bare HloModuleProto's field 1 is the module name itself,
-/// followed by its computations in field 3.
+/// followed by its computations in field 3. A bare BufferAssignmentProto is
+/// told first, by its shape (see [`is_buffer_assignment`]).
 pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
-    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) \
-                            or a JAX device memory profile (pprof, from jax.profiler.save_device_memory_profile)";
+    const EXPECTED: &str = "expected an XProf profile (*.xplane.pb), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb), \
+                            a JAX device memory profile (pprof, from jax.profiler.save_device_memory_profile) \
+                            or a PyTorch memory snapshot (pickle, from torch.cuda.memory._dump_snapshot)";
     if bytes.is_empty() {
         return Err(Error::unrecognised(path, format!("the file is empty; {EXPECTED}")));
+    }
+    if pickle::is_pickle(bytes) {
+        return Ok(FileKind::TorchSnapshot);
+    }
+    if is_buffer_assignment(bytes) {
+        return Ok(FileKind::BufferAssignment);
     }
     let mut first_payload = None;
     let mut has_computations = false;
@@ -202,6 +227,48 @@ fn is_value_type(message: &[u8]) -> bool {
     numbers.is_some_and(|numbers| numbers == [(1, true), (2, true)])
 }
 
+/// Whether `bytes` are a BufferAssignmentProto: only messages, in fields 1
+/// to 5 (logical buffers, aliases, allocations, heap traces, peak buffers),
+/// and the first logical buffer (else the first allocation) shaped as one:
+/// `{id = 1, size = 2, color = 4}` varints and its `defined_at = 3`. An
+/// XSpace also holds only fields 1 to 4 of bytes, but its first plane names
+/// itself in field 2; an HloProto's module opens with its name; a bare
+/// HloModuleProto has its id, a varint, in field 5.
+fn is_buffer_assignment(bytes: &[u8]) -> bool {
+    let (mut first_buffer, mut first_allocation) = (None, None);
+    for field in wire::Fields::new(bytes, 0) {
+        let Ok(field) = field else { return false };
+        match (field.number, field.as_bytes()) {
+            (1, Some(buffer)) => first_buffer = first_buffer.or(Some(buffer)),
+            (3, Some(allocation)) => first_allocation = first_allocation.or(Some(allocation)),
+            (2 | 4 | 5, Some(_)) => {}
+            _ => return false,
+        }
+    }
+    // Each field of `message` is a varint among `varints` or bytes among `messages`.
+    let shaped = |message: &[u8], varints: &[u32], messages: &[u32]| {
+        wire::Fields::new(message, 0).all(|part| match part {
+            Ok(part) if part.as_u64().is_some() => varints.contains(&part.number),
+            Ok(part) if part.as_bytes().is_some() => messages.contains(&part.number),
+            _ => false,
+        })
+    };
+    let has_field = |message: &[u8], number: u32| wire::Fields::new(message, 0).flatten().any(|f| f.number == number);
+    match (first_buffer, first_allocation) {
+        (Some(buffer), _) => shaped(buffer, &[1, 2, 4], &[3]) && has_field(buffer, 3),
+        // BufferAllocationProto: `assigned = 9` is a message and `parameter_shape_index = 10`
+        // packed; every other field is a varint.
+        (None, Some(allocation)) => shaped(allocation, &[1, 2, 3, 5, 6, 7, 8, 10, 11, 12], &[9, 10]),
+        (None, None) => false,
+    }
+}
+
+/// What to tell a user who passed a BufferAssignmentProto without its module.
+const ASSIGNMENT_WITHOUT_MODULE: &str = "a BufferAssignmentProto on its own names buffers by instruction id only: \
+pass the HloModuleProto of the same program with it (from JAX: \
+compiled.runtime_executable().hlo_modules()[0].as_serialized_hlo_module_proto()), \
+as another input or in the same directory";
+
 /// Reads everything xmem can use from `path`.
 ///
 /// `-` is standard input (`gsutil cat gs://…/host.xplane.pb.gz | xmem report -`),
@@ -219,8 +286,140 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Capture> {
         DirKind::LogDir { run } => read_hosts(&run, &sorted_entries(&run, is_xplane_name)?, options, &mut capture)?,
         DirKind::RunDir { hosts } => read_hosts(path, &hosts, options, &mut capture)?,
         DirKind::HloDir { files } => read_hlo_files(path, &files, options, &mut capture)?,
+        DirKind::BareProtos { files } => {
+            let mut protos = Vec::with_capacity(files.len());
+            for file in files {
+                let contents = source::read(&file, options.max_input_size, &options.progress)?;
+                protos.push((file, contents.cut_short.map_or(Ok(contents.bytes), Err)?));
+            }
+            capture.modules = pair_bare_protos(protos)?;
+            if capture.modules.is_empty() {
+                return Err(Error::unrecognised(path, NO_PROFILE_IN_DIR));
+            }
+        }
     }
     Ok(capture)
+}
+
+/// Reads every input as [`load`] does, except that the bare HloModuleProto
+/// and BufferAssignmentProto files among them are paired into the modules
+/// they make together, in one capture that stands where the first of them
+/// stood.
+pub fn load_inputs(paths: &[PathBuf], options: &ReadOptions) -> Result<Vec<Capture>> {
+    let mut captures = Vec::with_capacity(paths.len());
+    let mut bare = Vec::new();
+    let mut bare_at = None;
+    for path in paths {
+        if path == Path::new("-") || std::fs::metadata(path).map_err(|e| Error::io(path, e))?.is_dir() {
+            captures.push(load(path, options)?);
+            continue;
+        }
+        let contents = source::read(path, options.max_input_size, &options.progress)?;
+        match guess_file(path, &contents.bytes) {
+            Ok(FileKind::HloModule | FileKind::BufferAssignment) if contents.cut_short.is_none() => {
+                bare_at.get_or_insert(captures.len());
+                bare.push((path.clone(), contents.bytes));
+            }
+            _ => captures.push(load_contents(path, contents, &options.progress)?),
+        }
+    }
+    if let Some(at) = bare_at {
+        let input = bare.iter().map(|(path, _)| path.display().to_string()).collect::<Vec<_>>().join(" + ");
+        captures.insert(at, Capture { input, modules: pair_bare_protos(bare)?, ..Capture::default() });
+    }
+    Ok(captures)
+}
+
+/// Protos given as bytes, each named (its file, or where JAX gave it), as
+/// one capture named `input`: HloProtos as they are, and bare modules with
+/// the bare buffer assignments that belong to them.
+pub fn load_protos(input: &str, protos: Vec<(PathBuf, Bytes)>) -> Result<Capture> {
+    let mut capture = Capture { input: input.to_string(), ..Capture::default() };
+    let mut bare = Vec::new();
+    for (name, bytes) in protos {
+        match guess_file(&name, &bytes)? {
+            FileKind::HloProto => {
+                let decoded = hlo::decode(&name, &bytes, 0, None)?;
+                capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
+                capture.modules.push(decoded.module);
+            }
+            FileKind::HloModule | FileKind::BufferAssignment => bare.push((name, bytes)),
+            FileKind::XSpace | FileKind::Pprof | FileKind::TorchSnapshot => {
+                return Err(Error::unrecognised(&name, "expected an HloProto, HloModuleProto or BufferAssignmentProto"))
+            }
+        }
+    }
+    capture.modules.extend(pair_bare_protos(bare)?);
+    Ok(capture)
+}
+
+/// Bare HloModuleProtos and BufferAssignmentProtos (other files are left
+/// out) as modules: each assignment with the one module it belongs to (see
+/// [`hlo::decode_pair`]), and each module no assignment belongs to on its
+/// own. An assignment that belongs to no module, or to several, is an error.
+fn pair_bare_protos(protos: Vec<(PathBuf, Bytes)>) -> Result<Vec<Module>> {
+    let (mut modules, mut assignments) = (Vec::new(), Vec::new());
+    for (path, bytes) in protos {
+        match guess_file(&path, &bytes) {
+            Ok(FileKind::HloModule) => modules.push((path, bytes, false)),
+            Ok(FileKind::BufferAssignment) => assignments.push((path, bytes)),
+            _ => {}
+        }
+    }
+    let mut paired = Vec::new();
+    for (assignment, assignment_bytes) in &assignments {
+        let mut fits = Vec::new();
+        let mut last_error = None;
+        for (slot, (module, module_bytes, taken)) in modules.iter().enumerate() {
+            if *taken {
+                continue;
+            }
+            match hlo::decode_pair((module, module_bytes), (assignment, assignment_bytes)) {
+                Ok(decoded) => fits.push((slot, decoded)),
+                Err(e) => last_error = Some(e),
+            }
+        }
+        let names = || modules.iter().map(|(p, _, _)| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        match fits.len() {
+            1 => {
+                let (slot, decoded) = fits.remove(0);
+                if let Some(module) = modules.get_mut(slot) {
+                    module.2 = true;
+                }
+                paired.push(decoded);
+            }
+            0 => {
+                return Err(match (modules.len(), last_error) {
+                    (1, Some(e)) => e,
+                    (0, _) => Error::unrecognised(assignment, ASSIGNMENT_WITHOUT_MODULE),
+                    _ => Error::unrecognised(
+                        assignment,
+                        format!(
+                        "this BufferAssignmentProto is the buffer assignment of none of the HloModuleProtos given ({})",
+                        names()
+                    ),
+                    ),
+                })
+            }
+            _ => {
+                let both: Vec<String> = fits
+                    .iter()
+                    .filter_map(|(slot, _)| modules.get(*slot))
+                    .map(|(p, _, _)| p.display().to_string())
+                    .collect();
+                return Err(Error::unrecognised(
+                    assignment,
+                    format!("this BufferAssignmentProto fits several HloModuleProtos ({}): pass only the one it was saved with", both.join(", ")),
+                ));
+            }
+        }
+    }
+    for (path, bytes, taken) in &modules {
+        if !taken {
+            paired.push(hlo::decode_module(path, bytes)?);
+        }
+    }
+    Ok(paired)
 }
 
 /// Reads one file's (already decompressed) bytes; `path` names it in errors.
@@ -256,10 +455,16 @@ fn load_into(path: &Path, bytes: Bytes, progress: &Progress, capture: &mut Captu
             capture.modules.push(decoded.module);
         }
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
+        FileKind::BufferAssignment => return Err(Error::unrecognised(path, ASSIGNMENT_WITHOUT_MODULE)),
         FileKind::Pprof => {
             let decoded = pprof::decode(path, bytes)?;
             capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
             capture.device_memory = Some(decoded.snapshot);
+        }
+        FileKind::TorchSnapshot => {
+            let (snapshot, warnings) = torch_snapshot::decode(path, &bytes)?;
+            capture.torch_snapshot = Some(snapshot);
+            capture.warnings.extend(warnings);
         }
     }
     Ok(None)
@@ -311,6 +516,10 @@ fn read_hosts(dir: &Path, hosts: &[PathBuf], options: &ReadOptions, capture: &mu
             let xspace = guess_file(host, &contents.bytes).and_then(|kind| match kind {
                 FileKind::XSpace => xspace::read(host, &contents.bytes, &options.progress),
                 FileKind::Pprof => Err(Error::unrecognised(host, "named like an xplane but holds a pprof profile")),
+                FileKind::TorchSnapshot => Err(Error::unrecognised(
+                    host,
+                    "named like an xplane but holds a Python pickle (a PyTorch memory snapshot?)",
+                )),
                 _ => Err(Error::unrecognised(host, "named like an xplane but holds an HLO proto")),
             });
             match xspace {
@@ -370,6 +579,7 @@ fn add_xspace<'a>(
 ) -> Vec<PendingModule<'a>> {
     capture.hosts.push(contents.host);
     capture.allocators.extend(contents.allocators);
+    capture.devices.extend(contents.devices);
     let file = host.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     capture
         .damaged_allocator_planes
@@ -503,5 +713,19 @@ mod tests {
         }
         let not_a_profile = kind_of("fixtures/pprof/host_offload/memory_analysis.json").unwrap_err().to_string();
         assert!(not_a_profile.contains("memory_analysis.json") && not_a_profile.contains("pprof"), "{not_a_profile}");
+    }
+
+    #[test]
+    fn the_two_halves_of_an_hlo_proto_are_told_apart() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/profiles/pair_base/xla_dump/module_0040.jit_wide_mlp_step.cpu_after_optimizations.hlo.pb");
+        let bytes = source::read(&path, 1 << 30, &Progress::default()).unwrap().bytes;
+        let field = |number| {
+            let field = wire::Fields::new(&bytes, 0).flatten().find(|f| f.number == number).unwrap();
+            Bytes::copy_from_slice(field.as_bytes().unwrap())
+        };
+        assert_eq!(guess_file(&path, &field(1)).unwrap(), FileKind::HloModule);
+        assert_eq!(guess_file(&path, &field(3)).unwrap(), FileKind::BufferAssignment);
+        assert!(!is_buffer_assignment(&bytes));
     }
 }

@@ -14,11 +14,11 @@ use prost::Message;
 
 use super::allocator_events::{self, HostAllocators};
 use super::progress::Progress;
-use super::proto::xplane::{x_stat, XEventMetadata, XStatMetadata};
+use super::proto::xplane::{x_stat, XEventMetadata, XStat, XStatMetadata};
 use super::wire::{self, Fields, Walker, WireError};
 use super::{guess_file, FileKind};
 use crate::error::{Error, Result};
-use crate::model::Allocator;
+use crate::model::{Allocator, Device};
 
 /// The plane where XProf's profilers store one HloProto per compiled module.
 pub const METADATA_PLANE: &str = "/host:metadata";
@@ -45,6 +45,8 @@ pub struct XSpaceContents {
     /// The host the file is about: its name without `.xplane.pb`.
     pub host: String,
     pub allocators: Vec<Allocator>,
+    /// The device planes that say how much memory their device has.
+    pub devices: Vec<Device>,
     /// Where the file is damaged, if it is: what was complete is still read.
     pub damage: Option<Damage>,
     /// Host planes whose allocator events were lost to damage, wholly or in
@@ -338,10 +340,13 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         hlo_protos: Vec::new(),
         host,
         allocators: Vec::new(),
+        devices: Vec::new(),
         damage: None,
         damaged_allocator_planes: Vec::new(),
     };
     let walker = Walker::new(bytes, 0);
+    // Planes that may name the programs of the host's runs (its devices').
+    let mut other_planes = Vec::new();
     progress.start(&format!("reading {}", path.display()), bytes.len() as u64);
     for field in walker.fields(bytes) {
         let field = match field {
@@ -363,13 +368,20 @@ pub fn read(path: &Path, bytes: &Bytes, progress: &Progress) -> Result<XSpaceCon
         match (field.number, field.as_bytes()) {
             (1, Some(plane)) => {
                 progress.advance(plane.len() as u64);
-                read_plane(path, bytes, walker, plane, None, &mut contents, &mut allocators);
+                other_planes.extend(read_plane(path, bytes, walker, plane, None, &mut contents, &mut allocators));
             }
             (4, Some(host)) => contents.hostnames.push(String::from_utf8_lossy(host).into_owned()),
             (1 | 4, None) => {
                 return Err(Error::malformed(path, Some(field.offset), "XSpace: field has the wrong wire type"))
             }
             _ => {}
+        }
+    }
+    if allocators.needs_program_ids() {
+        for plane in &other_planes {
+            if let Err(e) = allocator_events::read_program_ids(path, walker, plane, &mut allocators) {
+                record(&mut contents.damage, e);
+            }
         }
     }
     contents.allocators = allocators.finish();
@@ -393,6 +405,8 @@ fn plane_name(walker: Walker, plane: &[u8]) -> String {
 /// One plane; `cut_short` says how, when the file ends inside it. Its
 /// damage goes to `contents.damage`, named by the first part that is not
 /// whole and by what it cost, and the rest of the file is still read.
+/// Returns the plane's parts when it is whole and not the metadata plane: it
+/// may name programs.
 fn read_plane<'f>(
     path: &'f Path,
     whole: &'f Bytes,
@@ -401,7 +415,7 @@ fn read_plane<'f>(
     cut_short: Option<&str>,
     contents: &mut XSpaceContents,
     allocators: &mut HostAllocators,
-) {
+) -> Option<PlaneParts<'f>> {
     if plane_name(walker, plane) == METADATA_PLANE {
         let (parts, lost) = split_metadata_plane(walker, plane);
         if let (Some(how), true) = (cut_short, lost.is_empty()) {
@@ -416,7 +430,7 @@ fn read_plane<'f>(
         }
         read_metadata_plane(path, whole, &parts, cut_short, lost, contents);
         contents.plane_names.push(parts.name);
-        return;
+        return None;
     }
     let (parts, error) = split_plane(walker, plane);
     let cut_at = error.as_ref().map_or(whole.len() as u64, |e| e.field_start);
@@ -437,6 +451,16 @@ fn read_plane<'f>(
     let is_cut = cut.is_some();
     if let Some(cut) = cut {
         record(&mut contents.damage, cut);
+    }
+    contents.plane_names.push(parts.name.clone());
+    if parts.name.starts_with(DEVICE_PLANE_PREFIX) && !is_cut {
+        match device(path, walker, &parts) {
+            Ok(Some(device)) => {
+                contents.devices.push(Device { name: format!("{}:{}", contents.host, device.name), ..device })
+            }
+            Ok(None) => {}
+            Err(e) => record(&mut contents.damage, e),
+        }
     }
     // A plane's lines come before the metadata that says what their events
     // are: in a plane cut short, only the events whose metadata is still
@@ -490,7 +514,49 @@ fn read_plane<'f>(
             contents.damaged_allocator_planes.push(name.clone());
         }
     }
-    contents.plane_names.push(parts.name);
+    (!is_cut).then_some(parts)
+}
+
+/// The planes of accelerators: `/device:GPU:0`, `/device:TPU:0`.
+const DEVICE_PLANE_PREFIX: &str = "/device:";
+
+/// A device plane's memory (its `memory_size` stat) and model
+/// (`gpu_device_name`, else `device_vendor`), if it states its memory.
+fn device(path: &Path, walker: Walker, plane: &PlaneParts) -> Result<Option<Device>> {
+    let mut names: HashMap<i64, String> = HashMap::new();
+    for entry in &plane.stat_metadata {
+        let (id, Some(value)) = map_entry(path, walker, entry)? else { continue };
+        let metadata = XStatMetadata::decode(value)
+            .map_err(|e| Error::malformed(path, Some(walker.offset(value)), format!("XStatMetadata: {e}")))?;
+        names.insert(id, metadata.name);
+    }
+    let (mut memory_bytes, mut model, mut vendor) = (None, None, None);
+    for stat in &plane.stats {
+        let stat = XStat::decode(*stat)
+            .map_err(|e| Error::malformed(path, Some(walker.offset(stat)), format!("XStat: {e}")))?;
+        let text = |value: Option<x_stat::Value>| match value {
+            Some(x_stat::Value::StrValue(text)) => Some(text),
+            Some(x_stat::Value::RefValue(id)) => names.get(&(id as i64)).cloned(),
+            _ => None,
+        };
+        match names.get(&stat.metadata_id).map(String::as_str) {
+            Some("memory_size") => {
+                memory_bytes = match stat.value {
+                    Some(x_stat::Value::Uint64Value(bytes)) => i64::try_from(bytes).ok(),
+                    Some(x_stat::Value::Int64Value(bytes)) => Some(bytes),
+                    _ => None,
+                }
+            }
+            Some("gpu_device_name") => model = text(stat.value),
+            Some("device_vendor") => vendor = text(stat.value),
+            _ => {}
+        }
+    }
+    Ok(memory_bytes.filter(|&bytes| bytes > 0).map(|memory_bytes| Device {
+        name: plane.name.clone(),
+        model: model.or(vendor),
+        memory_bytes,
+    }))
 }
 
 /// `whole` is the file as `Bytes`, so the embedded HloProtos are decoded as

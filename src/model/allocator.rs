@@ -1,6 +1,9 @@
 //! What a memory allocator (TensorFlow's BFC allocator, e.g. `GPU_0_bfc`)
 //! reported about itself while a profile was taken: one event per allocation
-//! and deallocation, each with the allocator's totals right after it.
+//! and deallocation, each with the allocator's totals right after it, and
+//! the programs the host executed while they happened.
+
+use std::sync::Arc;
 
 /// One allocator on one host, with its events in the order the profile
 /// stores them (thread by thread), which is the order XProf reads them in.
@@ -20,6 +23,26 @@ pub struct Allocator {
     /// past 2^63 - 1), found as they were read: the allocator's figures are
     /// then marked as not sound.
     pub inconsistencies: Vec<String>,
+    /// The program executions of the allocator's host, referenced by index
+    /// from the events; shared by every allocator of the host.
+    pub runs: Arc<[ProgramRun]>,
+}
+
+/// One execution of a compiled program on a host thread, from the outermost
+/// `…Executable::Execute…` event of the thread to its end: the allocations
+/// the thread makes in that time (its temporaries, its outputs) are the
+/// program's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProgramRun {
+    /// The module name the run's events give (`jit_train_step`: a
+    /// `module_name` or `hlo_module` stat, `jit_train_step:XLA GPU module`,
+    /// `CommonPjRtLoadedExecutable::Execute (jit_train_step)`); empty when
+    /// none of them names it.
+    pub name: String,
+    /// The program id the profile gives for that name: the `program_id` of a
+    /// kernel or copy of the run, else the only one any event of the host
+    /// gives for that name; `None` when there is none, or several.
+    pub program_id: Option<u64>,
 }
 
 impl Allocator {
@@ -64,4 +87,12 @@ pub struct AllocatorEvent {
     /// The training step the event belongs to, as XProf's step grouping
     /// finds it; `None` when the event is outside every step.
     pub step: Option<i64>,
+    /// Index into [`Allocator::runs`]: the program its thread was executing
+    /// when the event happened, if any.
+    pub run: Option<u32>,
+    /// Index into [`Allocator::strings`]: what its thread was doing outside
+    /// any program (the innermost event around it that is not a Python
+    /// frame, else the innermost Python frame, `DevicePut`); 0 inside a
+    /// program or when nothing was open.
+    pub made_in: u32,
 }

@@ -74,10 +74,22 @@ pub struct BufferAssignment {
     pub logical_buffers: Vec<LogicalBuffer>,
     pub allocations: Vec<Allocation>,
     pub heap_traces: Vec<HeapTrace>,
+    /// XLA's own record of the buffers live at the heap simulator's peak of
+    /// each allocation (`BufferAssignmentProto.peak_buffers`), which newer
+    /// XLA writes even where it leaves the heap traces out.
+    pub peak_buffers: Vec<PeakBuffers>,
     /// What in the assignment does not add up, found as it was read; the
     /// memory spaces it touches carry it, so that no figure made from it
     /// passes for sound.
     pub inconsistencies: Vec<Inconsistency>,
+}
+
+/// The logical buffers live at the peak of one allocation's heap simulation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeakBuffers {
+    /// `BufferAllocationProto.index` of the allocation.
+    pub allocation_index: i64,
+    pub logical_buffer_ids: Vec<i64>,
 }
 
 /// A part of the input that contradicts another or cannot be true (a

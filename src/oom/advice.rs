@@ -3,13 +3,19 @@
 //! guidance, JAX's GPU memory notes, Triton's and PyTorch's own hints.
 //! Advice that the event's figures single out comes first.
 
-use super::event::{Framework, Kind, OomEvent};
+use super::event::{Framework, Kind, OomEvent, Phase};
 use crate::units::human_bytes_precise as size;
 
 /// A padded allocation this many times its data is worth pointing at.
 const NOTABLE_EXPANSION: f64 = 1.5;
 
 pub(super) fn advice(event: &OomEvent) -> Vec<String> {
+    if event.non_fatal && event.kind == Kind::CompileTimeOom {
+        return vec!["A warning: XLA compiles the program anyway. If a memory error follows, this is why: the \
+             program itself needs more than it may use, so lower its peak (jax.jit(..., donate_argnums=...), \
+             jax.checkpoint, a smaller batch)."
+            .to_string()];
+    }
     if event.non_fatal {
         // Remedies for something that did not fail would send the reader the wrong way.
         return vec!["The log says this is not a failure: the caller falls back to a slower path (or another \
@@ -38,6 +44,7 @@ fn shortfall(event: &OomEvent) -> Option<String> {
 
 fn by_kind(event: &OomEvent) -> Vec<String> {
     match event.kind {
+        Kind::CompileTimeOom if event.phase == Some(Phase::Autotune) => autotuning(),
         Kind::CompileTimeOom => match event.memory_space.as_deref() {
             Some("vmem") => scoped_vmem(event),
             Some("hbm") | None => compile_time_hbm(event),
@@ -52,6 +59,35 @@ fn by_kind(event: &OomEvent) -> Vec<String> {
         Kind::HostOom => host(event),
         Kind::Unrecognised => unrecognised(event),
     }
+}
+
+/// The GPU autotuner runs candidate kernels on the device: they need scratch
+/// memory beside the program's own buffers.
+fn autotuning() -> Vec<String> {
+    vec![
+        "XLA_FLAGS=--xla_gpu_autotune_level=0 compiles with default kernels and no autotuning scratch (the kernels \
+         may be slower)."
+            .to_string(),
+        "Or leave the autotuner room: a larger XLA_PYTHON_CLIENT_MEM_FRACTION if the GPU has memory to spare, fewer \
+         buffers alive while compiling; --xla_gpu_per_fusion_autotune_cache_dir=DIR reuses configs found once."
+            .to_string(),
+    ]
+}
+
+/// One request larger than the memory it may come from: no allocator setting helps.
+fn larger_than_memory(event: &OomEvent) -> Option<String> {
+    let requested = event.requested_bytes?;
+    let (memory, what) = match (event.device_bytes, event.capacity_bytes) {
+        (Some(device), _) if requested > device => (device, "the whole device"),
+        (_, Some(capacity)) if requested > capacity => (capacity, "the whole pool"),
+        _ => return None,
+    };
+    Some(format!(
+        "The request alone ({}) is larger than {what} ({}): no allocator setting or fragmentation fix can help; \
+         check that array's shape and dtype, or split it (sharding, chunks).",
+        size(requested),
+        size(memory)
+    ))
 }
 
 fn compile_time_hbm(event: &OomEvent) -> Vec<String> {
@@ -228,7 +264,7 @@ fn gpu_pool(event: &OomEvent) -> Vec<String> {
                  GPUOptions) it takes memory as needed instead."
                 .to_string()]
         }
-        Some(Framework::PyTorch) => return Vec::new(),
+        Some(Framework::PyTorch) | Some(Framework::CuPy) => return Vec::new(),
         Some(Framework::Jax) | None => {}
     }
     vec![
@@ -243,6 +279,13 @@ fn gpu_pool(event: &OomEvent) -> Vec<String> {
 }
 
 fn bfc(event: &OomEvent) -> Vec<String> {
+    if let Some(too_large) = larger_than_memory(event) {
+        let mut advice = vec![too_large];
+        if event.device_bytes.is_none_or(|device| event.requested_bytes.is_some_and(|r| r <= device)) {
+            advice.extend(gpu_pool(event).into_iter().take(1));
+        }
+        return advice;
+    }
     let mut advice = Vec::new();
     if event.allocator.as_deref().is_some_and(|name| name.contains("host")) {
         advice.push(format!(
@@ -305,8 +348,20 @@ fn runtime(event: &OomEvent) -> Vec<String> {
              what is live."
                 .to_string(),
         ],
+        _ if event.note("Driver", "error").is_some_and(|e| e.contains("loading the program's code")) => vec![
+            "CUDA could not load the compiled program's code: that memory lives outside XLA's pool, and the pool left \
+             too little of the GPU. Give the pool less, not more: a lower XLA_PYTHON_CLIENT_MEM_FRACTION \
+             (XLA_CLIENT_MEM_FRACTION), or XLA_PYTHON_CLIENT_PREALLOCATE=false; large constants captured in the \
+             program make its code larger (pass big arrays as arguments instead)."
+                .to_string(),
+        ],
+        _ if event.phase == Some(Phase::Autotune) => autotuning(),
+        _ if event.framework == Some(Framework::CuPy) => cupy(event),
         _ => {
-            let mut advice = Vec::new();
+            let mut advice = larger_than_memory(event).into_iter().collect::<Vec<_>>();
+            if !advice.is_empty() {
+                return advice;
+            }
             if event.note("Driver", "error").is_some() {
                 advice.push(
                     "The driver refused more device memory: another process may hold it (check nvidia-smi or \
@@ -323,6 +378,30 @@ fn runtime(event: &OomEvent) -> Vec<String> {
             advice
         }
     }
+}
+
+/// CuPy's pool: what it holds, its limit, and the array that did not fit.
+fn cupy(event: &OomEvent) -> Vec<String> {
+    let mut advice = Vec::new();
+    match (event.used_bytes, event.limit_bytes) {
+        (_, Some(limit)) => advice.push(format!(
+            "The pool's limit ({}) was reached: raise it with cupy.get_default_memory_pool().set_limit(size=...) or \
+             CUPY_GPU_MEMORY_LIMIT.",
+            size(limit)
+        )),
+        (Some(0), None) => advice.push(
+            "Nothing else was allocated by CuPy's pool: this one array does not fit in the GPU's free memory. Check \
+             its shape and dtype, or process the data in chunks; nvidia-smi shows whether other processes hold \
+             the GPU."
+                .to_string(),
+        ),
+        _ => advice.push(
+            "Free what the pool caches but no array uses: cupy.get_default_memory_pool().free_all_blocks(); drop \
+             references to arrays you no longer need."
+                .to_string(),
+        ),
+    }
+    advice
 }
 
 /// When the memory free would have held the request, the failure is about contiguity.
@@ -357,7 +436,21 @@ fn triton(event: &OomEvent) -> Vec<String> {
 }
 
 fn pytorch(event: &OomEvent) -> Vec<String> {
+    if let Some(too_large) = larger_than_memory(event).filter(|_| event.limit_bytes.is_none()) {
+        return vec![too_large];
+    }
     let mut advice = Vec::new();
+    if let (Some(limit), Some(device)) = (event.limit_bytes, event.device_bytes) {
+        if limit < device && event.free_bytes >= event.requested_bytes {
+            advice.push(format!(
+                "The cap, not the GPU, is the limit: this process may use {} of the {} GPU \
+                 (torch.cuda.set_per_process_memory_fraction, or per_process_memory_fraction in \
+                 PYTORCH_CUDA_ALLOC_CONF); raise or remove it if the GPU is not shared.",
+                size(limit),
+                size(device)
+            ));
+        }
+    }
     let reserved_unused =
         event.figure("PyTorch", "reserved by PyTorch but unallocated").and_then(|b| u64::try_from(b).ok());
     if let (Some(unused), Some(requested)) = (reserved_unused, event.requested_bytes) {

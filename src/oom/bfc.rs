@@ -4,7 +4,9 @@
 //! memory dump that follows it, and TensorFlow's `OOM when allocating tensor`.
 
 use super::block::{Block, Detected, Feed};
-use super::event::{Allocation, BfcBin, Kind, OomEvent};
+use std::collections::HashMap;
+
+use super::event::{Allocation, BfcBin, Holder, Kind, OomEvent, MAX_ITEMS};
 use super::line::Line;
 use super::size::{self, SIZE};
 
@@ -80,6 +82,48 @@ pub(super) struct Dump {
     chunks_in_use: u64,
     chunks_free: u64,
     largest_free: Option<u64>,
+    holders: Holders,
+}
+
+/// In-use chunks by the executable their annotation names
+/// (`allocation_annotation xla.execute{executable=jit_step}`).
+#[derive(Default)]
+struct Holders {
+    by_program: HashMap<Option<String>, Holder>,
+    annotated: bool,
+}
+
+impl Holders {
+    fn add(&mut self, program: Option<&str>, bytes: u64) {
+        self.annotated |= program.is_some();
+        let key = program.map(str::to_string);
+        if !self.by_program.contains_key(&key) && self.by_program.len() >= MAX_ITEMS {
+            return;
+        }
+        let holder =
+            self.by_program.entry(key.clone()).or_insert(Holder { program: key, bytes: 0, count: 0, largest_bytes: 0 });
+        holder.bytes = holder.bytes.saturating_add(bytes);
+        holder.count += 1;
+        holder.largest_bytes = holder.largest_bytes.max(bytes);
+    }
+
+    /// Most bytes first; nothing when no chunk is annotated (older allocators).
+    fn into_list(self) -> Vec<Holder> {
+        if !self.annotated {
+            return Vec::new();
+        }
+        let mut list: Vec<Holder> = self.by_program.into_values().collect();
+        list.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.program.cmp(&b.program)));
+        list
+    }
+}
+
+/// The executable a chunk was allocated for, from its annotation.
+fn executable(chunk: &str) -> Option<&str> {
+    regex!(r"xla\.execute\{(?:[^}]*?[{ ,])?executable=([^,}\s]+)")
+        .captures(chunk)
+        .and_then(|found| found.get(1))
+        .map(|m| m.as_str())
 }
 
 impl Block for Dump {
@@ -122,19 +166,20 @@ impl Block for Dump {
         } else if let Some(found) = regex!(r"^BFCAllocator dump for (\S+)$").captures(t) {
             event.allocator = event.allocator.take().or(Some(found[1].to_string()));
         } else if let Some(bin) = bin(t) {
-            if event.bins.len() < super::event::MAX_ITEMS {
+            if event.bins.len() < MAX_ITEMS {
                 event.bins.push(bin);
             }
         } else if let Some(found) = regex!(&format!(r"^Bin for ({SIZE}) was ({SIZE}), Chunk State:$")).captures(t) {
             event.fact("Chunk state", "request", size::parse(&found[1]), None);
             event.fact("Chunk state", "bin", size::parse(&found[2]), None);
         } else if let Some(found) = regex!(r"^(InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+ of size (\d+)").captures(t) {
+            let bytes = found[2].parse().ok();
             if &found[1] == "Free" {
                 self.chunks_free += 1;
-                let bytes = found[2].parse().ok();
                 self.largest_free = self.largest_free.max(bytes);
             } else {
                 self.chunks_in_use += 1;
+                self.holders.add(executable(t), bytes.unwrap_or(0));
             }
         } else if let Some(found) = regex!(r"^Next region of size (\d+)").captures(t) {
             event.fact(CHUNKS, "region", size::parse_exact(&found[1]), None);
@@ -156,6 +201,7 @@ impl Block for Dump {
                 event.fact("Regions", name, size::parse_exact(&found[at]), None);
             }
             event.capacity_bytes = event.capacity_bytes.or(found[2].parse().ok());
+            event.limit_bytes = event.limit_bytes.or(event.capacity_bytes);
         } else if let Some(found) = regex!(&format!(
             r"^Allocator memory summary: rounded request ({SIZE}), total free in pool ({SIZE}), largest free chunk usable by (\w+) end ({SIZE}), unallocated bytes ({SIZE}), pool size ({SIZE}), pool limit ({SIZE})"
         ))
@@ -167,6 +213,7 @@ impl Block for Dump {
             }
             event.free_bytes = event.free_bytes.or(size::unsigned(size::parse(&found[2])));
             event.capacity_bytes = event.capacity_bytes.or(size::unsigned(size::parse(&found[7])));
+            event.limit_bytes = event.limit_bytes.or(event.capacity_bytes);
         } else if t == "Stats:" {
             self.in_stats = true;
             let _ = event.section(STATS);
@@ -176,6 +223,7 @@ impl Block for Dump {
         Feed::Consumed
     }
     fn close(&mut self, event: &mut OomEvent) {
+        event.held_by = std::mem::take(&mut self.holders).into_list();
         if self.chunks_in_use + self.chunks_free > 0 {
             event.count(CHUNKS, "chunks in use (listed)", self.chunks_in_use);
             event.count(CHUNKS, "free chunks (listed)", self.chunks_free);
@@ -201,7 +249,10 @@ impl Dump {
             return true;
         }
         match name {
-            "Limit" => event.capacity_bytes = event.capacity_bytes.or(size::unsigned(bytes)),
+            "Limit" => {
+                event.capacity_bytes = event.capacity_bytes.or(size::unsigned(bytes));
+                event.limit_bytes = event.limit_bytes.or(event.capacity_bytes);
+            }
             "InUse" => event.used_bytes = event.used_bytes.or(size::unsigned(bytes)),
             _ => {}
         }
@@ -213,6 +264,7 @@ impl Dump {
 /// Lines the allocator prints around its dump that carry no figure.
 fn is_commentary(t: &str) -> bool {
     t == "Current allocation summary follows."
+        || t.starts_with("Spatial partitioning summary")
         || t.starts_with("If the cause is memory fragmentation")
         || t.starts_with("If this is caused by memory fragmentation")
         || t.starts_with("Allocator region growth hint:")

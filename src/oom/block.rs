@@ -18,6 +18,7 @@ pub(super) fn triggers(text: &[u8]) -> bool {
         r"|memref\.alloca|would exceed memory|OOM when allocating|Scoped allocation with size|HLO temporaries",
         r"|No viable logical replica|Fixed size allocations|Largest program allocations|requirement \d|Size: \d",
         r"|Shared memory size limit exceeded|unlikely to have enough memory|Killed process|Kill process|invoked oom-killer|DefaultCPUAllocator|can NOT allocate memory",
+        r"|by rematerialization|exceeds the base limit|Failed to get configs for",
     ))
     .is_match(text)
 }

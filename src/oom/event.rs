@@ -37,10 +37,79 @@ impl OomReport {
 pub struct Incident {
     /// Indices into `events`, in log order.
     pub events: Vec<usize>,
-    /// The verdict of the event that says most about the failure.
+    /// One sentence that names the cause the facts of all its events
+    /// support ([`Cause`]); without one, the verdict of the primary event.
     pub title: String,
-    /// The index (into `events`) of that event.
+    /// The index (into `events`) of the event that says most about the failure.
     pub primary: usize,
+    /// The cause the title names, when the facts single one out.
+    pub cause: Option<Cause>,
+    /// The XLA executable that failed, as one of the events names it.
+    pub program: Option<String>,
+    /// The user's line the failure came from, as the traceback shows it.
+    pub user_frame: Option<UserFrame>,
+    /// What to change for that cause, most useful first; shared with its
+    /// events' advice where it is theirs.
+    pub advice: Vec<Arc<str>>,
+    /// With `xmem oom --with`: the failed program's memory, from its dump or
+    /// profile. Boxed: most incidents have none, and a log can have millions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program_report: Option<Box<super::join::ProgramReport>>,
+}
+
+/// Why an incident happened, in the order the verdict weighs them: the
+/// first that the facts support is the one the title names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// Only warnings: the log says nothing failed.
+    NotAFailure,
+    /// One request is larger than the whole device.
+    RequestAboveDevice,
+    /// One request is larger than the whole pool the allocator may use.
+    RequestAbovePool,
+    /// A cap set below the device (a per-process fraction, a pool limit) was reached while the device had room.
+    Cap,
+    /// The program needs more than the limit it was compiled for.
+    ProgramNeed,
+    /// Enough is free in total, but no free piece is large enough.
+    Fragmentation,
+    /// The memory is held by live arrays (of other programs, or earlier runs of this one).
+    OtherHolders,
+    /// Compilation ran out while autotuning a kernel.
+    Autotuning,
+}
+
+/// Where in a job's life the memory ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Compiling the program (XLA's memory estimates, TPU compile-time OOMs, kernel resources).
+    Compile,
+    /// Compiling, while autotuning a kernel: the candidates run on the device and need scratch memory.
+    Autotune,
+    /// Running: an allocation failed.
+    Runtime,
+    /// The host ran out, not a device.
+    Host,
+}
+
+/// A frame of a Python traceback: the user's own line nearest to the failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserFrame {
+    pub file: String,
+    pub line: u64,
+    pub function: Option<String>,
+}
+
+/// Pool memory held by one program, from the allocator's chunk annotations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Holder {
+    /// The XLA executable the chunks were allocated for; `None` for chunks without an annotation.
+    pub program: Option<String>,
+    pub bytes: u64,
+    pub count: u64,
+    pub largest_bytes: u64,
 }
 
 /// What kind of memory error a message reports.
@@ -75,6 +144,7 @@ pub enum Framework {
     Jax,
     TensorFlow,
     PyTorch,
+    CuPy,
 }
 
 /// One memory error, with every figure the log gives for it.
@@ -126,6 +196,24 @@ pub struct OomEvent {
     /// The BFC allocator's bins, when the log dumps them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bins: Vec<BfcBin>,
+    /// The XLA executable the failure names (`[executable_name='jit_step']`,
+    /// `Error loading program 'jit_step'`).
+    pub program: Option<String>,
+    /// A limit set below the device that the failing allocator works in:
+    /// the pool XLA or TensorFlow reserved (a memory fraction), PyTorch's
+    /// per-process cap (`… allowed`), CuPy's pool limit.
+    pub limit_bytes: Option<u64>,
+    /// The whole device's memory, when the log states it (PyTorch's total
+    /// capacity, TensorFlow's `totalMemory` at start).
+    pub device_bytes: Option<u64>,
+    /// The allocator's memory in use by the program holding it (the chunk
+    /// annotations of a BFC dump), most bytes first.
+    pub held_by: Vec<Holder>,
+    /// The innermost frame of the traceback before the message that is the
+    /// user's own code (outside site-packages and the standard library).
+    pub user_frame: Option<UserFrame>,
+    /// When it ran out: compiling, autotuning, running, or on the host.
+    pub phase: Option<Phase>,
     /// Where each section of `breakdown` is, by name, so a log with many
     /// sections is read in linear time.
     #[serde(skip)]
@@ -158,6 +246,12 @@ impl OomEvent {
             framework: None,
             breakdown: Vec::new(),
             bins: Vec::new(),
+            program: None,
+            limit_bytes: None,
+            device_bytes: None,
+            held_by: Vec::new(),
+            user_frame: None,
+            phase: None,
             sections: HashMap::new(),
         }
     }

@@ -3,13 +3,16 @@
 //! verdict, and the advice.
 
 use super::advice;
-use super::event::{Kind, OomEvent};
+use super::event::{Framework, Kind, OomEvent, Phase};
 use crate::ingest::interner::Interner;
 use crate::units::human_bytes_precise as size;
 
 /// `texts` holds the advice already given, so events that get the same
 /// advice share it.
 pub(super) fn explain(event: &mut OomEvent, texts: &mut Interner) {
+    if event.phase.is_none() {
+        event.phase = phase(event.kind);
+    }
     if event.error_code.is_none() {
         event.error_code = implied_code(event).map(str::to_string);
     }
@@ -29,6 +32,18 @@ pub(super) fn explain(event: &mut OomEvent, texts: &mut Interner) {
     event.advice = advice::advice(event).iter().map(|text| texts.text(text)).collect();
 }
 
+/// When a kind of failure happens, unless the log says otherwise (autotuning).
+fn phase(kind: Kind) -> Option<Phase> {
+    match kind {
+        Kind::CompileTimeOom | Kind::SparsecoreAllocation | Kind::TritonOutOfResources => Some(Phase::Compile),
+        Kind::BufferAssignmentOom | Kind::BfcAllocatorOom | Kind::RuntimeAllocationFailure | Kind::PytorchCudaOom => {
+            Some(Phase::Runtime)
+        }
+        Kind::HostOom => Some(Phase::Host),
+        Kind::Unrecognised => None,
+    }
+}
+
 /// The code XLA gives this kind of failure when the log does not print one:
 /// E1000 for a compile-time HBM OOM, E1001 for scoped VMEM.
 fn implied_code(event: &OomEvent) -> Option<&'static str> {
@@ -43,6 +58,9 @@ fn implied_code(event: &OomEvent) -> Option<&'static str> {
 /// `compile-time HBM OOM (E1000)`.
 fn title(event: &OomEvent) -> String {
     let name = match event.kind {
+        Kind::CompileTimeOom if event.find_section(REMAT).is_some() => "XLA rematerialization warning".to_string(),
+        Kind::CompileTimeOom if event.find_section(ARGUMENTS).is_some() => "XLA memory limit warning".to_string(),
+        Kind::CompileTimeOom if event.phase == Some(Phase::Autotune) => "autotuning OOM".to_string(),
         Kind::CompileTimeOom => match &event.memory_space {
             Some(space) => format!("compile-time {} OOM", space.to_uppercase()),
             None => "compile-time OOM".to_string(),
@@ -51,6 +69,10 @@ fn title(event: &OomEvent) -> String {
         Kind::BufferAssignmentOom => "XLA GPU OOM".to_string(),
         Kind::BfcAllocatorOom if event.non_fatal => "BFC allocator OOM, not fatal".to_string(),
         Kind::BfcAllocatorOom => "BFC allocator OOM".to_string(),
+        Kind::RuntimeAllocationFailure if event.framework == Some(Framework::CuPy) => "CuPy OOM".to_string(),
+        Kind::RuntimeAllocationFailure if event.phase == Some(Phase::Autotune) => {
+            "allocation failure while autotuning".to_string()
+        }
         Kind::RuntimeAllocationFailure => "runtime allocation failure".to_string(),
         Kind::TritonOutOfResources => "Triton out of resources".to_string(),
         Kind::PytorchCudaOom => match event.memory_space.as_deref() {
@@ -85,7 +107,12 @@ fn summary(event: &OomEvent) -> String {
         Kind::BfcAllocatorOom => bfc(event),
         Kind::RuntimeAllocationFailure => runtime(event),
         Kind::TritonOutOfResources => triton(event),
-        Kind::PytorchCudaOom => could_not(event, "allocate"),
+        Kind::PytorchCudaOom => could_not(event, "allocate").map(|mut text| {
+            if let Some(limit) = event.limit_bytes {
+                text.push_str(&format!("; the process may use {} (a cap below the device)", size(limit)));
+            }
+            text
+        }),
         Kind::HostOom => host(event),
         Kind::Unrecognised => Some(event.message.clone()),
     };
@@ -125,7 +152,38 @@ fn could_not(event: &OomEvent, verb: &str) -> Option<String> {
     Some(text)
 }
 
+const REMAT: &str = "Rematerialization";
+const ARGUMENTS: &str = "Program arguments";
+
 fn compile_time(event: &OomEvent) -> Option<String> {
+    if event.find_section(REMAT).is_some() {
+        let (used, capacity) = (event.used_bytes?, event.capacity_bytes?);
+        return Some(format!(
+            "the program needs {} after rematerialization, more than the {} limit it is compiled for — {} over; \
+             XLA compiles it anyway",
+            size(used),
+            size(capacity),
+            size(used.saturating_sub(capacity))
+        ));
+    }
+    if event.find_section(ARGUMENTS).is_some() {
+        let limit = match event.capacity_bytes {
+            Some(capacity) => format!("the {} memory limit", size(capacity)),
+            None => "the memory limit".to_string(),
+        };
+        return Some(format!(
+            "the program's arguments and outputs take {}, more than {limit}",
+            size(event.used_bytes?)
+        ));
+    }
+    if event.phase == Some(Phase::Autotune) {
+        let count = |name: &str| event.breakdown.iter().flat_map(|s| &s.items).find(|i| i.name == name)?.count;
+        return Some(format!(
+            "the autotuner found no config for {} of {} instructions: their candidate kernels ran out of memory",
+            count("instructions without a config")?,
+            count("instructions tuned")?
+        ));
+    }
     if let Some(needs) = needs(event) {
         return Some(needs);
     }
@@ -160,10 +218,8 @@ fn bfc(event: &OomEvent) -> Option<String> {
         if let Some(rounded) = event.figure("Request", "rounded to") {
             failed.push_str(&format!(" (rounded to {rounded} bytes)"));
         }
-        match event.op.as_deref() {
-            Some("") => failed.push_str(" for an unnamed op"),
-            Some(op) => failed.push_str(&format!(" for op {op}")),
-            None => {}
+        if let Some(op) = event.op.as_deref().filter(|op| !op.is_empty()) {
+            failed.push_str(&format!(" for op {op}"));
         }
         parts.push(failed);
     } else if let Some(shape) = &event.shape {
@@ -195,10 +251,34 @@ fn runtime(event: &OomEvent) -> Option<String> {
         return Some(format!("an allocation of {} would exceed the {} of {space}", size(requested), size(capacity)));
     }
     let Some(mut text) = could_not(event, "allocate") else {
+        if event.note("Driver", "error").is_some_and(|e| e.contains("loading the program's code")) {
+            let program = event.program.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
+            return Some(format!("CUDA could not load the program{program}'s code: memory outside XLA's pool ran out"));
+        }
         return event.shape.as_ref().map(|shape| format!("could not allocate a tensor of shape {shape}"));
     };
     if let Some(error) = event.note("Driver", "error") {
         text.push_str(&format!(" ({error})"));
+    }
+    if event.phase == Some(Phase::Autotune) {
+        if let Some(op) = &event.op {
+            let shape = event.shape.as_deref().map(|shape| format!(" ({shape})")).unwrap_or_default();
+            text.push_str(&format!(" for a candidate kernel of {op}{shape}"));
+        }
+    }
+    if event.framework == Some(Framework::CuPy) {
+        match (event.used_bytes, event.limit_bytes) {
+            (Some(used), Some(limit)) => {
+                text.push_str(&format!("; the pool had {} allocated of its {} limit", size(used), size(limit)))
+            }
+            (Some(0), None) => text
+                .push_str("; the pool had allocated nothing before: this request alone is more than the GPU had free"),
+            (Some(used), None) => text.push_str(&format!("; the pool had {} allocated", size(used))),
+            _ => {}
+        }
+    }
+    if let Some(program) = &event.program {
+        text.push_str(&format!(" in {program}"));
     }
     Some(text)
 }

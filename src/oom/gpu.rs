@@ -4,22 +4,86 @@
 //! and the BufferAssignment report XLA prints after the first two.
 
 use super::block::{Block, Detected, Feed};
-use super::event::{Kind, OomEvent};
+use super::context::program;
+use super::event::{Kind, OomEvent, Phase};
 use super::line::Line;
 use super::listing::Listing;
 use super::size::{self, SIZE};
 
 const STATS: &str = "BufferAssignment stats";
+const REMAT: &str = "Rematerialization";
+const ARGUMENTS: &str = "Program arguments";
+const AUTOTUNING: &str = "Autotuning";
 
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
-    if let Some(found) =
-        regex!(&format!(r"Out of memory while trying to allocate (?:(\d+) bytes|({SIZE}))\.?")).captures(text)
+    if let Some(found) = regex!(&format!(
+        r"Out of memory while trying to allocate (?:(\d+) bytes|({SIZE}))(?: with allocator ([\w\-]+))?(?: on device (\d+))?\.?"
+    ))
+    .captures(text)
     {
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
         let exact = found.get(1).and_then(|n| size::parse_exact(n.as_str()));
         event.requested_bytes = size::unsigned(exact.or_else(|| found.get(2).and_then(|s| size::parse(s.as_str()))));
+        event.allocator = found.get(3).map(|name| name.as_str().to_string());
+        event.memory_space = found.get(4).map(|device| format!("device {}", device.as_str()));
+        event.program = program(text);
         return Some(Detected::at(event, text, &found).with_block(Report::default()));
+    }
+    if let Some(found) = regex!(&format!(
+        r"(?:Can't reduce memory use below\s+)?({SIZE})(?:\s*\((\d+) bytes\))?\s+by rematerialization; only reduced to ({SIZE})(?:\s*\((\d+) bytes\))?(?:, down from ({SIZE})(?:\s*\((\d+) bytes\))? originally)?"
+    ))
+    .captures(text)
+    {
+        // XLA's estimate of the program's peak against the limit it compiles
+        // for: a warning (it compiles anyway), the error follows if it does not fit.
+        // Each size is exact where the line gives the count, rounded where a wrap or an old XLA left only the size.
+        let mut event = OomEvent::new(Kind::CompileTimeOom, line);
+        let bytes = |size_at: usize| {
+            let exact = found.get(size_at + 1).and_then(|n| size::parse_exact(n.as_str()));
+            exact.or_else(|| found.get(size_at).and_then(|s| size::parse(s.as_str())))
+        };
+        event.capacity_bytes = size::unsigned(bytes(1));
+        event.used_bytes = size::unsigned(bytes(3));
+        event.non_fatal = true;
+        event.phase = Some(Phase::Compile);
+        event.fact(REMAT, "limit", bytes(1), None);
+        event.fact(REMAT, "reduced to", bytes(3), None);
+        if found.get(5).is_some() {
+            event.fact(REMAT, "originally", bytes(5), None);
+        }
+        return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) =
+        regex!(r"The byte size of input/output arguments \((\d+)\) exceeds the base limit(?: \((\d+)\))?")
+            .captures(text)
+    {
+        // XLA GPU's scheduler: the program's parameters and outputs alone do not fit the device's memory limit.
+        let mut event = OomEvent::new(Kind::CompileTimeOom, line);
+        event.used_bytes = size::unsigned(size::parse_exact(&found[1]));
+        event.capacity_bytes = found.get(2).and_then(|n| size::unsigned(size::parse_exact(n.as_str())));
+        event.limit_bytes = event.capacity_bytes;
+        event.non_fatal = true;
+        event.phase = Some(Phase::Compile);
+        event.fact(ARGUMENTS, "input/output arguments", size::parse_exact(&found[1]), None);
+        if let Some(limit) = found.get(2) {
+            event.fact(ARGUMENTS, "base limit", size::parse_exact(limit.as_str()), None);
+        }
+        return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) =
+        regex!(r"RESOURCE_EXHAUSTED: Failed to get configs for: (\d+) out of (\d+) instructions").captures(text)
+    {
+        // The GEMM autotuner gave up: the candidates it tried ran out of memory.
+        let mut event = OomEvent::new(Kind::CompileTimeOom, line);
+        event.phase = Some(Phase::Autotune);
+        event.program = program(text);
+        for (name, at) in [("instructions without a config", 1), ("instructions tuned", 2)] {
+            if let Ok(count) = found[at].parse() {
+                event.count(AUTOTUNING, name, count);
+            }
+        }
+        return Some(Detected::at(event, text, &found));
     }
     if let Some(found) =
         regex!(&format!(r"Failed to allocate request for ({SIZE}) \((\d+)B\) on device ordinal (\d+)")).captures(text)
@@ -38,6 +102,14 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             event.fact("Driver", "error", None, Some(error.as_str().trim().to_string()));
         }
         return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) = regex!(r"Failed to load in-memory CUBIN[^:]*:\s*CUDA_ERROR_OUT_OF_MEMORY").find(text) {
+        // The driver could not load the program's compiled code: memory outside XLA's pool ran out.
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.program = program(text);
+        event.fact("Driver", "error", None, Some("CUDA_ERROR_OUT_OF_MEMORY loading the program's code".to_string()));
+        let key = text.get(found.start()..).unwrap_or(text).trim_end();
+        return Some(Detected::new(event, key).with_block(Report::default()));
     }
     if let Some(found) =
         regex!(r"failed to alloc (\d+) bytes (on host|unified memory)(?:[:;]\s*(?:result: )?(.*))?").captures(text)
@@ -86,6 +158,14 @@ impl Block for Report {
             return Feed::Consumed;
         }
         if !self.started {
+            // The executable's name, when a terminal or a person wrapped it onto the next line.
+            // (In a quote that keeps its comment marks on every line: `#   [executable_name=…]`.)
+            if event.program.is_none() && t.trim_start_matches(['#', ' ', '\t']).starts_with('[') {
+                if let Some(name) = program(t) {
+                    event.program = Some(name);
+                    return Feed::Consumed;
+                }
+            }
             return Feed::Ended;
         }
         if self.listing.field(&line.text) {

@@ -3,7 +3,10 @@
 //! driver's line) and then the log moves on: events that follow each other
 //! closely, each of a kind the incident does not have yet, are one incident.
 
+use std::sync::Arc;
+
 use super::event::{Incident, Kind, OomEvent};
+use super::verdict;
 
 /// An incident is over when this many lines pass without a line of it.
 const INCIDENT_GAP_LINES: u64 = 50;
@@ -21,9 +24,14 @@ impl Gathering {
     /// it does not have yet (a second failure of the same kind is a failure of its own).
     pub fn admits(&self, event: &OomEvent, events: &[OomEvent]) -> bool {
         let near = event.line <= self.last_line.saturating_add(INCIDENT_GAP_LINES);
-        // The kernel kills several processes for one shortage; a line no parser knows goes with its neighbours.
+        let mut same_kind = self.events.iter().filter_map(|&at| events.get(at)).filter(|e| e.kind == event.kind);
+        // The kernel kills several processes for one shortage; a line no parser knows goes with its neighbours;
+        // XLA's compile-time warnings about a program lead up to its compile-time failure.
         let new_kind = matches!(event.kind, Kind::Unrecognised | Kind::HostOom)
-            || !self.events.iter().filter_map(|&at| events.get(at)).any(|e| e.kind == event.kind);
+            || match event.kind {
+                Kind::CompileTimeOom => same_kind.all(|e| e.non_fatal),
+                _ => same_kind.next().is_none(),
+            };
         near && new_kind
     }
 
@@ -40,8 +48,24 @@ impl Gathering {
             .filter_map(|at| Some((at, events.get(at)?)))
             .max_by_key(|(at, event)| (weight(event), std::cmp::Reverse(*at)))
             .map_or(0, |(at, _)| at);
-        let title = events.get(primary).map(|event| event.summary.clone()).unwrap_or_default();
-        Incident { events: self.events, title, primary }
+        let verdict = verdict::verdict(self.events.iter().filter_map(|&at| events.get(at)).collect());
+        let primary_event = events.get(primary);
+        let title =
+            verdict.title.unwrap_or_else(|| primary_event.map(|event| event.summary.clone()).unwrap_or_default());
+        let advice = match verdict.advice.is_empty() {
+            true => primary_event.map(|event| event.advice.clone()).unwrap_or_default(),
+            false => verdict.advice.into_iter().map(Arc::from).collect(),
+        };
+        Incident {
+            events: self.events,
+            title,
+            primary,
+            cause: verdict.cause,
+            program: verdict.program,
+            user_frame: verdict.user_frame,
+            advice,
+            program_report: None,
+        }
     }
 }
 
@@ -49,6 +73,7 @@ impl Gathering {
 /// buffers over an allocator's request over a line no parser knows; then how many figures it gives.
 fn weight(event: &OomEvent) -> (u8, usize) {
     let kind = match event.kind {
+        Kind::CompileTimeOom if event.non_fatal => 1,
         Kind::CompileTimeOom | Kind::SparsecoreAllocation | Kind::BufferAssignmentOom => 6,
         Kind::PytorchCudaOom | Kind::TritonOutOfResources => 5,
         Kind::BfcAllocatorOom if !event.non_fatal => 4,

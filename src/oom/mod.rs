@@ -31,11 +31,14 @@ macro_rules! regex {
 mod advice;
 mod bfc;
 mod block;
+mod context;
+mod cupy;
 mod event;
 mod explain;
 mod gpu;
 mod host;
 mod incident;
+pub mod join;
 mod line;
 mod listing;
 mod pytorch;
@@ -46,10 +49,16 @@ mod tpu_compile;
 mod tpu_report;
 mod tpu_runtime;
 mod triton;
+mod verdict;
 
 use std::io::BufRead;
 
-pub use event::{Allocation, BfcBin, Framework, Incident, Item, Kind, OomEvent, OomReport, Section, OOM_SCHEMA};
+pub use line::read_lines;
+
+pub use event::{
+    Allocation, BfcBin, Cause, Framework, Holder, Incident, Item, Kind, OomEvent, OomReport, Phase, Section, UserFrame,
+    OOM_SCHEMA,
+};
 
 use crate::error::Error;
 
@@ -82,4 +91,32 @@ pub fn scan_each(
     }
     let (events, incidents) = scanner.into_parts();
     Ok(OomReport { schema: OOM_SCHEMA, input: input.to_string(), lines, events, incidents })
+}
+
+/// A log handed over one line at a time, as a running program prints it
+/// (`xmem run` reads its child's stdout and stderr): like [`scan`], memory
+/// grows with the errors found, not with the log.
+pub struct Stream {
+    scanner: scanner::Scanner,
+    input: String,
+    lines: u64,
+}
+
+impl Stream {
+    pub fn new(input: &str) -> Stream {
+        Stream { scanner: scanner::Scanner::default(), input: input.to_string(), lines: 0 }
+    }
+
+    /// One line, without its newline; a longer one than [`line::MAX_LINE_BYTES`] is read up to there.
+    pub fn line(&mut self, raw: &[u8]) {
+        self.lines += 1;
+        self.scanner.feed(self.lines, raw.get(..line::MAX_LINE_BYTES).unwrap_or(raw));
+    }
+
+    /// The log ended: every error in it, explained.
+    pub fn finish(mut self) -> OomReport {
+        self.scanner.finish();
+        let (events, incidents) = self.scanner.into_parts();
+        OomReport { schema: OOM_SCHEMA, input: self.input, lines: self.lines, events, incidents }
+    }
 }

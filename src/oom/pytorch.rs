@@ -59,7 +59,13 @@ fn allowed(event: &mut OomEvent, text: &str) -> bool {
     event.used_bytes = size::unsigned(size::parse(&found[2]));
     event.requested_bytes = size::unsigned(size::parse(&found[3]));
     event.capacity_bytes = size::unsigned(size::parse(&found[4]));
+    event.device_bytes = event.capacity_bytes;
     event.free_bytes = size::unsigned(size::parse(&found[5]));
+    // Without a fraction set, PyTorch prints a limit far above any device: there is no cap then.
+    let fraction_limit = regex!(&format!(r"PyTorch limit \(set by user-supplied memory fraction\)\s*:\s*({P})"))
+        .captures(text)
+        .and_then(|limit| size::unsigned(size::parse(&limit[1])));
+    event.limit_bytes = fraction_limit.filter(|&limit| event.device_bytes.is_none_or(|device| limit < device));
     true
 }
 
@@ -98,9 +104,11 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
     {
         event.memory_space = Some(format!("GPU {}", &found[1]));
         event.capacity_bytes = size::unsigned(bytes(&found[2]));
+        event.device_bytes = event.capacity_bytes;
         event.free_bytes = found.get(3).and_then(|free| size::unsigned(bytes(free.as_str())));
         if let Some(allowed) = regex!(&format!(r"({P}) allowed;")).captures(text) {
             event.fact(SECTION, "allowed", bytes(&allowed[1]), None);
+            event.limit_bytes = size::unsigned(bytes(&allowed[1]));
         }
     } else if let Some(found) = regex!(&format!(
         r"\(GPU\s+(\d+); ({P}) total capacity; ({P}) already allocated; (?:({P}) free; )?(?:({P}) allowed; )?({P}) (reserved in total by PyTorch|cached)\)"
@@ -109,10 +117,12 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
     {
         event.memory_space = Some(format!("GPU {}", &found[1]));
         event.capacity_bytes = size::unsigned(bytes(&found[2]));
+        event.device_bytes = event.capacity_bytes;
         event.free_bytes = found.get(4).and_then(|free| size::unsigned(bytes(free.as_str())));
         event.fact(SECTION, "already allocated", bytes(&found[3]), None);
         if let Some(allowed) = found.get(5) {
             event.fact(SECTION, "allowed", bytes(allowed.as_str()), None);
+            event.limit_bytes = size::unsigned(bytes(allowed.as_str()));
         }
         event.fact(SECTION, &found[7], bytes(&found[6]), None);
         complete = true;

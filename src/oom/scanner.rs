@@ -6,9 +6,10 @@
 use std::collections::HashMap;
 
 use super::block::{join_wrapped, triggers, Block, Detected, Feed};
+use super::context::Context;
 use super::event::{Framework, Incident, Kind, OomEvent};
 use super::line::{looks_cut, normalise, Line, Numbering};
-use super::{bfc, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
+use super::{bfc, cupy, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
 use crate::ingest::interner::Interner;
 
 /// Words that make a line a memory error even when no parser knows it.
@@ -71,6 +72,8 @@ pub(super) struct Scanner {
     open: Option<Open>,
     preamble: Option<Preamble>,
     numbering: Numbering,
+    /// What the lines before an error said about it.
+    context: Context,
     /// The framework the log has shown so far.
     framework: Option<Framework>,
     incident: Option<incident::Gathering>,
@@ -85,6 +88,7 @@ impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
         let skip = self.numbering.prefix_len(raw);
         let raw = raw.get(skip..).unwrap_or(raw);
+        self.context.observe(number, raw);
         let follows_preamble = self.preamble.as_ref().is_some_and(|p| p.number + 1 == number);
         if self.open.is_none() && !follows_preamble && !triggers(raw) {
             self.expire(number);
@@ -184,7 +188,8 @@ impl Scanner {
 
     fn start(&mut self, detected: Detected, line: &Line) {
         let Detected { mut event, block, key, tentative } = detected;
-        event.framework = self.framework;
+        // A family that knows the framework from the message itself (CuPy) is believed first.
+        event.framework = event.framework.or(self.framework);
         // A code the log states wins over the one the parser implied.
         let preamble = self.preamble.take();
         let preamble = preamble.as_ref().map_or("", Preamble::message);
@@ -196,8 +201,11 @@ impl Scanner {
             event.exception = Some(named);
         }
         if let Some(&at) = self.by_key.get(&key) {
+            // A repeat can end the traceback that names the user's line.
+            self.context.apply(&mut event);
             let first = &mut self.events[at];
             first.occurrences += line.repeats;
+            first.user_frame = first.user_frame.take().or(event.user_frame.take());
             if let Some(incident) = &mut self.incident {
                 incident.last_line = line.number;
             }
@@ -214,7 +222,8 @@ impl Scanner {
     }
 
     /// Adds a new event, to the open incident if it belongs to the same failure.
-    fn push(&mut self, event: OomEvent, key: Option<String>) -> usize {
+    fn push(&mut self, mut event: OomEvent, key: Option<String>) -> usize {
+        self.context.apply(&mut event);
         if self.incident.as_ref().is_some_and(|incident| !incident.admits(&event, &self.events)) {
             self.end_incident();
         }
@@ -299,6 +308,7 @@ fn detect(line: &Line) -> Option<Detected> {
     host::detect(line)
         .or_else(|| sparsecore::detect(line))
         .or_else(|| tpu_compile::detect(line))
+        .or_else(|| cupy::detect(line))
         .or_else(|| tpu_runtime::detect(line))
         .or_else(|| gpu::detect(line))
         .or_else(|| bfc::detect(line))

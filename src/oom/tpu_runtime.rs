@@ -45,6 +45,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.fact("Program reservation", "reserved", size::parse(&found[3]), None);
         event.fact("Program reservation", "reservable", size::parse(&found[4]), None);
         event.op = regex!(r"Error loading program '([^']+)'").captures(text).map(|program| program[1].to_string());
+        event.program = event.op.clone();
         if let Some(replica) = regex!(r"while running replica (\d+) and partition (\d+)").captures(text) {
             let note = format!("replica {}, partition {}", &replica[1], &replica[2]);
             event.fact("Program reservation", "failed on", None, Some(note));

@@ -78,7 +78,7 @@ pub fn write_groups(out: &mut dyn Write, flavor: Flavor, groups: &Groups, total:
     Ok(())
 }
 
-fn write_group_table(out: &mut dyn Write, flavor: Flavor, group_table: GroupTable) -> io::Result<()> {
+pub fn write_group_table(out: &mut dyn Write, flavor: Flavor, group_table: GroupTable) -> io::Result<()> {
     writeln!(out, "\n{}:", group_table.title)?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
@@ -153,12 +153,18 @@ pub fn donation_line(candidate: &DonationCandidate) -> String {
     )
 }
 
-/// What to say above the donation lines.
+/// What to say above the donation lines ([`ModuleReport::donation_hints`]),
+/// and how many smaller candidates are left out.
 pub fn donation_title(module: &ModuleReport) -> String {
-    let total = module.donation_candidates.iter().map(|c| c.bytes_at_most).fold(0, i64::saturating_add);
+    let hints = module.donation_hints();
+    let total = hints.iter().map(|c| c.bytes_at_most).fold(0, i64::saturating_add);
+    let smaller = match module.donation_candidates.len() - hints.len() {
+        0 => String::new(),
+        n => format!("; {n} more, each saving less than 1 MiB or 0.1% of the peak, left out"),
+    };
     format!(
-        "Donation: {} not donated but shaped like an output (jax.jit(donate_argnums=...) saves up to {}):",
-        plural(module.donation_candidates.len(), "parameter"),
+        "Donation: {} not donated but shaped like an output (jax.jit(donate_argnums=...) saves up to {}{smaller}):",
+        plural(hints.len(), "parameter"),
         bytes(total)
     )
 }
@@ -230,14 +236,14 @@ pub fn write_module_hints(out: &mut dyn Write, flavor: Flavor, module: &ModuleRe
     for note in &module.notes {
         writeln!(out, "\nNote: {note}")?;
     }
-    if module.donation_candidates.is_empty() {
+    if module.donation_hints().is_empty() {
         return Ok(());
     }
     writeln!(out, "\n{}", donation_title(module))?;
     if flavor == Flavor::Markdown {
         writeln!(out)?;
     }
-    for candidate in &module.donation_candidates {
+    for candidate in module.donation_hints() {
         list_item(out, flavor, &donation_line(candidate))?;
     }
     Ok(())
@@ -253,59 +259,102 @@ fn list_item(out: &mut dyn Write, flavor: Flavor, text: &str) -> io::Result<()> 
 /// How many source lines the summary of a change names.
 const HEADLINES: usize = 3;
 
-/// A peak's change by source line, op name and category, before its buffers:
-/// `+44.6 MiB from model.py:40`.
-pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupChanges, top: usize) -> io::Result<()> {
-    // The largest changes in one line each: `+44.6 MiB from model.py:40 (dot_general)`.
-    for delta in changes.by_source.iter().take(HEADLINES) {
-        let op = delta.op_name.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
-        let line = format!("{} from {}{op}", human_delta(delta.delta_bytes), file_name_and_line(&delta.key));
-        match flavor {
-            Flavor::Text => writeln!(out, "{line}")?,
-            Flavor::Markdown => writeln!(out, "- {line}")?,
-        }
-    }
-    if !changes.by_source.is_empty() {
-        writeln!(out)?;
-    }
+/// A peak's change as every format shows it: a line for each of the
+/// largest changes by source line, then a table per grouping.
+pub struct GroupChangeTables {
+    /// `+44.6 MiB from model.py:40 (dot_general)`.
+    pub headlines: Vec<String>,
+    pub tables: Vec<ChangeTable>,
+}
+
+/// One grouping of a peak's change: the `top` largest changes, and how many more there are.
+pub struct ChangeTable {
+    pub title: &'static str,
+    pub header: [&'static str; 4],
+    pub rows: Vec<Vec<String>>,
+    pub more: Option<String>,
+}
+
+/// The columns of a [`ChangeTable`] that hold numbers.
+pub const CHANGE_NUMBERS: [usize; 3] = [0, 1, 2];
+
+pub fn group_change_tables(changes: &GroupChanges, top: usize) -> GroupChangeTables {
+    let headlines = changes
+        .by_source
+        .iter()
+        .take(HEADLINES)
+        .map(|delta| {
+            let op = delta.op_name.as_deref().map(|op| format!(" ({op})")).unwrap_or_default();
+            format!("{} from {}{op}", human_delta(delta.delta_bytes), file_name_and_line(&delta.key))
+        })
+        .collect();
     let groupings = [
         ("By source line", "Source line", &changes.by_source),
         ("By op name", "Op name", &changes.by_op_name),
         ("By category", "Category", &changes.by_category),
     ];
-    for (title, column, deltas) in groupings {
-        if deltas.is_empty() {
-            continue;
+    let tables = groupings
+        .into_iter()
+        .filter(|(_, _, deltas)| !deltas.is_empty())
+        .map(|(title, column, deltas)| ChangeTable {
+            title,
+            header: ["Delta", "Base", "New", column],
+            rows: deltas
+                .iter()
+                .take(top)
+                .map(|delta| {
+                    let key = if column == "Source line" { file_name_and_line(&delta.key) } else { delta.key.clone() };
+                    vec![human_delta(delta.delta_bytes), bytes(delta.base_bytes), bytes(delta.new_bytes), key]
+                })
+                .collect(),
+            more: (deltas.len() > top).then(|| {
+                let more = deltas.len() - top;
+                format!("{more} more changed {}.", if more == 1 { "group" } else { "groups" })
+            }),
+        })
+        .collect();
+    GroupChangeTables { headlines, tables }
+}
+
+/// A peak's change by source line, op name and category, before its buffers:
+/// `+44.6 MiB from model.py:40`.
+pub fn write_group_changes(out: &mut dyn Write, flavor: Flavor, changes: &GroupChanges, top: usize) -> io::Result<()> {
+    let GroupChangeTables { headlines, tables } = group_change_tables(changes, top);
+    for line in &headlines {
+        match flavor {
+            Flavor::Text => writeln!(out, "{line}")?,
+            Flavor::Markdown => writeln!(out, "- {line}")?,
         }
-        writeln!(out, "{title}:")?;
+    }
+    if !headlines.is_empty() {
+        writeln!(out)?;
+    }
+    for change_table in tables {
+        writeln!(out, "{}:", change_table.title)?;
         if flavor == Flavor::Markdown {
             writeln!(out)?;
         }
-        let mut t = table(flavor, &["Delta", "Base", "New", column]);
-        for delta in deltas.iter().take(top) {
-            let key = if column == "Source line" { file_name_and_line(&delta.key) } else { delta.key.clone() };
-            t.add_row(vec![human_delta(delta.delta_bytes), bytes(delta.base_bytes), bytes(delta.new_bytes), key]);
-        }
-        align_right(&mut t, &[0, 1, 2]);
+        let mut t = table(flavor, &change_table.header);
+        t.add_rows(change_table.rows);
+        align_right(&mut t, &CHANGE_NUMBERS);
         writeln!(out, "{t}")?;
-        if deltas.len() > top {
+        if let Some(more) = change_table.more {
             // A line right under a Markdown table would be read as one of its rows.
             if flavor == Flavor::Markdown {
                 writeln!(out)?;
             }
-            let more = deltas.len() - top;
-            writeln!(out, "{more} more changed {}.", if more == 1 { "group" } else { "groups" })?;
+            writeln!(out, "{more}")?;
         }
         writeln!(out)?;
     }
     Ok(())
 }
 
-/// An allocator's heap at the peak by op name, as a [`GroupTable`].
+/// An allocator's heap at the peak by what made it, as a [`GroupTable`].
 pub fn allocator_group_table(allocator: &AllocatorReport, top: usize) -> GroupTable {
     GroupTable {
-        title: "Heap at the peak by op name",
-        header: ["Bytes", "Share", "Allocations", "Op name"],
+        title: "Heap at the peak by what made it",
+        header: ["Bytes", "Share", "Allocations", "Made by"],
         rows: group_rows(&allocator_groups(allocator), allocator.peak_heap_bytes, top, str::to_string),
     }
 }
@@ -322,7 +371,7 @@ pub fn write_allocator_groups(
 /// A device memory profile's live bytes by source line, as a [`GroupTable`].
 pub fn device_memory_group_table(report: &DeviceMemoryReport, top: usize) -> GroupTable {
     GroupTable {
-        title: "Live memory by source line (innermost frame)",
+        title: "Live memory by source line (innermost frame of your code)",
         header: ["Bytes", "Share", "Count", "Source line"],
         rows: group_rows(&device_memory_groups(report), report.total_bytes, top, file_name_and_line),
     }

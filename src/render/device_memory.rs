@@ -83,7 +83,10 @@ pub fn device_rows(report: &DeviceMemoryReport) -> Vec<Vec<String>> {
 
 pub fn sites_title(report: &DeviceMemoryReport, top: usize) -> String {
     let shown = report.top_sites.len().min(top);
-    format!("Allocation sites by function ({shown} of {}), as in pprof -top:", report.top_sites.len())
+    format!(
+        "Allocation sites by function ({shown} of {}), as in pprof -top with library frames hidden:",
+        report.top_sites.len()
+    )
 }
 
 pub fn site_rows(report: &DeviceMemoryReport, top: usize) -> Vec<Vec<String>> {
@@ -130,7 +133,7 @@ pub fn write_diff(out: &mut dyn Write, flavor: Flavor, diff: &DeviceMemoryDiff, 
     fact(out, flavor, "Live", &change(&total.delta, &growth))?;
     writeln!(out)?;
     let mut devices = table(flavor, &["Device", "Base", "New", "Delta", "Allocations"]);
-    for device in &diff.devices {
+    for device in diff.devices.iter().filter(|device| !device.delta.holds_no_bytes()) {
         let delta = &device.delta;
         devices.add_row(vec![
             device_name(&device.device),

@@ -4,15 +4,16 @@
 
 use std::io::{self, Write};
 
-use super::device_memory;
 use super::table::{
     align_right, bytes, change_style, heading, percent, plural, ratio_text, styled, table, unwrapped, Cell, Flavor,
     GROWTH, ID_COLUMN, SHRINK,
 };
 use super::text::Detail;
+use super::{device_memory, torch_snapshot};
 use crate::diff::device_memory::LiveDiff;
 use crate::diff::{
-    AllocatorDiff, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict, Violation,
+    AllocatorDiff, BufferMatch, Change, Crossed, Diff, Limit, MemorySpaceDiff, Pairing, PeakDelta, PeakDiff, Verdict,
+    Violation,
 };
 use crate::units::{human_bytes, human_delta, Growth};
 
@@ -25,13 +26,19 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, diff: &Diff, detail: Detail) -
     for warning in &diff.warnings {
         writeln!(out, "warning: {warning}")?;
     }
-    if !diff.modules.is_empty() || (diff.allocators.is_empty() && diff.device_memory.is_empty()) {
+    if !diff.modules.is_empty()
+        || (diff.allocators.is_empty() && diff.device_memory.is_empty() && diff.torch_snapshots.is_empty())
+    {
         write_peaks(out, flavor, diff)?;
         write_pairs_by_role(out, flavor, diff)?;
     }
     for snapshots in &diff.device_memory {
         writeln!(out)?;
         device_memory::write_diff(out, flavor, snapshots, detail.top)?;
+    }
+    for device in &diff.torch_snapshots {
+        writeln!(out)?;
+        torch_snapshot::write_diff(out, flavor, device, detail.top)?;
     }
     let detailed: Vec<&MemorySpaceDiff> = diff.modules.iter().filter(|s| !s.buffers.is_empty()).collect();
     for space in detailed.iter().take(if detail.all { usize::MAX } else { 1 }) {
@@ -187,6 +194,34 @@ pub fn buffers_title(space: &MemorySpaceDiff, top: usize) -> String {
     )
 }
 
+/// `Matched 124 of 126 buffers: 98 by instruction, 9 by op, source line and kind (renumbered); 1 new, 1 gone.`,
+/// unless every buffer was found under its own instruction name.
+pub fn matched_text(space: &MemorySpaceDiff) -> Option<String> {
+    let counts = &space.matched_by;
+    let ways = [
+        (counts.instruction, BufferMatch::Instruction),
+        (counts.role, BufferMatch::Role),
+        (counts.op_name_and_shape, BufferMatch::OpNameAndShape),
+        (counts.kind, BufferMatch::Kind),
+        (counts.scope, BufferMatch::Scope),
+        (counts.instruction_name, BufferMatch::InstructionName),
+    ];
+    // Said when some buffer was renamed, or is in one run only, of a memory space in both.
+    if counts.matched() == 0 || (counts.instruction == counts.matched() && counts.new + counts.gone == 0) {
+        return None;
+    }
+    let ways: Vec<String> =
+        ways.iter().filter(|(n, _)| *n > 0).map(|(n, how)| format!("{n} {}", how.describe())).collect();
+    let total = counts.matched() + counts.new + counts.gone;
+    Some(format!(
+        "Matched {} of {total} buffers: {}; {} new, {} gone.",
+        counts.matched(),
+        ways.join(", "),
+        counts.new,
+        counts.gone
+    ))
+}
+
 pub const BUFFER_HEADER: [&str; 7] = ["Change", "Delta", "Base", "New", "Instruction", "Shape", "Op name"];
 /// The columns of [`BUFFER_HEADER`] that hold numbers.
 pub const BUFFER_NUMBERS: [usize; 3] = [1, 2, 3];
@@ -229,6 +264,9 @@ fn write_buffers(out: &mut dyn Write, flavor: Flavor, space: &MemorySpaceDiff, t
     if space.buffers.len() > top {
         let more = plural(space.buffers.len() - top, "more changed buffer");
         writeln!(out, "{more}: --top N shows more, --format json all.\n")?;
+    }
+    if let Some(matched) = matched_text(space) {
+        writeln!(out, "{matched}\n")?;
     }
     Ok(())
 }
@@ -302,7 +340,23 @@ fn write_verdict(out: &mut dyn Write, flavor: Flavor, diff: &Diff) -> io::Result
 /// `PASS (no limit set)`, `FAIL, 3 limits crossed (--fail-if-peak-grows 5%)`.
 pub fn verdict(diff: &Diff) -> String {
     let limits: Vec<String> = diff.limits.iter().map(|&l| limit_flag(l)).collect();
-    let limits = if limits.is_empty() { "no limit set".to_string() } else { limits.join(", ") };
+    let limits = if limits.is_empty() {
+        "no limit set".to_string()
+    } else {
+        let min_peak = &diff.min_peak;
+        let unjudged = match (min_peak.not_judged, min_peak.default) {
+            (0, _) => String::new(),
+            (n, true) => format!(
+                "; {} under {} in both runs not judged, the default --min-peak: 1% of the largest peak, at least 1 MiB",
+                plural(n, "peak"),
+                bytes(min_peak.bytes)
+            ),
+            (n, false) => {
+                format!("; {} under --min-peak {} in both runs not judged", plural(n, "peak"), bytes(min_peak.bytes))
+            }
+        };
+        format!("{}{unjudged}", limits.join(", "))
+    };
     match diff.verdict {
         Verdict::Pass => format!("PASS ({limits})"),
         Verdict::Fail => format!("FAIL, {} crossed ({limits})", plural(diff.violations.len(), "limit")),
@@ -318,6 +372,10 @@ pub fn violation_text(violation: &Violation) -> String {
             (format!("allocator {} on {}", allocator.name, allocator.host), &allocator.delta)
         }
         Crossed::LiveBytes(live) => return live_violation_text(violation.limit, live),
+        Crossed::SnapshotPeak(peak) => {
+            let input = peak.new_input.as_deref().or(peak.base_input.as_deref()).unwrap_or_default();
+            (format!("PyTorch snapshot {input} {}", peak.device), &peak.delta)
+        }
     };
     let new_peak = delta.new_peak_bytes.map(bytes).unwrap_or_default();
     let how = match (violation.limit, delta.base_peak_bytes) {

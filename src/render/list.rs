@@ -24,7 +24,9 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
         writeln!(out, "{note}")?;
     }
     // An input with nothing else still shows the (empty) module table.
-    if !contents.modules.is_empty() || (contents.device_memory.is_empty() && contents.allocators.is_empty()) {
+    let nothing_else =
+        contents.device_memory.is_empty() && contents.allocators.is_empty() && contents.torch_snapshots.is_empty();
+    if !contents.modules.is_empty() || nothing_else {
         write_modules(out, flavor, &contents.modules)?;
     }
     for snapshot in &contents.device_memory {
@@ -48,6 +50,23 @@ pub fn write(out: &mut dyn Write, flavor: Flavor, contents: &Contents) -> io::Re
             writeln!(out)?;
         }
         write_allocators(out, flavor, &contents.allocators)?;
+    }
+    if !contents.torch_snapshots.is_empty() {
+        let mut t =
+            table(flavor, &["PyTorch snapshot", "Device", "Segments", "Reserved", "Trace entries", "Peak", "OOMs"]);
+        for snapshot in &contents.torch_snapshots {
+            t.add_row(vec![
+                snapshot.input.clone(),
+                snapshot.device.clone(),
+                snapshot.segments.to_string(),
+                bytes(snapshot.reserved_bytes),
+                snapshot.trace_entries.to_string(),
+                bytes(snapshot.peak_bytes),
+                snapshot.ooms.to_string(),
+            ]);
+        }
+        align_right(&mut t, &[2, 3, 4, 5, 6]);
+        writeln!(out, "{t}")?;
     }
     Ok(())
 }

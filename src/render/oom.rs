@@ -4,8 +4,10 @@
 
 use std::io::{self, Write};
 
+use super::attribution::{donation_line, group_tables, write_group_table};
 use super::table::{align_right, fact, heading, table, Flavor};
-use crate::oom::{Allocation, Incident, OomEvent, OomReport};
+use crate::oom::join::{MatchedBy, ProgramReport};
+use crate::oom::{Allocation, Holder, Incident, OomEvent, OomReport, UserFrame};
 use crate::units::human_bytes_precise as size;
 
 /// Columns of the allocation table's op name in a terminal.
@@ -28,18 +30,116 @@ pub fn write_incident(
         writeln!(out)?;
     }
     heading(out, flavor, 2, &format!("Incident {number}: {}", incident.title))?;
+    if let Some(program) = &incident.program {
+        fact(out, flavor, "Program", program)?;
+    }
+    if let Some(frame) = &incident.user_frame {
+        fact(out, flavor, "Your code", &frame_text(frame))?;
+    }
+    if !incident.advice.is_empty() {
+        // A Markdown heading ends with its own blank line; facts under it do not.
+        if flavor == Flavor::Text || incident.program.is_some() || incident.user_frame.is_some() {
+            writeln!(out)?;
+        }
+        paragraph(out, flavor, "Advice")?;
+        for advice in &incident.advice {
+            writeln!(out, "- {advice}")?;
+        }
+    }
+    if let Some(joined) = &incident.program_report {
+        writeln!(out)?;
+        write_program(out, flavor, joined)?;
+    }
     let members: Vec<&OomEvent> = incident.events.iter().filter_map(|&at| events.get(at)).collect();
+    writeln!(out)?;
     if members.len() > 1 {
         let lines: Vec<String> = members.iter().map(|event| event.line.to_string()).collect();
         writeln!(out, "{} messages of one failure, at lines {}.", members.len(), lines.join(", "))?;
     }
     if let [event] = members.as_slice() {
-        // The incident's title is the event's verdict: it is not repeated.
+        // The incident's title is the event's verdict, or says more: it is not repeated.
         return write_event(out, flavor, None, event);
     }
     for (i, event) in members.into_iter().enumerate() {
         writeln!(out)?;
         write_event(out, flavor, Some(&format!("{number}.{}. {}", i + 1, event.summary)), event)?;
+    }
+    Ok(())
+}
+
+/// `train.py:14 in <module>`.
+fn frame_text(frame: &UserFrame) -> String {
+    match &frame.function {
+        Some(function) => format!("{}:{} in {function}", frame.file, frame.line),
+        None => format!("{}:{}", frame.file, frame.line),
+    }
+}
+
+/// The failed program from `--with`: its peak against the log's limit, who
+/// owns it by source line, what is not donated, and the change that saves most.
+fn write_program(out: &mut dyn Write, flavor: Flavor, joined: &ProgramReport) -> io::Result<()> {
+    let (Some(module), Some(space)) = (&joined.module, &joined.memory_space) else {
+        let reason = joined.reason.as_deref().unwrap_or("no program matched");
+        return fact(out, flavor, "Program report", &format!("none: {reason}"));
+    };
+    let how = match joined.matched_by {
+        Some(MatchedBy::Name) => "matched by name",
+        Some(MatchedBy::NameAndSize) => "matched by name and by the size of the failed request",
+        Some(MatchedBy::NameNewest) => "matched by name; the newest of several of that name",
+        Some(MatchedBy::Size) => "matched by the size of the failed request: the log names no program",
+        None => "",
+    };
+    let input = joined.input.as_deref().map(|i| format!(" in {i}")).unwrap_or_default();
+    paragraph(out, flavor, &format!("The failed program: {module}{input} ({how})"))?;
+    let mut peak = format!("{} ({} bytes) in {}", size(space.peak_bytes), space.peak_bytes, space.name);
+    if let (Some(limit), Some(over)) = (joined.limit_bytes, joined.over_limit_bytes) {
+        let relation = if over > 0 { format!("{} over", size(over)) } else { format!("{} under", size(-over)) };
+        peak.push_str(&format!(" against the {} limit the log gives: {relation}", size(limit)));
+    }
+    fact(out, flavor, "Peak", &peak)?;
+    if let Some(finding) = &joined.finding {
+        fact(out, flavor, "Finding", finding)?;
+    }
+    let b = &space.breakdown;
+    fact(
+        out,
+        flavor,
+        "At the peak",
+        &format!(
+            "parameters {}, outputs {}, temporaries {}, constants {}",
+            size(b.parameters),
+            size(b.outputs),
+            size(b.temporaries),
+            size(b.constants)
+        ),
+    )?;
+    if let Some(table) =
+        group_tables(&space.attribution.at_peak_groups, space.peak_bytes, joined.top).into_iter().next()
+    {
+        write_group_table(out, flavor, table)?;
+    }
+    if !joined.donation_candidates.is_empty() {
+        writeln!(out)?;
+        let total: i64 = joined.donation_candidates.iter().map(|c| c.bytes_at_most).fold(0, i64::saturating_add);
+        paragraph(
+            out,
+            flavor,
+            &format!(
+                "Parameters not donated but shaped like an output: {} ({} at most)",
+                joined.donation_candidates.len(),
+                size(total)
+            ),
+        )?;
+        for candidate in joined.donation_candidates.iter().take(joined.top) {
+            writeln!(out, "- {}", donation_line(candidate))?;
+        }
+        if joined.donation_candidates.len() > joined.top {
+            writeln!(out, "- and {} more", joined.donation_candidates.len() - joined.top)?;
+        }
+    }
+    if let Some(change) = &joined.top_change {
+        writeln!(out)?;
+        fact(out, flavor, "Top change", &change.text)?;
     }
     Ok(())
 }
@@ -73,13 +173,24 @@ fn write_event(out: &mut dyn Write, flavor: Flavor, title: Option<&str>, event: 
     if event.occurrences > 1 {
         fact(out, flavor, "Occurrences", &format!("{} (repeats of the same message)", event.occurrences))?;
     }
-    let named =
-        [("Exception", &event.exception), ("Allocator", &event.allocator), ("Op", &event.op), ("Shape", &event.shape)];
+    let named = [
+        ("Exception", &event.exception),
+        ("Program", &event.program),
+        ("Allocator", &event.allocator),
+        ("Op", &event.op),
+        ("Shape", &event.shape),
+    ];
     for (label, value) in named {
         match value.as_deref() {
             Some("") => fact(out, flavor, label, "(empty in the log)")?,
             Some(value) => fact(out, flavor, label, value)?,
             None => {}
+        }
+    }
+    let limits = [("Limit", event.limit_bytes), ("Device", event.device_bytes)];
+    for (label, bytes) in limits {
+        if let Some(bytes) = bytes {
+            fact(out, flavor, label, &size(bytes))?;
         }
     }
     if event.non_fatal {
@@ -96,19 +207,30 @@ fn write_event(out: &mut dyn Write, flavor: Flavor, title: Option<&str>, event: 
         writeln!(out)?;
         write_bins(out, flavor, event)?;
     }
+    if !event.held_by.is_empty() {
+        writeln!(out)?;
+        write_holders(out, flavor, &event.held_by)?;
+    }
     if !event.allocations.is_empty() {
         writeln!(out)?;
         write_allocations(out, flavor, &event.allocations)?;
     }
-    writeln!(out)?;
-    if event.advice.is_empty() {
-        return Ok(());
-    }
-    paragraph(out, flavor, "Advice")?;
-    for advice in &event.advice {
-        writeln!(out, "- {advice}")?;
-    }
     Ok(())
+}
+
+fn write_holders(out: &mut dyn Write, flavor: Flavor, holders: &[Holder]) -> io::Result<()> {
+    paragraph(out, flavor, "Memory in use by program (chunk annotations)")?;
+    let mut t = table(flavor, &["Bytes", "Chunks", "Largest", "Program"]);
+    for holder in holders {
+        t.add_row(vec![
+            size(holder.bytes),
+            holder.count.to_string(),
+            size(holder.largest_bytes),
+            holder.program.clone().unwrap_or_else(|| "(not annotated)".to_string()),
+        ]);
+    }
+    align_right(&mut t, &[0, 1, 2]);
+    writeln!(out, "{t}")
 }
 
 fn write_breakdown(out: &mut dyn Write, flavor: Flavor, event: &OomEvent) -> io::Result<()> {

@@ -151,8 +151,10 @@ impl Table {
     }
 
     /// Each column's width: what its widest line needs, unless the lines
-    /// would not fit the terminal; then the widest text columns give way,
-    /// down to their longest header word.
+    /// would not fit the terminal; then the headers of number columns wrap
+    /// at spaces down to their widest number (`Temp at peak` over two
+    /// lines), and the widest text columns give way, down to their longest
+    /// header word; room left over goes back to the number columns' headers.
     fn column_widths(&self) -> Vec<usize> {
         let columns = self.columns();
         let mut natural = vec![0; columns];
@@ -161,10 +163,12 @@ impl Table {
             natural[c] = text_width(text);
             header_word[c] = text.split(' ').map(text_width).max().unwrap_or(1).max(1);
         }
+        let mut values = header_word.clone();
         for row in &self.rows {
             for (c, cell) in row.iter().enumerate() {
                 let widest = cell.text.lines().map(text_width).max().unwrap_or(0);
                 natural[c] = natural[c].max(widest);
+                values[c] = values[c].max(widest);
             }
         }
         let Some(limit) = self.width else { return natural };
@@ -174,7 +178,8 @@ impl Table {
         }
         let wraps =
             |c: usize| !self.right.get(c).copied().unwrap_or(false) && !self.whole.get(c).copied().unwrap_or(false);
-        let fixed: usize = (0..columns).filter(|&c| !wraps(c)).map(|c| natural[c]).sum();
+        let squeezed = |c: usize| values[c].min(natural[c]);
+        let fixed: usize = (0..columns).filter(|&c| !wraps(c)).map(squeezed).sum();
         let room = limit.saturating_sub(gaps + fixed);
         let least: Vec<usize> = (0..columns)
             .map(|c| header_word[c].max(self.min_width.get(c).copied().unwrap_or(0)).min(natural[c]))
@@ -192,8 +197,9 @@ impl Table {
             }
         }
         let mut widths: Vec<usize> =
-            (0..columns).map(|c| if wraps(c) { width_at(low, c) } else { natural[c] }).collect();
-        // What is left over goes to the columns held at the level, leftmost first.
+            (0..columns).map(|c| if wraps(c) { width_at(low, c) } else { squeezed(c) }).collect();
+        // What is left over goes to the columns held at the level, leftmost
+        // first, then to the number columns' headers.
         let mut spare = room.saturating_sub(used_at(low));
         let held: Vec<usize> = (0..columns).filter(|&c| wraps(c) && widths[c] < natural[c]).collect();
         for c in held {
@@ -202,6 +208,11 @@ impl Table {
             }
             widths[c] += 1;
             spare -= 1;
+        }
+        for c in (0..columns).filter(|&c| !wraps(c)) {
+            let grow = spare.min(natural[c] - widths[c]);
+            widths[c] += grow;
+            spare -= grow;
         }
         widths
     }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use super::table::{
     align_right, bytes, fact, file_name_and_line, heading, percent, plural, table, unwrapped, Flavor, ID_COLUMN,
 };
-use super::{attribution, device_memory};
+use super::{attribution, device_memory, torch_snapshot};
 use crate::analysis::allocator_timeline::RowTable;
 use crate::analysis::heap_simulation::SMALL_BUFFER_BYTES;
 use crate::analysis::{AllocatorReport, BufferTable, MemorySpaceReport, ModuleReport, Report, TraceStatus};
@@ -29,7 +29,11 @@ pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail
     for note in &report.notes {
         writeln!(out, "{note}")?;
     }
-    if report.modules.is_empty() && report.device_memory.is_empty() && report.allocators.is_empty() {
+    if report.modules.is_empty()
+        && report.device_memory.is_empty()
+        && report.allocators.is_empty()
+        && report.torch_snapshots.is_empty()
+    {
         writeln!(out, "No compiled XLA modules in this input.")?;
         return Ok(());
     }
@@ -43,6 +47,10 @@ pub fn write_report(out: &mut dyn Write, flavor: Flavor, report: &Report, detail
     for allocator in &report.allocators {
         writeln!(out)?;
         write_allocator(out, flavor, allocator, detail)?;
+    }
+    for snapshot in &report.torch_snapshots {
+        writeln!(out)?;
+        torch_snapshot::write(out, flavor, snapshot, detail.top)?;
     }
     Ok(())
 }
@@ -58,9 +66,6 @@ fn write_modules(out: &mut dyn Write, flavor: Flavor, report: &Report, detail: D
     }
     Ok(())
 }
-
-/// Shown for allocations the allocator recorded without an op (XProf leaves the cell blank).
-const NO_OP_NAME: &str = "(no op recorded)";
 
 /// `Allocator GPU_0_bfc on vm`.
 pub fn allocator_heading(allocator: &AllocatorReport) -> String {
@@ -113,8 +118,8 @@ pub const INCONSISTENT_LABEL: &str = "Inconsistent input";
 /// As for buffers, a terminal puts the type, shape and op name in one cell.
 pub fn allocation_header(flavor: Flavor) -> &'static [&'static str] {
     match flavor {
-        Flavor::Text => &["Size", "Requested", "Count", "Total", "Region", "Type, shape / op name"],
-        Flavor::Markdown => &["Size", "Requested", "Count", "Total", "Region", "Data type", "Shape", "Op name"],
+        Flavor::Text => &["Size", "Requested", "Count", "Total", "Region", "Type, shape / made by"],
+        Flavor::Markdown => &["Size", "Requested", "Count", "Total", "Region", "Data type", "Shape", "Made by"],
     }
 }
 
@@ -145,10 +150,13 @@ pub fn allocation_rows(flavor: Flavor, allocator: &AllocatorReport, rows: &RowTa
                 bytes(row.total_bytes()),
                 row.region_type.clone(),
             ];
-            let op_name = if row.op_name.is_empty() { NO_OP_NAME } else { row.op_name.as_str() };
+            let made_by = row.made_by();
             match flavor {
-                Flavor::Text => cells.push(format!("{} {}\n{op_name}", row.data_type, row.shape)),
-                Flavor::Markdown => cells.extend([row.data_type.clone(), row.shape.clone(), op_name.to_string()]),
+                Flavor::Text => cells.push(match row.type_and_shape() {
+                    Some(type_and_shape) => format!("{type_and_shape}\n{made_by}"),
+                    None => made_by,
+                }),
+                Flavor::Markdown => cells.extend([row.recorded_data_type().to_string(), row.shape.clone(), made_by]),
             }
             cells
         })

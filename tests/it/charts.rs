@@ -14,7 +14,14 @@ use serde_json::Value;
 /// Runs `xmem plot` on a fixture workload; the charts written, by path.
 fn plot(workload: &str) -> (tempfile::TempDir, Vec<PathBuf>) {
     let dir = tempfile::tempdir().unwrap();
-    let out = cargo_bin_cmd!("xmem").arg("plot").arg(profile(workload)).arg("-o").arg(dir.path()).output().unwrap();
+    let out = cargo_bin_cmd!("xmem")
+        .arg("plot")
+        .arg(profile(workload))
+        .arg("--all")
+        .arg("-o")
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let written = String::from_utf8(out.stdout).unwrap().lines().map(PathBuf::from).collect();
     (dir, written)

@@ -218,7 +218,7 @@ fn html_report_has_a_section_per_allocator() {
     assert!(output.status.success());
     let html = String::from_utf8_lossy(&output.stdout);
     assert_eq!(html.matches("<section>").count(), 1);
-    assert!(html.contains("<h2>Allocator bfc_cpu_allocator_for_gpu on vm</h2>"), "{html}");
+    assert!(html.contains("\">Allocator bfc_cpu_allocator_for_gpu on vm</h2>"), "{html}");
     assert!(html.contains("85.2 MiB (89316096 bytes)"), "{html}");
     assert!(html.contains("<td>allocated before the capture started</td>"), "{html}");
 }

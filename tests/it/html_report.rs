@@ -24,12 +24,40 @@ fn html_report(workload: &str) -> String {
 fn the_page_needs_nothing_from_outside() {
     let html = html_report("memory_hungry");
     assert!(html.starts_with("<!DOCTYPE html>"));
-    for external in ["<script", "src=", "url(", "@import", "@font-face", "<link"] {
+    for external in ["src=", "url(", "@import", "@font-face", "<link", "<iframe", "<img"] {
         assert!(!html.contains(external), "the page holds {external}");
     }
     // Links go only to the page's own sections.
     assert!(html.contains("href=\"#"));
     assert_eq!(html.matches("href=").count(), html.matches("href=\"#").count());
+    // Two scripts, inline: the data, which a browser does not run, and the script that reads it.
+    assert_eq!(html.matches("<script").count(), 2);
+    assert_eq!(html.matches("</script>").count(), 2);
+    assert!(html.contains("<script type=\"application/json\" id=\"xmem-data\">{"));
+    let script = html.rsplit_once("<script>").map(|(_, rest)| rest).unwrap_or_default();
+    for request in
+        ["fetch(", "XMLHttpRequest", "WebSocket", "EventSource", "import(", "new Image", "sendBeacon", ".src"]
+    {
+        assert!(!script.contains(request), "the script could make a request: {request}");
+    }
+}
+
+#[test]
+fn no_id_repeats_in_the_page() {
+    for workload in ["memory_hungry", "host_offload", "tf_keras_fit"] {
+        let html = html_report(workload);
+        let mut seen = std::collections::HashSet::new();
+        let mut ids = 0;
+        for (at, _) in html.match_indices(" id=\"") {
+            let id = html[at + 5..].split('"').next().unwrap_or_default();
+            assert!(seen.insert(id.to_string()), "{workload}: the id {id:?} repeats");
+            ids += 1;
+        }
+        // Every section can be linked to, and the flame graphs' elements are not.
+        let sections = html.matches("<section>").count();
+        assert!(ids > sections, "{workload}: {ids} ids for {sections} sections");
+        assert!(!html.contains("id=\"frames\"") && !html.contains("id=\"title\""), "{workload}: inferno's ids");
+    }
 }
 
 #[test]
@@ -53,7 +81,7 @@ fn every_module_and_memory_space_has_its_section_charts_and_peak() {
 fn an_allocator_section_has_its_timeline_inline() {
     let html = html_report("tf_keras_fit");
     let oracle = &common::allocator_oracles("tf_keras_fit")[0];
-    let heading = format!("<h2>Allocator {} on vm</h2>", oracle.name);
+    let heading = format!("\">Allocator {} on vm</h2>", oracle.name);
     let section = html
         .split_once(&heading)
         .and_then(|(_, rest)| rest.split_once("</section>"))

@@ -135,8 +135,14 @@ fn run_parity(root: &Path) -> usize {
 
 #[test]
 fn fixtures_match_xprof_memory_profile() {
-    // One allocator each in tf_keras_fit and tf_keras_xla.
-    assert_eq!(run_parity(&common::fixture("")), 2);
+    // One allocator each in tf_keras_fit and tf_keras_xla, two in gpu_mlp_adam.
+    assert_eq!(run_parity(&common::fixture("")), 4);
+}
+
+#[test]
+fn gpu_corpus_matches_xprof_memory_profile() {
+    let Some(root) = common::shared_corpus_folder("gpu") else { return };
+    assert!(run_parity(&root) > 0);
 }
 
 #[test]

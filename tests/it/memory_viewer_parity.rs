@@ -292,13 +292,20 @@ fn fixtures() -> PathBuf {
 fn fixtures_match_xprof_memory_viewer() {
     let checked = run_parity(&workloads(&fixtures()));
     // 23 + 21 + 21 + 14 + 10 module × memory-space files, 2 + 2 for
-    // tf_keras_xla, 1 for token_mixer, 2 + 2 for torch_xla_* and 2 for donation.
-    assert_eq!(checked, 100);
+    // tf_keras_xla, 1 for token_mixer, 2 + 2 for torch_xla_*, 2 for donation
+    // and 19 for gpu_mlp_adam.
+    assert_eq!(checked, 119);
 }
 
 #[test]
 fn shared_corpus_matches_xprof_memory_viewer() {
     let Some(root) = common::shared_corpus() else { return };
+    assert!(run_parity(&workloads(&root)) > 0);
+}
+
+#[test]
+fn gpu_corpus_matches_xprof_memory_viewer() {
+    let Some(root) = common::shared_corpus_folder("gpu") else { return };
     assert!(run_parity(&workloads(&root)) > 0);
 }
 
@@ -313,7 +320,7 @@ fn external_corpus_matches_xprof_memory_viewer() {
 /// Every input a parity test reads, for checks that need no oracle.
 fn every_input() -> Vec<PathBuf> {
     let mut inputs: Vec<PathBuf> = workloads(&fixtures()).into_iter().map(|(input, _)| input).collect();
-    if let Some(root) = common::shared_corpus() {
+    for root in [common::shared_corpus(), common::shared_corpus_folder("gpu")].into_iter().flatten() {
         inputs.extend(workloads(&root).into_iter().map(|(input, _)| input));
     }
     if let Some(external) = common::shared_external() {

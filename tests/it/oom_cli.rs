@@ -157,11 +157,6 @@ fn an_unreadable_log_is_one_line_and_exit_2() {
         .code(2)
         .stdout("")
         .stderr(predicate::str::is_match(r"^xmem: fixtures/oom-logs/no-such-log.txt: .+\n$").unwrap());
-    xmem()
-        .args(["oom", "fixtures/oom-logs"])
-        .assert()
-        .code(2)
-        .stderr("xmem: fixtures/oom-logs: is a directory, expected a file\n");
 }
 
 #[test]
@@ -287,7 +282,7 @@ fn stdin_is_read_as_a_stream() {
     drop(stdin);
     child.wait().unwrap();
     let incident = incident.expect("the incident is printed before the log ends");
-    assert!(incident.contains("PyTorch CUDA OOM"), "{incident}");
+    assert!(incident.contains("22.00 MiB requested"), "{incident}");
 }
 
 #[test]
@@ -296,4 +291,25 @@ fn allocation_sources_are_shown() {
     let text = text_of("fixtures/oom-logs/A-06.txt");
     assert!(text.contains("Source"), "{text}");
     assert!(text.contains(".py:"), "{text}");
+}
+
+/// Issue 24: a directory is read as the logs in it (its files, in name
+/// order; not hidden files, nor those in subdirectories).
+#[test]
+fn a_directory_is_read_as_the_logs_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oom-logs");
+    std::fs::copy(root.join("D-14.txt"), dir.path().join("b-job.err")).unwrap();
+    std::fs::copy(root.join("A-06.txt"), dir.path().join("a-job.out")).unwrap();
+    std::fs::copy(root.join("C-02.txt"), dir.path().join(".hidden")).unwrap();
+    std::fs::create_dir(dir.path().join("profile")).unwrap();
+    std::fs::copy(root.join("C-02.txt"), dir.path().join("profile/nested.log")).unwrap();
+    let output = xmem().args(["oom", "--format", "json"]).arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let inputs: Vec<&str> = json["reports"].as_array().unwrap().iter().map(|r| r["input"].as_str().unwrap()).collect();
+    let names: Vec<&str> = inputs.iter().map(|i| i.rsplit('/').next().unwrap()).collect();
+    assert_eq!(names, ["a-job.out", "b-job.err"]);
+    let empty = tempfile::tempdir().unwrap();
+    xmem().arg("oom").arg(empty.path()).assert().code(2).stderr(predicate::str::contains("holds no log file"));
 }

@@ -984,7 +984,7 @@ fn every_fact_of_the_second_corpus_holds() {
 }
 
 /// Whether one emitted event holds every fact of one expected event.
-fn holds(got: &serde_json::Value, want: &serde_json::Value) -> bool {
+pub fn holds(got: &serde_json::Value, want: &serde_json::Value) -> bool {
     let want = want.as_object().unwrap();
     let bytes_hold = |key: &str, got: &serde_json::Value| {
         let Some(value) = want.get(key).and_then(|v| v.as_i64()) else { return true };
@@ -1012,6 +1012,10 @@ fn holds(got: &serde_json::Value, want: &serde_json::Value) -> bool {
             || first.is_some_and(|a| bytes_hold("largest_allocation_bytes", &a["size_bytes"])))
         && contains("largest_allocation_op_name", "op_name")
         && contains("largest_allocation_shape", "shape")
+        && want
+            .get("program")
+            .and_then(|p| p.as_str())
+            .is_none_or(|program| got["program"].as_str().is_some_and(|got| got.contains(program)))
 }
 
 // Logs as they travel: every prefix style, from real logs.

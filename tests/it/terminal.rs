@@ -148,12 +148,12 @@ fn no_command_panics_on_a_closed_pipe() {
 fn plot_writes_every_chart_into_a_closed_pipe() {
     let profile = manifest_dir().join("fixtures/profiles/mlp_train/profile");
     let listed = tempfile::tempdir().unwrap();
-    let all = Command::new(BIN).arg("plot").arg(&profile).arg("-o").arg(listed.path()).output().unwrap();
+    let all = Command::new(BIN).arg("plot").arg(&profile).arg("--all").arg("-o").arg(listed.path()).output().unwrap();
     let charts = String::from_utf8(all.stdout).unwrap().lines().count();
     assert!(charts > 30, "{charts} charts");
 
     let closed = tempfile::tempdir().unwrap();
-    let args = ["plot", profile.to_str().unwrap(), "-o", closed.path().to_str().unwrap()];
+    let args = ["plot", profile.to_str().unwrap(), "--all", "-o", closed.path().to_str().unwrap()];
     let output = into_a_closed_pipe(&args, manifest_dir());
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(std::fs::read_dir(closed.path()).unwrap().count(), charts);
@@ -226,4 +226,24 @@ fn list_carries_its_warnings_in_every_format() {
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(stdout.contains("warning") && stdout.contains("b.xplane.pb"), "{format}: {stdout}");
     }
+}
+
+/// On 80 columns the summary's module names stay whole while the number
+/// columns have room: their headers wrap (`Temp at` over `peak`) first.
+#[test]
+fn module_names_keep_room_that_number_headers_give_up() {
+    let summary = piped(&["report", "fixtures/profiles/gpu_mlp_adam/profile", "--width", "80"]);
+    for line in summary.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
+    let names: Vec<&str> = summary
+        .lines()
+        .skip_while(|l| !l.starts_with("Module"))
+        .skip(2)
+        .take(19)
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    // 20 columns are left for names: 80, less the gaps and the numbers at their narrowest.
+    assert!(names.contains(&"jit_broadcast_in_dim"), "{summary}");
+    assert!(names.iter().all(|name| name.chars().count() <= 20), "{summary}");
 }

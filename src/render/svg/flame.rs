@@ -12,6 +12,8 @@ use inferno::flamegraph::{self, color::BasicPalette, Direction, Options, Palette
 use super::WIDTH;
 use crate::analysis::attribution::op_name_components;
 use crate::analysis::device_memory::DeviceMemoryReport;
+use crate::analysis::torch_snapshot::user_frame::is_python;
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::BufferAtPeak;
 use crate::render::table::file_name_and_line;
 
@@ -27,6 +29,25 @@ pub fn device_memory(caption: &str, report: &DeviceMemoryReport) -> io::Result<O
         let frames =
             stack.frames.iter().rev().map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line));
         folded(frames.collect(), stack.bytes)
+    });
+    draw(caption, lines.collect())
+}
+
+/// An icicle graph of a PyTorch snapshot's peak by stack: each stack's
+/// Python frames, outermost first (C++ frames are left out: the unwinder's
+/// and the interpreter's would bury the user's), or, for a stack without
+/// any, what owns it (the autograd node of the backward pass).
+pub fn torch_snapshot(caption: &str, report: &TorchSnapshotReport) -> io::Result<Option<String>> {
+    let lines = report.at_peak_by_stack.iter().filter(|s| s.bytes > 0).map(|stack| {
+        let python: Vec<String> = stack
+            .frames
+            .iter()
+            .rev()
+            .filter(|f| is_python(&f.function, &f.file))
+            .map(|f| format!("{} ({}:{})", f.function, file_name_and_line(&f.file), f.line))
+            .collect();
+        let frames = if python.is_empty() { vec![stack.owner.label()] } else { python };
+        folded(frames, stack.bytes)
     });
     draw(caption, lines.collect())
 }
@@ -69,9 +90,11 @@ fn draw(caption: &str, lines: Vec<String>) -> io::Result<Option<String>> {
     Ok(Some(static_chart(&svg, caption)))
 }
 
-/// inferno's SVG made fit to inline in a page without script: no XML
-/// prologue, no script or the controls that need it (search, zoom), and its
-/// style rules scoped to the chart so they do not restyle the page.
+/// inferno's SVG made fit to inline in a page, several to a page: no XML
+/// prologue, no script or the controls that need it (the page's own script
+/// zooms and searches every chart), its ids made classes so that no id
+/// repeats in the page, and its style rules scoped to the chart so they do
+/// not restyle the page.
 fn static_chart(svg: &str, caption: &str) -> String {
     let mut svg = svg.find("<svg").map_or(svg, |start| &svg[start..]).to_string();
     cut(&mut svg, "<script", "</script>");
@@ -79,7 +102,8 @@ fn static_chart(svg: &str, caption: &str) -> String {
         cut(&mut svg, &format!("<text id=\"{control}\""), "</text>");
     }
     // A plain background instead of inferno's gradient, which a page would reach by url().
-    let svg = svg.replace("fill=\"url(#background)\"", "fill=\"#f8f8f8\"");
+    cut(&mut svg, "<defs>", "</defs>");
+    let svg = svg.replace("fill=\"url(#background)\"", "fill=\"#f8f8f8\"").replace(" id=\"", " class=\"");
     let svg = svg.replacen(" onload=\"init(evt)\"", "", 1).replacen("<svg ", "<svg class=\"flame\" ", 1);
     // The caption as the chart's own title, first, as every chart of xmem has it.
     let svg = match svg.find('>') {
@@ -98,11 +122,13 @@ fn cut(text: &mut String, start: &str, end: &str) {
     }
 }
 
-/// `#title { … }` becomes `svg.flame #title { … }`; inferno writes one style rule per line.
+/// `#title { … }` becomes `svg.flame .title { … }`, as the ids became
+/// classes; inferno writes one style rule per line.
 fn scope_rule(line: &str) -> String {
     match line.split_once('{') {
         Some((selectors, rest)) if !selectors.contains('<') && !selectors.trim().is_empty() => {
-            let scoped: Vec<String> = selectors.split(',').map(|s| format!("svg.flame {}", s.trim())).collect();
+            let scoped: Vec<String> =
+                selectors.split(',').map(|s| format!("svg.flame {}", s.trim().replace('#', "."))).collect();
             format!("{} {{{rest}", scoped.join(", "))
         }
         _ => line.to_string(),

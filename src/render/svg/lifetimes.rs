@@ -75,11 +75,14 @@ pub fn draw(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<Strin
         secondary: None,
     };
     render(frame, HEIGHT, |chart, marks| {
+        let top = scale.of(layout.y_end).max(1.0) * 1.25;
+        marks.plot_area(chart.backend_coord(&(0.0, 0.0)), chart.backend_coord(&(x_end, top)), 0..layout.x_end.max(1));
         let mut placed: Vec<Placed> = Vec::new();
         for (i, b) in layout.boxes.iter().enumerate() {
             let corner = chart.backend_coord(&(b.x0 as f64, scale.of(b.y0)));
             let opposite = chart.backend_coord(&(b.x1 as f64, scale.of(b.y1)));
-            marks.rect(corner, opposite, box_color(b.lifetime.category, i % 2 == 1), &tooltip(b));
+            let fill = box_color(b.lifetime.category, i % 2 == 1);
+            marks.buffer_rect(corner, opposite, fill, &tooltip(b), b.lifetime.logical_buffer_id);
             placed.push((corner, opposite, b));
         }
         // The largest boxes by area that have room get their instruction written on them.

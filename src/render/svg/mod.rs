@@ -10,6 +10,7 @@ pub mod lifetimes;
 pub mod peak;
 pub mod sites;
 pub mod timeline;
+pub mod torch_snapshot;
 
 use std::fmt::Write as _;
 use std::io;
@@ -22,6 +23,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::analysis::drawing::PeakMark;
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::{AllocatorReport, MemorySpaceReport, ModuleReport};
 use crate::render::table::bytes;
 use crate::render::text::{allocator_heading, space_heading};
@@ -55,6 +57,8 @@ pub enum ChartKind {
     Overlay,
     /// An icicle graph of the live set at the peak, by stack.
     Flame,
+    /// A PyTorch snapshot's peak by user frame.
+    UserFrames,
 }
 
 impl ChartKind {
@@ -67,6 +71,7 @@ impl ChartKind {
             ChartKind::Sites => "sites",
             ChartKind::Overlay => "overlay",
             ChartKind::Flame => "flame",
+            ChartKind::UserFrames => "user-frames",
         }
     }
 }
@@ -84,6 +89,22 @@ pub fn space_charts(
         (ChartKind::Peak, peak::draw(&format!("{heading}: buffers live at the peak"), space, top)?),
         (ChartKind::Lifetimes, lifetimes::draw(&format!("{heading}: buffer lifetimes"), space)?),
         (ChartKind::Flame, flame::buffers(&format!("{heading}: who owns the peak, by stack"), &space.at_peak)?),
+    ];
+    Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
+}
+
+/// The charts of one device of a PyTorch snapshot in reading order,
+/// leaving out those with nothing to draw: its timeline by user frame, its
+/// peak by user frame, and its peak by stack.
+pub fn torch_snapshot_charts(report: &TorchSnapshotReport, top: usize) -> io::Result<Vec<(ChartKind, String)>> {
+    let heading = format!("{} {}", report.input, report.device);
+    let charts = [
+        (ChartKind::Timeline, timeline::torch_snapshot(&format!("{heading}: active memory by user frame"), report)?),
+        (
+            ChartKind::UserFrames,
+            torch_snapshot::peak_by_user_frame(&format!("{heading}: the peak by user frame"), report, top)?,
+        ),
+        (ChartKind::Flame, flame::torch_snapshot(&format!("{heading}: the peak by stack"), report)?),
     ];
     Ok(charts.into_iter().filter_map(|(kind, svg)| svg.map(|svg| (kind, svg))).collect())
 }
@@ -259,14 +280,47 @@ pub struct Marks {
 impl Marks {
     /// A filled box; at least one pixel each way, so a small buffer stays visible.
     pub fn rect(&mut self, corner: (i32, i32), opposite: (i32, i32), fill: RGBColor, tooltip: &str) {
+        self.rect_with(corner, opposite, fill, tooltip, "");
+    }
+
+    /// A box for one logical buffer, which the page's script finds by its id
+    /// to mark it when the buffer is live at the point the reader picked.
+    pub fn buffer_rect(
+        &mut self,
+        corner: (i32, i32),
+        opposite: (i32, i32),
+        fill: RGBColor,
+        tooltip: &str,
+        logical_buffer_id: i64,
+    ) {
+        self.rect_with(corner, opposite, fill, tooltip, &format!(" data-buffer=\"{logical_buffer_id}\""));
+    }
+
+    fn rect_with(&mut self, corner: (i32, i32), opposite: (i32, i32), fill: RGBColor, tooltip: &str, attributes: &str) {
         let (x, y) = (corner.0.min(opposite.0), corner.1.min(opposite.1));
         let width = (corner.0 - opposite.0).abs().max(1);
         let height = (corner.1 - opposite.1).abs().max(1);
         let _ = writeln!(
             self.elements,
-            r#"<rect x="{x}" y="{y}" width="{width}" height="{height}" fill="{}"><title>{}</title></rect>"#,
+            r#"<rect{attributes} x="{x}" y="{y}" width="{width}" height="{height}" fill="{}"><title>{}</title></rect>"#,
             palette::css(fill),
             encode_text(tooltip)
+        );
+    }
+
+    /// The plot area, from `left_bottom` to `right_top` in pixels, spanning
+    /// `x` in the chart's x values: how the page's script turns a pointer
+    /// position into a point of the timeline. Invisible; draws nothing.
+    pub fn plot_area(&mut self, left_bottom: (i32, i32), right_top: (i32, i32), x: Range<i64>) {
+        let _ = writeln!(
+            self.elements,
+            r#"<rect class="plot-area" x="{}" y="{}" width="{}" height="{}" fill="none" data-x-from="{}" data-x-to="{}"/>"#,
+            left_bottom.0,
+            right_top.1,
+            (right_top.0 - left_bottom.0).max(1),
+            (left_bottom.1 - right_top.1).max(1),
+            x.start,
+            x.end
         );
     }
 

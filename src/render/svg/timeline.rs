@@ -10,6 +10,7 @@ use super::{
     TickLabel, PROGRAM_ORDER, WIDTH,
 };
 use crate::analysis::drawing::{self, Timeline, XAxis};
+use crate::analysis::torch_snapshot::TorchSnapshotReport;
 use crate::analysis::{AllocatorReport, MemorySpaceReport};
 use crate::units::milliseconds;
 
@@ -18,6 +19,10 @@ const HEIGHT: u32 = 440;
 pub const MAX_POINTS: usize = 2 * WIDTH as usize;
 
 const BAND_COLORS: [RGBColor; 3] = [palette::SKY, palette::ORANGE, palette::GREEN];
+/// For more bands than [`BAND_COLORS`] (the largest owners of a PyTorch
+/// snapshot's peak): the palette's colours, then grey for the sum of the rest on top.
+const MANY_BAND_COLORS: [RGBColor; 7] =
+    [palette::BLUE, palette::ORANGE, palette::GREEN, palette::PURPLE, palette::SKY, palette::VERMILION, palette::GREY];
 const LINE_COLORS: [RGBColor; 2] = [palette::INK, palette::PURPLE];
 const FRACTION_COLORS: [RGBColor; 2] = [palette::PURPLE, palette::INK];
 
@@ -31,6 +36,12 @@ pub fn program(caption: &str, space: &MemorySpaceReport) -> io::Result<Option<St
 /// fragmentation; `None` when it has no events.
 pub fn allocator(caption: &str, allocator: &AllocatorReport) -> io::Result<Option<String>> {
     drawing::allocator_timeline(allocator, MAX_POINTS).map(|timeline| draw(caption, &timeline)).transpose()
+}
+
+/// A PyTorch snapshot's active memory by user frame, with the reserved
+/// memory; `None` when the snapshot has no trace.
+pub fn torch_snapshot(caption: &str, report: &TorchSnapshotReport) -> io::Result<Option<String>> {
+    drawing::torch_timeline(report).map(|timeline| draw(caption, &timeline)).transpose()
 }
 
 /// The heaps of one memory space in two runs over program order, the new
@@ -51,12 +62,13 @@ pub fn overlay(
     let scale = ByteScale::for_max(y_max);
     let last = runs.iter().filter_map(|(_, _, t)| t.x.last().copied()).max().unwrap_or(0).max(1);
     let y_description = format!("heap ({})", scale.unit());
+    let y_top = scale.of(y_max).max(1.0) * 1.15;
     let frame = Frame {
         caption,
         x_description: PROGRAM_ORDER,
         y_description: &y_description,
         x: 0.0..last as f64,
-        y: 0.0..scale.of(y_max).max(1.0) * 1.15,
+        y: 0.0..y_top,
         y_ticks: true,
         x_label: &count_label,
         y_label: &number_label,
@@ -64,6 +76,7 @@ pub fn overlay(
         secondary: None,
     };
     render(frame, HEIGHT, |chart, marks| {
+        marks.plot_area(chart.backend_coord(&(0.0, 0.0)), chart.backend_coord(&(last as f64, y_top)), 0..last);
         // The new run first, so the baseline's line stays visible over it.
         for (name, color, timeline) in runs.iter().rev() {
             // The heap is the top band: always-live plus temporaries.
@@ -100,6 +113,7 @@ fn x_unit(axis: XAxis) -> (&'static str, f64) {
     match axis {
         XAxis::ProgramOrder => (PROGRAM_ORDER, 1.0),
         XAxis::Picoseconds => ("time (ms)", 1e9),
+        XAxis::TraceEntries => ("allocator trace entry", 1.0),
     }
 }
 
@@ -153,7 +167,7 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
     let to_axis = |x: i64| x as f64 / x_per_unit;
     let decimals = decimal_label(to_axis(last) - to_axis(first));
     let x_label: &TickLabel = match timeline.x_axis {
-        XAxis::ProgramOrder => &count_label,
+        XAxis::ProgramOrder | XAxis::TraceEntries => &count_label,
         XAxis::Picoseconds => &decimals,
     };
     let y_description = format!("bytes ({})", scale.unit());
@@ -199,7 +213,9 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
     };
     render(frame, HEIGHT, |chart, marks| {
         let mut lower = vec![0.0; xs.len()];
-        for (band, color) in timeline.bands.iter().zip(BAND_COLORS.iter().cycle()) {
+        let colors: &[RGBColor] =
+            if timeline.bands.len() > BAND_COLORS.len() { &MANY_BAND_COLORS } else { &BAND_COLORS };
+        for (band, color) in timeline.bands.iter().zip(colors.iter().cycle()) {
             let upper: Vec<f64> = band.values.iter().map(|&v| scale.of(v)).collect();
             let outline: Vec<(f64, f64)> = points(&upper).into_iter().chain(points(&lower).into_iter().rev()).collect();
             let fill = color.mix(0.6).filled();
@@ -226,6 +242,9 @@ pub fn draw(caption: &str, timeline: &Timeline) -> io::Result<String> {
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
         }
         let y_top = scale.of(timeline.y_max).max(1.0) * headroom;
+        let (left_bottom, right_top) =
+            (chart.backend_coord(&(to_axis(first), 0.0)), chart.backend_coord(&(to_axis(last), y_top)));
+        marks.plot_area(left_bottom, right_top, first..last);
         // Step names in their row under the legend, where there is room for them.
         let mut last_named: Option<i32> = None;
         for (x, name) in &timeline.boundaries {

@@ -38,6 +38,33 @@ pub fn shared_external() -> Option<PathBuf> {
     None
 }
 
+/// A folder of the shared corpus beside `profiles` (`gpu`, `oom-gpu`):
+/// `../shared/corpus/<name>`, or `<name>` beside `XMEM_CORPUS`, when present;
+/// the tests that use it are skipped otherwise.
+pub fn shared_corpus_folder(name: &str) -> Option<PathBuf> {
+    let root = match std::env::var_os("XMEM_CORPUS") {
+        Some(profiles) => PathBuf::from(profiles).with_file_name(name),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus").join(name),
+    };
+    if root.is_dir() {
+        return Some(root);
+    }
+    eprintln!("skipped: no {name} corpus at {}", root.display());
+    None
+}
+
+/// The shared corpus's PyTorch memory snapshot (`../shared/corpus/torch`, or
+/// `torch` beside `XMEM_CORPUS`), when present; the tests that use it are
+/// skipped otherwise.
+pub fn shared_torch() -> Option<PathBuf> {
+    let root = shared_corpus_folder("torch")?;
+    if root.join("snapshot.pickle").is_file() {
+        return Some(root);
+    }
+    eprintln!("skipped: no PyTorch snapshot at {}", root.display());
+    None
+}
+
 /// The profile (a log directory) of a fixture workload.
 pub fn profile(workload: &str) -> PathBuf {
     fixture(workload).join("profile")
