@@ -584,24 +584,34 @@ fn module_with_trace(
     }
 }
 
-/// A JAX device memory profile (pprof) with one location of `lines` inlined
-/// calls, each in a function of its own, and `lines` buffers allocated from
-/// it: every sample's stack is that location's `lines` frames.
-pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
-    use xmem::ingest::proto::pprof::{Function, Label, Line, Location, Profile, Sample, ValueType};
+/// A device memory profile's string table (its sample types, labels and
+/// `model.py`, then `layer_i` per function) and `count` functions, the
+/// i-th named `layer_i` and defined at line i + 1 of `model.py`.
+fn pprof_functions(count: usize) -> (Vec<String>, Vec<xmem::ingest::proto::pprof::Function>) {
     let mut strings: Vec<String> =
         ["", "allocations", "count", "space", "bytes", "kind", "buffer", "device", "cpu:0", "model.py"]
             .map(String::from)
             .to_vec();
     let first_name = strings.len() as i64;
-    strings.extend((0..lines).map(|i| format!("layer_{i}")));
-    let function = |i: usize| Function {
-        id: i as u64 + 1,
-        name: first_name + i as i64,
-        system_name: first_name + i as i64,
-        filename: 9,
-        start_line: i as i64 + 1,
-    };
+    strings.extend((0..count).map(|i| format!("layer_{i}")));
+    let functions = (0..count)
+        .map(|i| xmem::ingest::proto::pprof::Function {
+            id: i as u64 + 1,
+            name: first_name + i as i64,
+            system_name: first_name + i as i64,
+            filename: 9,
+            start_line: i as i64 + 1,
+        })
+        .collect();
+    (strings, functions)
+}
+
+/// A JAX device memory profile (pprof) with one location of `lines` inlined
+/// calls, each in a function of its own, and `lines` buffers allocated from
+/// it: every sample's stack is that location's `lines` frames.
+pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
+    use xmem::ingest::proto::pprof::{Label, Line, Location, Profile, Sample, ValueType};
+    let (strings, functions) = pprof_functions(lines);
     let location = Location {
         id: 1,
         line: (0..lines).map(|i| Line { function_id: i as u64 + 1, line: i as i64 + 2, column: 0 }).collect(),
@@ -616,7 +626,7 @@ pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
         sample_type: vec![ValueType { r#type: 1, unit: 2 }, ValueType { r#type: 3, unit: 4 }],
         sample: (0..lines).map(sample).collect(),
         location: vec![location],
-        function: (0..lines).map(function).collect(),
+        function: functions,
         string_table: strings,
         ..Default::default()
     }
@@ -628,22 +638,10 @@ pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
 /// their own: each stack is distinct and 512 frames deep, from 16 location
 /// ids of input.
 pub fn pprof_inlined_stacks(samples: usize) -> Vec<u8> {
-    use xmem::ingest::proto::pprof::{Function, Label, Line, Location, Profile, Sample, ValueType};
+    use xmem::ingest::proto::pprof::{Label, Line, Location, Profile, Sample, ValueType};
     const LINES: usize = 32;
     const DEPTH: usize = 16;
-    let mut strings: Vec<String> =
-        ["", "allocations", "count", "space", "bytes", "kind", "buffer", "device", "cpu:0", "model.py"]
-            .map(String::from)
-            .to_vec();
-    let first_name = strings.len() as i64;
-    strings.extend((0..2 * LINES).map(|i| format!("layer_{i}")));
-    let function = |i: usize| Function {
-        id: i as u64 + 1,
-        name: first_name + i as i64,
-        system_name: first_name + i as i64,
-        filename: 9,
-        start_line: i as i64 + 1,
-    };
+    let (strings, functions) = pprof_functions(2 * LINES);
     let location = |l: usize| Location {
         id: l as u64 + 1,
         line: (0..LINES)
@@ -660,7 +658,7 @@ pub fn pprof_inlined_stacks(samples: usize) -> Vec<u8> {
         sample_type: vec![ValueType { r#type: 1, unit: 2 }, ValueType { r#type: 3, unit: 4 }],
         sample: (0..samples).map(sample).collect(),
         location: vec![location(0), location(1)],
-        function: (0..2 * LINES).map(function).collect(),
+        function: functions,
         string_table: strings,
         ..Default::default()
     }

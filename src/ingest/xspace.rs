@@ -15,7 +15,7 @@ use prost::Message;
 use super::allocator_events::{self, HostAllocators};
 use super::progress::Progress;
 use super::proto::xplane::{x_stat, XEventMetadata, XStat, XStatMetadata};
-use super::wire::{self, Fields, Walker, WireError};
+use super::wire::{self, Field, Fields, Walker, WireError};
 use super::{guess_file, FileKind};
 use crate::error::{Error, Result};
 use crate::model::{Allocator, Device};
@@ -98,6 +98,7 @@ pub fn wire_error(path: &Path, e: WireError) -> Error {
 }
 
 /// A plane's top-level parts, as zero-copy slices of the file.
+#[derive(Default)]
 pub struct PlaneParts<'f> {
     pub name: String,
     pub lines: Vec<&'f [u8]>,
@@ -106,29 +107,30 @@ pub struct PlaneParts<'f> {
     pub stats: Vec<&'f [u8]>,
 }
 
+impl<'f> PlaneParts<'f> {
+    /// Files one of the plane's fields where it belongs.
+    fn add(&mut self, field: &Field<'f>) {
+        match (field.number, field.as_bytes()) {
+            (2, Some(name)) => self.name = String::from_utf8_lossy(name).into_owned(),
+            (3, Some(line)) => self.lines.push(line),
+            (4, Some(entry)) => self.event_metadata.push(entry),
+            (5, Some(entry)) => self.stat_metadata.push(entry),
+            (6, Some(stat)) => self.stats.push(stat),
+            _ => {}
+        }
+    }
+}
+
 /// Splits a plane into its parts, up to the first that does not decode (a
 /// plane cut short): the parts before it, and the error.
 fn split_plane<'f>(walker: Walker<'f>, plane: &'f [u8]) -> (PlaneParts<'f>, Option<WireError>) {
-    let mut parts = PlaneParts {
-        name: String::new(),
-        lines: Vec::new(),
-        event_metadata: Vec::new(),
-        stat_metadata: Vec::new(),
-        stats: Vec::new(),
-    };
+    let mut parts = PlaneParts::default();
     for field in walker.fields(plane) {
         let field = match field {
             Ok(field) => field,
             Err(e) => return (parts, Some(e)),
         };
-        match (field.number, field.as_bytes()) {
-            (2, Some(name)) => parts.name = String::from_utf8_lossy(name).into_owned(),
-            (3, Some(line)) => parts.lines.push(line),
-            (4, Some(entry)) => parts.event_metadata.push(entry),
-            (5, Some(entry)) => parts.stat_metadata.push(entry),
-            (6, Some(stat)) => parts.stats.push(stat),
-            _ => {}
-        }
+        parts.add(&field);
     }
     (parts, None)
 }
@@ -265,13 +267,7 @@ struct LostRun {
 fn split_metadata_plane<'f>(walker: Walker<'f>, plane: &'f [u8]) -> (PlaneParts<'f>, Vec<LostRun>) {
     const EVENT_METADATA_KEY: u8 = 4 << 3 | 2;
     const STAT_METADATA_KEY: u8 = 5 << 3 | 2;
-    let mut parts = PlaneParts {
-        name: String::new(),
-        lines: Vec::new(),
-        event_metadata: Vec::new(),
-        stat_metadata: Vec::new(),
-        stats: Vec::new(),
-    };
+    let mut parts = PlaneParts::default();
     let mut lost = Vec::new();
     let mut budget = plane.len().saturating_mul(4).saturating_add(1 << 20);
     let mut at = 0;
@@ -289,14 +285,7 @@ fn split_metadata_plane<'f>(walker: Walker<'f>, plane: &'f [u8]) -> (PlaneParts<
                     let what = format!("plane field {} is not a whole metadata entry", field.number);
                     WireError { offset: at, what, field_start: at }
                 } else {
-                    match (field.number, field.as_bytes()) {
-                        (2, Some(name)) => parts.name = String::from_utf8_lossy(name).into_owned(),
-                        (3, Some(line)) => parts.lines.push(line),
-                        (4, Some(entry)) => parts.event_metadata.push(entry),
-                        (5, Some(entry)) => parts.stat_metadata.push(entry),
-                        (6, Some(stat)) => parts.stats.push(stat),
-                        _ => {}
-                    }
+                    parts.add(&field);
                     at += fields.consumed();
                     continue;
                 }
