@@ -10,6 +10,7 @@ use super::context::Context;
 use super::event::{Framework, Incident, Kind, OomEvent};
 use super::line::{looks_cut, normalise, Line, Numbering};
 use super::{bfc, cupy, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
+use crate::ingest::interner::Interner;
 
 /// Words that make a line a memory error even when no parser knows it.
 const MEMORY_WORDS: &str = concat!(
@@ -81,6 +82,8 @@ pub(super) struct Scanner {
     completed: usize,
     /// The log reached what `xmem run` added after the job's output ([`super::AFTER_THE_JOB`]).
     past_the_job: bool,
+    /// The advice given so far, shared by the events that get the same.
+    advice_texts: Interner,
 }
 
 impl Scanner {
@@ -280,7 +283,7 @@ impl Scanner {
         }
         for &at in &gathering.events {
             if let Some(event) = self.events.get_mut(at) {
-                explain::explain(event);
+                explain::explain(event, &mut self.advice_texts);
             }
         }
         self.incidents.push(gathering.into_incident(&self.events));
