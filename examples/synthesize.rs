@@ -1,7 +1,8 @@
 //! Writes synthetic inputs for the scaling benchmarks:
 //! `synthesize OUT.xplane.pb MODULES LIVE_AT_PEAK TRANSIENT HOST_EVENTS` (bench/scaling.sh),
 //! `synthesize shape NAME N OUT` (bench/shapes.sh; `synthesize shape` lists
-//! each shape's name, file name, smallest benchmark size and xmem command;
+//! each shape's name, file name, smallest benchmark size, memory bound in
+//! bytes per item (0: twice the input) and xmem command;
 //! `synthesize bound BYTES` the most a shape's charts or page may take),
 //! `synthesize torch ENTRIES OUT.pickle` (bench/torch_snapshot.sh).
 
@@ -25,7 +26,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         [torch, entries, out] if torch == "torch" => std::fs::write(out, synthetic::torch_snapshot(entries.parse()?))?,
         [shape] if shape == "shape" => {
             for shape in synthetic::HOSTILE_SHAPES {
-                println!("{} {} {} {}", shape.name, shape.file_name, shape.bench_n, shape.args.join(" "));
+                let per_item = shape.memory.per_item();
+                println!("{} {} {} {per_item} {}", shape.name, shape.file_name, shape.bench_n, shape.args.join(" "));
             }
         }
         [out, modules, live_at_peak, transient, host_events] => {

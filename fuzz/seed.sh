@@ -19,8 +19,13 @@ for profile in fixtures/pprof/*/*.prof; do
 done
 cp fixtures/oom-logs/*.txt fuzz/corpus/oom_log/ 2>/dev/null || true
 while read -r name file_name _; do
+    case $file_name in
+        *.log) target=oom_log ;;
+        *.prof) target=decode_pprof ;;
+        *) target=decode_profile ;;
+    esac
     for n in 4 64; do
-        "$synthesize" shape "$name" "$n" "fuzz/corpus/decode_profile/$n.$file_name" </dev/null
+        "$synthesize" shape "$name" "$n" "fuzz/corpus/$target/$n.$file_name" </dev/null
     done
 done < <("$synthesize" shape)
 # The charts and the page are drawn from what decodes: the same seeds.

@@ -52,4 +52,12 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
     }
+
+    /// Where in the file the bytes stop decoding, when that is known.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            Error::Malformed { offset, .. } => *offset,
+            _ => None,
+        }
+    }
 }

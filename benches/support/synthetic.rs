@@ -276,6 +276,37 @@ pub struct HostileShape {
     /// A size at which a quadratic xmem ran out of memory or took minutes.
     pub hostile_n: usize,
     pub generate: fn(usize) -> Vec<u8>,
+    /// The peak RSS it keeps under (BENCHMARKS.md, "Memory: the bound").
+    pub memory: MemoryBound,
+}
+
+/// The peak RSS a shape keeps under, besides 100 MB for the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryBound {
+    /// The design's bound: twice the input.
+    TwiceInput,
+    /// What the shape truly needs, measured: the input once (it is mapped,
+    /// and its pages count) and this many bytes per item (per unit of `n`).
+    /// tests/it/hostile.rs checks the growth between two sizes against it.
+    PerItem(u64),
+}
+
+impl MemoryBound {
+    /// The most `bytes` of input at size `n` may take, besides 100 MB.
+    pub fn allowed(self, bytes: u64, n: u64) -> u64 {
+        match self {
+            MemoryBound::TwiceInput => 2 * bytes,
+            MemoryBound::PerItem(per_item) => bytes + per_item * n,
+        }
+    }
+
+    /// Bytes per item, 0 for the design's bound (as bench/shapes.sh reads it).
+    pub fn per_item(self) -> u64 {
+        match self {
+            MemoryBound::TwiceInput => 0,
+            MemoryBound::PerItem(per_item) => per_item,
+        }
+    }
 }
 
 const REPORT: &[&str] = &["report", "--format", "json", "-o", "/dev/null"];
@@ -296,23 +327,61 @@ pub fn output_bound(input_bytes: u64) -> u64 {
 /// What the shapes here write at most, far below [`output_bound`]: a
 /// change that lets output grow again fails here first.
 pub const OUTPUT_SEEN: u64 = 8 << 20;
+const TWICE: MemoryBound = MemoryBound::TwiceInput;
 
 /// Every hostile shape; one line adds one.
 #[rustfmt::skip]
 pub const HOSTILE_SHAPES: &[HostileShape] = &[
-    HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 32_000, hostile_n: 256_000, generate: |n| stack_chain_hlo(n).encode_to_vec() },
-    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 200_000, generate: |n| tuple_indices_hlo(n).encode_to_vec() },
-    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 160_000, generate: nested_step_roots_xspace },
-    HostileShape { name: "many-colors", file_name: "colors.hlo.pb", args: REPORT, bench_n: 1_000, hostile_n: 16_000, generate: |n| hlo_proto_with_colors(n).encode_to_vec() },
-    HostileShape { name: "share-chain", file_name: "share_chain.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, false).encode_to_vec() },
-    HostileShape { name: "share-cycle", file_name: "share_cycle.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, true).encode_to_vec() },
-    HostileShape { name: "pprof-inlined-lines", file_name: "inlined.prof", args: REPORT, bench_n: 4_000, hostile_n: 128_000, generate: pprof_inlined_location },
-    HostileShape { name: "plot-colors-stacks", file_name: "colors_stacks.hlo.pb", args: PLOT, bench_n: 500, hostile_n: 4_000, generate: |n| hlo_proto_with_colors_and_stacks(n, n / 4).encode_to_vec() },
-    HostileShape { name: "html-colors-stacks", file_name: "colors_stacks.hlo.pb", args: HTML, bench_n: 500, hostile_n: 4_000, generate: |n| hlo_proto_with_colors_and_stacks(n, n / 4).encode_to_vec() },
-    HostileShape { name: "plot-many-buffers", file_name: "many_buffers.hlo.pb", args: PLOT, bench_n: 12_500, hostile_n: 50_000, generate: |n| many_buffers_hlo(n).encode_to_vec() },
-    HostileShape { name: "plot-long-names", file_name: "long_names.hlo.pb", args: PLOT, bench_n: 4_000, hostile_n: 32_000, generate: |n| hlo_proto_with_long_names(n).encode_to_vec() },
-    HostileShape { name: "html-long-names", file_name: "long_names.hlo.pb", args: HTML, bench_n: 4_000, hostile_n: 32_000, generate: |n| hlo_proto_with_long_names(n).encode_to_vec() },
+    HostileShape { name: "stack-chain", file_name: "stack_chain.hlo.pb", args: REPORT, bench_n: 32_000, hostile_n: 256_000, generate: |n| stack_chain_hlo(n).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "tuple-indices", file_name: "tuple_indices.hlo.pb", args: REPORT, bench_n: 12_500, hostile_n: 200_000, generate: |n| tuple_indices_hlo(n).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "nested-step-roots", file_name: "nested_step_roots.xplane.pb", args: REPORT, bench_n: 20_000, hostile_n: 160_000, generate: nested_step_roots_xspace, memory: TWICE },
+    HostileShape { name: "many-colors", file_name: "colors.hlo.pb", args: REPORT, bench_n: 1_000, hostile_n: 16_000, generate: |n| hlo_proto_with_colors(n).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "share-chain", file_name: "share_chain.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, false).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "share-cycle", file_name: "share_cycle.hlo.pb", args: REPORT, bench_n: 6_250, hostile_n: 100_000, generate: |n| hlo_proto_with_share_chain(n, true).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "pprof-inlined-lines", file_name: "inlined.prof", args: REPORT, bench_n: 4_000, hostile_n: 128_000, generate: pprof_inlined_location, memory: TWICE },
+    HostileShape { name: "heap-events", file_name: "heap_events.hlo.pb", args: REPORT, bench_n: 500_000, hostile_n: 400_000, generate: |n| heap_events_hlo(n).encode_to_vec(), memory: MemoryBound::PerItem(52) },
+    HostileShape { name: "defining-instructions", file_name: "defining.hlo.pb", args: REPORT, bench_n: 25_000, hostile_n: 25_000, generate: |n| hlo_proto("jit_defining", ModuleSize { live_at_peak: 1, transient: n }).encode_to_vec(), memory: MemoryBound::PerItem(600) },
+    HostileShape { name: "many-modules", file_name: "modules.xplane.pb", args: REPORT, bench_n: 1_000, hostile_n: 1_000, generate: |n| xspace(n, ModuleSize { live_at_peak: 1, transient: 1 }, 0), memory: MemoryBound::PerItem(5_400) },
+    HostileShape { name: "oom-distinct-lines", file_name: "distinct.log", args: OOM, bench_n: 50_000, hostile_n: 20_000, generate: |n| oom_distinct_lines(n).into_bytes(), memory: MemoryBound::PerItem(1_300) },
+    HostileShape { name: "pprof-inlined-stacks", file_name: "stacks.prof", args: REPORT, bench_n: 250, hostile_n: 500, generate: pprof_inlined_stacks, memory: MemoryBound::PerItem(1_000) },
+    HostileShape { name: "plot-colors-stacks", file_name: "colors_stacks.hlo.pb", args: PLOT, bench_n: 500, hostile_n: 4_000, generate: |n| hlo_proto_with_colors_and_stacks(n, n / 4).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "html-colors-stacks", file_name: "colors_stacks.hlo.pb", args: HTML, bench_n: 500, hostile_n: 4_000, generate: |n| hlo_proto_with_colors_and_stacks(n, n / 4).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "plot-many-buffers", file_name: "many_buffers.hlo.pb", args: PLOT, bench_n: 12_500, hostile_n: 50_000, generate: |n| many_buffers_hlo(n).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "plot-long-names", file_name: "long_names.hlo.pb", args: PLOT, bench_n: 4_000, hostile_n: 32_000, generate: |n| hlo_proto_with_long_names(n).encode_to_vec(), memory: TWICE },
+    HostileShape { name: "html-long-names", file_name: "long_names.hlo.pb", args: HTML, bench_n: 4_000, hostile_n: 32_000, generate: |n| hlo_proto_with_long_names(n).encode_to_vec(), memory: TWICE },
 ];
+
+const OOM: &[&str] = &["oom", "--format", "json", "-o", "/dev/null"];
+
+/// An HloProto whose one heap trace has `n` events over 1024 buffers, each
+/// allocated and freed in turn, the events without instruction names: about
+/// 7 bytes of input per event, so the events themselves are the input.
+pub fn heap_events_hlo(n: usize) -> HloProto {
+    const BUFFERS: usize = 1024;
+    let mut proto = hlo_proto("jit_heap_events", ModuleSize { live_at_peak: 0, transient: BUFFERS });
+    if let Some(assignment) = proto.buffer_assignment.as_mut() {
+        let event = |i: usize| Event {
+            kind: if (i / BUFFERS).is_multiple_of(2) { 0 } else { 1 },
+            buffer_id: (i % BUFFERS) as i64,
+            ..Default::default()
+        };
+        // Whole rounds of allocations then frees, so every buffer is freed before it is allocated again.
+        let rounds = n.div_ceil(2 * BUFFERS).max(1);
+        assignment.heap_simulator_traces =
+            vec![HeapSimulatorTrace { events: (0..rounds * 2 * BUFFERS).map(event).collect(), ..Default::default() }];
+    }
+    proto
+}
+
+/// `n` out-of-memory errors on lines of their own, each with a request of
+/// its own size and far enough apart to be an incident each.
+pub fn oom_distinct_lines(n: usize) -> String {
+    let mut log = String::with_capacity(n * 90);
+    for i in 0..n {
+        log.push_str(&format!("RESOURCE_EXHAUSTED: Out of memory while trying to allocate {} bytes.\n", 1_000_000 + i));
+    }
+    log
+}
 
 /// An HloProto with a stack-frame chain `n` deep and `n / 16` instructions
 /// whose metadata all point at its innermost frame; all but one of their
@@ -583,24 +652,34 @@ fn module_with_trace(
     }
 }
 
-/// A JAX device memory profile (pprof) with one location of `lines` inlined
-/// calls, each in a function of its own, and `lines` buffers allocated from
-/// it: every sample's stack is that location's `lines` frames.
-pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
-    use xmem::ingest::proto::pprof::{Function, Label, Line, Location, Profile, Sample, ValueType};
+/// A device memory profile's string table (its sample types, labels and
+/// `model.py`, then `layer_i` per function) and `count` functions, the
+/// i-th named `layer_i` and defined at line i + 1 of `model.py`.
+fn pprof_functions(count: usize) -> (Vec<String>, Vec<xmem::ingest::proto::pprof::Function>) {
     let mut strings: Vec<String> =
         ["", "allocations", "count", "space", "bytes", "kind", "buffer", "device", "cpu:0", "model.py"]
             .map(String::from)
             .to_vec();
     let first_name = strings.len() as i64;
-    strings.extend((0..lines).map(|i| format!("layer_{i}")));
-    let function = |i: usize| Function {
-        id: i as u64 + 1,
-        name: first_name + i as i64,
-        system_name: first_name + i as i64,
-        filename: 9,
-        start_line: i as i64 + 1,
-    };
+    strings.extend((0..count).map(|i| format!("layer_{i}")));
+    let functions = (0..count)
+        .map(|i| xmem::ingest::proto::pprof::Function {
+            id: i as u64 + 1,
+            name: first_name + i as i64,
+            system_name: first_name + i as i64,
+            filename: 9,
+            start_line: i as i64 + 1,
+        })
+        .collect();
+    (strings, functions)
+}
+
+/// A JAX device memory profile (pprof) with one location of `lines` inlined
+/// calls, each in a function of its own, and `lines` buffers allocated from
+/// it: every sample's stack is that location's `lines` frames.
+pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
+    use xmem::ingest::proto::pprof::{Label, Line, Location, Profile, Sample, ValueType};
+    let (strings, functions) = pprof_functions(lines);
     let location = Location {
         id: 1,
         line: (0..lines).map(|i| Line { function_id: i as u64 + 1, line: i as i64 + 2, column: 0 }).collect(),
@@ -615,7 +694,39 @@ pub fn pprof_inlined_location(lines: usize) -> Vec<u8> {
         sample_type: vec![ValueType { r#type: 1, unit: 2 }, ValueType { r#type: 3, unit: 4 }],
         sample: (0..lines).map(sample).collect(),
         location: vec![location],
-        function: (0..lines).map(function).collect(),
+        function: functions,
+        string_table: strings,
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// A JAX device memory profile with 2 locations of 32 inlined lines each and
+/// `samples` samples whose stacks are 16 of those locations in a pattern of
+/// their own: each stack is distinct and 512 frames deep, from 16 location
+/// ids of input.
+pub fn pprof_inlined_stacks(samples: usize) -> Vec<u8> {
+    use xmem::ingest::proto::pprof::{Label, Line, Location, Profile, Sample, ValueType};
+    const LINES: usize = 32;
+    const DEPTH: usize = 16;
+    let (strings, functions) = pprof_functions(2 * LINES);
+    let location = |l: usize| Location {
+        id: l as u64 + 1,
+        line: (0..LINES)
+            .map(|i| Line { function_id: (l * LINES + i) as u64 + 1, line: i as i64 + 2, column: 0 })
+            .collect(),
+        ..Default::default()
+    };
+    let sample = |i: usize| Sample {
+        location_id: (0..DEPTH).map(|bit| ((i >> bit) & 1) as u64 + 1).collect(),
+        value: vec![1, 1024],
+        label: vec![Label { key: 5, str: 6, num: 0, num_unit: 0 }, Label { key: 7, str: 8, num: 0, num_unit: 0 }],
+    };
+    Profile {
+        sample_type: vec![ValueType { r#type: 1, unit: 2 }, ValueType { r#type: 3, unit: 4 }],
+        sample: (0..samples).map(sample).collect(),
+        location: vec![location(0), location(1)],
+        function: functions,
         string_table: strings,
         ..Default::default()
     }

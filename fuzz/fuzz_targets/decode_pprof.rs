@@ -9,8 +9,8 @@ use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 mod proto_mutator;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(snapshot) = xmem::ingest::pprof::decode(Path::new("fuzz.prof"), bytes::Bytes::copy_from_slice(data)) {
-        let _ = xmem::analysis::device_memory::analyze("fuzz.prof", &snapshot);
+    if let Ok(decoded) = xmem::ingest::pprof::decode(Path::new("fuzz.prof"), bytes::Bytes::copy_from_slice(data)) {
+        let _ = xmem::analysis::device_memory::analyze("fuzz.prof", &decoded.snapshot);
     }
 });
 

@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
             is_entry_computation_parameter: flags & 4 != 0,
             is_constant: flags & 8 != 0,
             maybe_live_out: flags & 16 != 0,
-            assigned: Vec::new(),
+            ..Default::default()
         });
     }
     for b in 0..buffers {
@@ -60,21 +60,22 @@ fuzz_target!(|data: &[u8]| {
         });
     }
     for _ in 0..usize::from(input.byte() % 4) + 1 {
-        let mut trace = HeapTrace { instruction_names: vec!["fusion".into()], ..Default::default() };
+        let mut trace = HeapTrace { instruction_names: vec!["fusion".into()].into(), ..Default::default() };
         while !input.0.is_empty() && trace.events.len() < 512 {
             let kind = match input.byte() % 5 {
                 0 | 1 => HeapEventKind::Alloc,
                 2 | 3 => HeapEventKind::Free,
                 _ => HeapEventKind::ShareWith,
             };
+            // Buffers by their index; past the buffers there are, none.
             trace.events.push(HeapEvent {
                 kind,
-                buffer_id: input.small(40),
-                share_with_canonical_id: input.small(40),
+                buffer: input.small(40) as u32,
+                share_with: input.small(40) as u32,
                 instruction: u32::from(input.byte() % 2),
             });
         }
         assignment.heap_traces.push(trace);
     }
-    let _ = xmem::analysis::heap_simulation::analyze(&assignment, &[0, 1, 2]);
+    let _ = xmem::analysis::heap_simulation::analyze(&assignment, &[0, 1, 2], None);
 });

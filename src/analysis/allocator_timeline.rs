@@ -63,6 +63,9 @@ pub struct AllocatorReport {
     pub xprof_peak_step: XprofPeakStep,
     /// Where xmem's figures differ from XProf's, one line each.
     pub notes: Vec<String>,
+    /// What in the allocator's events cannot be true; when not empty, the
+    /// figures above are computed from them but are not sound.
+    pub inconsistencies: Vec<String>,
     /// Every allocation with the stretch of the timeline it was live, when asked for.
     #[serde(skip)]
     pub intervals: Option<Box<AllocationIntervals>>,
@@ -385,6 +388,7 @@ pub fn analyze_allocator(allocator: &Allocator, programs: &Programs, intervals: 
         xprof_summary,
         xprof_peak_step,
         notes: Vec::new(),
+        inconsistencies: allocator.inconsistencies.clone(),
         intervals: intervals.then(|| Box::new(AllocationIntervals::of(allocator, programs, &order, peak_position))),
     };
     report.notes = differences(&report, events.len());

@@ -271,7 +271,7 @@ fn resolve(space: &MemorySpaceReport, point: &ProgramPoint) -> Result<usize, Str
             let mut best: Option<(usize, i64)> = None;
             for (event, instruction) in space.instructions.iter().enumerate().take(events) {
                 let heap = space.heap_bytes.get(event + 1).copied().unwrap_or(0);
-                if **instruction == **name && best.is_none_or(|(_, h)| heap > h) {
+                if instruction == name.as_str() && best.is_none_or(|(_, h)| heap > h) {
                     best = Some((event, heap));
                 }
             }
@@ -292,7 +292,7 @@ pub fn live_set(
     buffers.extend(heap_simulation::describe(assignment, &space.live_history.live_at(position)));
     LiveSet {
         position,
-        instruction: space.instructions.get(position).map(|i| i.to_string()).filter(|i| !i.is_empty()),
+        instruction: space.instructions.get(position).filter(|i| !i.is_empty()).map(str::to_string),
         heap_bytes: space.heap_bytes.get(position + 1).copied().unwrap_or(0),
         unpadded_heap_bytes: space.unpadded_heap_bytes.get(position + 1).copied().unwrap_or(0),
         groups: Groups::of(&buffers, op_name_depth),

@@ -4,12 +4,12 @@
 //! user's own code (see [`crate::python_code`]), where its stack has one:
 //! the line the user wrote, not the JAX function under it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::model::{DeviceMemorySnapshot, LiveGroup};
+use crate::model::{DeviceMemorySnapshot, Frame, LiveGroup};
 use crate::python_code::is_user_code;
 
 /// The label JAX puts on buffers (`cpu:0`, `TPU_0(host=0,(0,0,0,0))`, …);
@@ -93,7 +93,52 @@ pub struct StackUsage {
     pub bytes: i64,
     pub count: i64,
     /// Innermost frame first.
-    pub frames: Vec<StackFrame>,
+    pub frames: StackFrames,
+}
+
+/// A stack's frames, innermost first, as the frames of its pprof locations,
+/// each location's made once and shared by every stack that has it (see
+/// [`crate::model::Stack`]). Compared, ordered and serialised as the one
+/// list of frames it stands for.
+#[derive(Debug, Clone, Default)]
+pub struct StackFrames {
+    segments: Arc<[Arc<[StackFrame]>]>,
+}
+
+impl StackFrames {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &StackFrame> + Clone + '_ {
+        self.segments.iter().flat_map(|segment| segment.iter())
+    }
+
+    pub fn first(&self) -> Option<&StackFrame> {
+        self.iter().next()
+    }
+}
+
+impl PartialEq for StackFrames {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for StackFrames {}
+
+impl PartialOrd for StackFrames {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for StackFrames {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.iter().cmp(other.iter())
+    }
+}
+
+impl Serialize for StackFrames {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 impl StackUsage {
@@ -191,6 +236,21 @@ fn sites(snapshot: &DeviceMemorySnapshot) -> Vec<Site> {
 }
 
 fn stacks(snapshot: &DeviceMemorySnapshot) -> Vec<StackUsage> {
+    // Each location's frames are described once, by the address of the
+    // snapshot's shared frames, and shared by the stacks that have them.
+    let mut described: HashMap<usize, Arc<[StackFrame]>> = HashMap::new();
+    let mut describe = |segment: &Arc<[Frame]>| -> Arc<[StackFrame]> {
+        let made = described.entry(segment.as_ptr() as usize).or_insert_with(|| {
+            segment
+                .iter()
+                .filter_map(|frame| {
+                    let function = snapshot.functions.get(frame.function)?;
+                    Some(StackFrame { function: function.name.clone(), file: function.file.clone(), line: frame.line })
+                })
+                .collect()
+        });
+        made.clone()
+    };
     let mut stacks: Vec<StackUsage> = snapshot
         .stacks
         .iter()
@@ -198,13 +258,7 @@ fn stacks(snapshot: &DeviceMemorySnapshot) -> Vec<StackUsage> {
         .map(|(stack, (bytes, count))| StackUsage {
             bytes,
             count,
-            frames: stack
-                .iter()
-                .filter_map(|frame| {
-                    let function = snapshot.functions.get(frame.function)?;
-                    Some(StackFrame { function: function.name.clone(), file: function.file.clone(), line: frame.line })
-                })
-                .collect(),
+            frames: StackFrames { segments: stack.segments.iter().map(&mut describe).collect() },
         })
         .collect();
     stacks.sort_by(|a, b| (b.bytes, b.count).cmp(&(a.bytes, a.count)).then_with(|| a.frames.cmp(&b.frames)));

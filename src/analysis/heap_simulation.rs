@@ -14,7 +14,10 @@ use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{sum_bytes, BufferAtPeak, Category, HeapBreakdown, Lifetime, MemorySpaceReport, TraceStatus};
+use super::{
+    checked_sum_bytes, sum_bytes, BufferAtPeak, Category, EventInstructions, HeapBreakdown, Lifetime,
+    MemorySpaceReport, TraceStatus,
+};
 use crate::id_index::IdIndex;
 use crate::model::{Allocation, BufferAssignment, HeapEventKind, HeapTrace, LogicalBuffer, ScopedAllocation};
 
@@ -108,18 +111,18 @@ impl<'a> Index<'a> {
     fn new(assignment: &'a BufferAssignment) -> Self {
         let ids: Vec<i64> = assignment.logical_buffers.iter().map(|b| b.id).collect();
         let slot_of_buffer = IdIndex::new(&ids);
-        let buffer = |id: i64| slot_of_buffer.get(id).and_then(|slot| assignment.logical_buffers.get(slot));
+        let buffer = |slot: Option<usize>| slot.and_then(|slot| assignment.logical_buffers.get(slot));
         let mut trace_of_allocation = FxHashMap::default();
         let mut events_by_color = Vec::new();
         let mut positions = Vec::new();
         let mut note_of_trace = Vec::with_capacity(assignment.heap_traces.len());
         for (trace, heap_trace) in assignment.heap_traces.iter().enumerate() {
-            if let Some(first) = heap_trace.events.first().and_then(|e| buffer(e.buffer_id)) {
+            if let Some(first) = heap_trace.events.first().and_then(|e| buffer(e.buffer())) {
                 trace_of_allocation.insert(first.allocation, trace);
             }
             // Most traces hold one colour: that is found in one pass and the
             // trace is replayed whole, with nothing collected or sorted.
-            let mut colors = heap_trace.events.iter().filter_map(|e| buffer(e.buffer_id).map(|b| b.color));
+            let mut colors = heap_trace.events.iter().filter_map(|e| buffer(e.buffer()).map(|b| b.color));
             let first_color = colors.next();
             let mut count = usize::from(first_color.is_some());
             let one_color = colors.all(|color| {
@@ -136,7 +139,7 @@ impl<'a> Index<'a> {
             // Stable: each colour's positions stay in trace order.
             let mut events: Vec<(i64, u32)> = (0u32..)
                 .zip(&heap_trace.events)
-                .filter_map(|(position, event)| buffer(event.buffer_id).map(|b| (b.color, position)))
+                .filter_map(|(position, event)| buffer(event.buffer()).map(|b| (b.color, position)))
                 .collect();
             events.sort_by_key(|&(color, _)| color);
             let runs = events.chunk_by(|a, b| a.0 == b.0);
@@ -171,7 +174,12 @@ impl<'a> Index<'a> {
     }
 
     fn buffer(&self, id: i64) -> Option<(usize, &'a LogicalBuffer)> {
-        self.slot_of_buffer.get(id).and_then(|slot| self.assignment.logical_buffers.get(slot).map(|b| (slot, b)))
+        self.slot_of_buffer.get(id).and_then(|slot| self.at(slot))
+    }
+
+    /// The buffer at `slot` of the assignment's logical buffers.
+    fn at(&self, slot: usize) -> Option<(usize, &'a LogicalBuffer)> {
+        self.assignment.logical_buffers.get(slot).map(|b| (slot, b))
     }
 
     fn allocation_of(&self, buffer: &LogicalBuffer) -> &'a Allocation {
@@ -277,6 +285,39 @@ fn analyze_color(index: &Index, color: i64) -> Vec<MemorySpaceReport> {
     reports
 }
 
+/// An index into a replay's events, buffers or live list in 32 bits, `None`
+/// as `u32::MAX`: the per-event and per-buffer records of a replay of
+/// millions of events are most of its memory. A replay stops before
+/// [`MAX_EVENTS`], and a module cannot hold 2^32 buffers in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Compact(u32);
+
+impl Compact {
+    const NONE: Compact = Compact(u32::MAX);
+
+    fn new(index: usize) -> Self {
+        Compact(u32::try_from(index).unwrap_or(u32::MAX - 1).min(u32::MAX - 1))
+    }
+
+    fn get(self) -> Option<usize> {
+        (self != Compact::NONE).then_some(self.0 as usize)
+    }
+
+    fn take(&mut self) -> Option<usize> {
+        std::mem::replace(self, Compact::NONE).get()
+    }
+}
+
+impl Default for Compact {
+    fn default() -> Self {
+        Compact::NONE
+    }
+}
+
+/// The most events one replay goes through; a trace longer than that (it
+/// would be a file of tens of gigabytes) stops there, with a note.
+const MAX_EVENTS: usize = u32::MAX as usize - 2;
+
 /// A buffer's part in one replay. Only buffers the replayed events name get
 /// one, so a colour's replay costs its own events, not the module's buffers.
 #[derive(Default)]
@@ -284,14 +325,17 @@ struct BufferState {
     ref_count: i64,
     /// The buffer it shares memory with (XProf's `canonical_buffer`), or,
     /// once a lookup has compressed the path, that buffer's root.
-    canonical: Option<usize>,
+    canonical: Compact,
     /// The latest entry of this buffer on the live list, if any is on it.
-    open_push: Option<usize>,
+    open_push: Compact,
     /// XProf's `span`: from the event that made the buffer live to the one
     /// that freed it, with the buffer whose memory it occupied.
     span: Option<Span>,
     /// An event names this buffer (XProf reports spans of these only).
     seen: bool,
+    /// Allocated (or shared) and not freed since: a second ALLOC is counted
+    /// twice, as XProf counts it, and marked.
+    allocated: bool,
 }
 
 /// Each buffer's part in one replay: a table over all the module's buffers
@@ -344,32 +388,43 @@ impl BufferStates {
 
 #[derive(Clone, Copy)]
 struct Span {
-    start: usize,
-    end: usize,
-    memory: usize,
+    start: Compact,
+    end: Compact,
+    memory: Compact,
     /// Its end is final.
     closed: bool,
+}
+
+impl Span {
+    fn new(start: usize, end: usize, memory: usize) -> Self {
+        Span { start: Compact::new(start), end: Compact::new(end), memory: Compact::new(memory), closed: false }
+    }
+
+    fn close(&mut self, event: usize) {
+        self.end = Compact::new(event);
+        self.closed = true;
+    }
 }
 
 /// One entry of XProf's live list: the root buffer whose memory became live.
 #[derive(Debug, Clone)]
 struct Push {
-    slot: usize,
-    event: usize,
+    slot: Compact,
+    event: Compact,
     /// The event that took it off the live list, if any.
-    removed_at: Option<usize>,
+    removed_at: Compact,
     /// The previous entry of the same buffer still on the list: XProf
     /// removes every entry of a buffer at once, so they form a chain.
-    previous_open: Option<usize>,
+    previous_open: Compact,
 }
 
 /// A share that brought a freed buffer back: from then on XProf shows the
 /// sharer in the root's place.
 #[derive(Debug, Clone)]
 struct Revival {
-    event: usize,
-    root: usize,
-    sharer: usize,
+    event: Compact,
+    root: Compact,
+    sharer: Compact,
 }
 
 struct Simulation {
@@ -386,6 +441,10 @@ struct Simulation {
     /// Events replayed: the last index of a span that is never freed.
     events: usize,
     error: Option<String>,
+    /// Buffers allocated again while live: the first (event, buffer id) and how many.
+    double_allocations: Option<(usize, i64, usize)>,
+    /// The first event at which the heap passed 2^63 - 1 bytes and was held there.
+    overflow_at: Option<usize>,
 }
 
 impl Simulation {
@@ -394,7 +453,7 @@ impl Simulation {
     }
 
     fn parent(&self, slot: usize) -> Option<usize> {
-        self.states.get(slot).and_then(|s| s.canonical)
+        self.states.get(slot).and_then(|s| s.canonical.get())
     }
 
     /// The root of a sharing chain (XProf's `get_canonical_buffer`), with
@@ -409,7 +468,7 @@ impl Simulation {
         }
         let mut node = slot;
         while let Some(next) = self.parent(node) {
-            self.state(node).canonical = Some(root);
+            self.state(node).canonical = Compact::new(root);
             node = next;
         }
         root
@@ -417,10 +476,18 @@ impl Simulation {
 
     fn increase(&mut self, index: &Index, slot: usize, event: usize) {
         let buffer = &index.assignment.logical_buffers[slot];
-        let next = self.pushes.len();
-        let previous_open = self.state(slot).open_push.replace(next);
-        self.pushes.push(Push { slot, event, removed_at: None, previous_open });
-        let heap = self.heap_now().saturating_add(buffer.size);
+        let next = Compact::new(self.pushes.len());
+        let previous_open = std::mem::replace(&mut self.state(slot).open_push, next);
+        self.pushes.push(Push {
+            slot: Compact::new(slot),
+            event: Compact::new(event),
+            removed_at: Compact::NONE,
+            previous_open,
+        });
+        let heap = self.heap_now().checked_add(buffer.size).unwrap_or_else(|| {
+            self.overflow_at.get_or_insert(event);
+            i64::MAX
+        });
         let unpadded = self.unpadded_now().saturating_add(buffer.unpadded_size);
         self.set_now(heap, unpadded);
         if heap > self.peak {
@@ -434,7 +501,7 @@ impl Simulation {
         let buffer = &index.assignment.logical_buffers[slot];
         let mut open = self.state(slot).open_push.take();
         while let Some(push) = open.and_then(|p| self.pushes.get_mut(p)) {
-            push.removed_at = Some(event);
+            push.removed_at = Compact::new(event);
             open = push.previous_open.take();
         }
         let heap = self.heap_now().saturating_sub(buffer.size);
@@ -449,21 +516,26 @@ impl Simulation {
         // The root's own span closes when its memory is first released;
         // memory a sharer revives later is the sharer's span.
         if let Some(span) = self.state(slot).span.as_mut().filter(|s| !s.closed) {
-            span.end = event;
-            span.closed = true;
+            span.close(event);
         }
         Ok(())
     }
 
     fn alloc(&mut self, index: &Index, slot: usize, event: usize) {
+        if std::mem::replace(&mut self.state(slot).allocated, true) {
+            let id = index.assignment.logical_buffers[slot].id;
+            let (_, _, count) = self.double_allocations.get_or_insert((event, id, 0));
+            *count += 1;
+        }
         let root = self.root(slot);
         self.state(root).ref_count += 1;
         self.increase(index, slot, event);
         let last = self.events.saturating_sub(1);
-        self.state(slot).span = Some(Span { start: event, end: last, memory: slot, closed: false });
+        self.state(slot).span = Some(Span::new(event, last, slot));
     }
 
     fn free(&mut self, index: &Index, slot: usize, event: usize) -> Result<(), String> {
+        self.state(slot).allocated = false;
         let root = self.root(slot);
         let state = self.state(root);
         state.ref_count -= 1;
@@ -477,27 +549,34 @@ impl Simulation {
         }
         // A sharer's span ends at its own FREE.
         let state = self.state(slot);
-        if let (Some(span), Some(_)) = (&mut state.span, state.canonical) {
-            span.end = event;
-            span.closed = true;
+        if let (Some(span), Some(_)) = (&mut state.span, state.canonical.get()) {
+            span.close(event);
         }
         Ok(())
     }
 
     fn share(&mut self, index: &Index, slot: usize, canonical: usize, event: usize) -> Result<(), String> {
         let root = self.root(canonical);
-        if root == slot {
+        // Once compressed, `canonical` links straight to its root, so only a
+        // share with itself or with its own root's chain would close a cycle.
+        if root == slot || canonical == slot {
             let id = index.assignment.logical_buffers[slot].id;
             return Err(format!("buffer {id} shares memory with itself through a cycle, at event {event}"));
         }
-        self.state(slot).canonical = Some(canonical);
+        let sharer = self.state(slot);
+        sharer.canonical = Compact::new(canonical);
+        sharer.allocated = true;
         let state = self.state(root);
         state.ref_count += 1;
         // Sharing with a buffer that was already freed brings its memory back.
         if state.ref_count == 1 {
-            self.revivals.push(Revival { event, root, sharer: slot });
+            self.revivals.push(Revival {
+                event: Compact::new(event),
+                root: Compact::new(root),
+                sharer: Compact::new(slot),
+            });
             let last = self.events.saturating_sub(1);
-            self.state(slot).span = Some(Span { start: event, end: last, memory: root, closed: false });
+            self.state(slot).span = Some(Span::new(event, last, root));
             self.increase(index, root, event);
         }
         Ok(())
@@ -537,7 +616,7 @@ impl Simulation {
             .filter(|(_, s)| s.seen)
             .filter_map(|(slot, s)| s.span.map(|span| (slot, span)))
             .collect();
-        spans.sort_unstable_by_key(|&(slot, span)| (span.start, slot));
+        spans.sort_unstable_by_key(|&(slot, span)| (span.start.0, slot));
         spans
     }
 }
@@ -546,14 +625,15 @@ impl Simulation {
 /// each shown as XProf shows it: a root whose freed memory a share revived
 /// appears as its latest sharer.
 fn live_at(pushes: &[Push], revivals: &[Revival], position: usize) -> Vec<usize> {
+    let at = |index: Compact| index.get().unwrap_or(usize::MAX);
     let mut shown: FxHashMap<usize, usize> = FxHashMap::default();
-    for revival in revivals.iter().take_while(|r| r.event <= position) {
-        shown.insert(revival.root, revival.sharer);
+    for revival in revivals.iter().take_while(|r| at(r.event) <= position) {
+        shown.insert(at(revival.root), at(revival.sharer));
     }
     pushes
         .iter()
-        .filter(|p| p.event <= position && p.removed_at.is_none_or(|r| r > position))
-        .map(|p| shown.get(&p.slot).copied().unwrap_or(p.slot))
+        .filter(|p| at(p.event) <= position && p.removed_at.get().is_none_or(|r| r > position))
+        .map(|p| shown.get(&at(p.slot)).copied().unwrap_or(at(p.slot)))
         .collect()
 }
 
@@ -581,20 +661,21 @@ impl LiveHistory {
     /// a buffer is revived only once its count fell to zero, which took all
     /// of its entries off.
     pub fn stretches(&self) -> Vec<LiveStretch> {
+        let at = |index: Compact| index.get().unwrap_or(usize::MAX);
         let mut revivals_of: FxHashMap<usize, Vec<&Revival>> = FxHashMap::default();
         for revival in &self.revivals {
-            revivals_of.entry(revival.root).or_default().push(revival);
+            revivals_of.entry(at(revival.root)).or_default().push(revival);
         }
         self.pushes
             .iter()
             .map(|push| {
                 // Revivals are recorded in event order.
-                let revivals = revivals_of.get(&push.slot).map_or(&[][..], Vec::as_slice);
-                let shown = match revivals.partition_point(|r| r.event <= push.event) {
+                let revivals = revivals_of.get(&at(push.slot)).map_or(&[][..], Vec::as_slice);
+                let shown = match revivals.partition_point(|r| at(r.event) <= at(push.event)) {
                     0 => push.slot,
                     later => revivals[later - 1].sharer,
                 };
-                LiveStretch { slot: shown, from: push.event, until: push.removed_at }
+                LiveStretch { slot: at(shown), from: at(push.event), until: push.removed_at.get() }
             })
             .collect()
     }
@@ -617,7 +698,16 @@ impl LiveStretch {
 
 /// Replays `positions` of `trace` (all of it when `None`).
 fn simulate(index: &Index, trace: &HeapTrace, positions: Option<&[u32]>) -> Simulation {
-    let n = positions.map_or(trace.events.len(), <[u32]>::len);
+    let all = positions.map_or(trace.events.len(), <[u32]>::len);
+    let n = all.min(MAX_EVENTS);
+    let event_at =
+        |i: usize| positions.map_or(Some(i), |p| p.get(i).map(|&p| p as usize)).and_then(|p| trace.events.get(p));
+    // Every ALLOC and SHARE_WITH may push once: the live list is sized for
+    // them, not grown to twice its need.
+    let pushes = (0..n)
+        .filter_map(event_at)
+        .filter(|e| matches!(e.kind, HeapEventKind::Alloc | HeapEventKind::ShareWith))
+        .count();
     let mut sim = Simulation {
         heap: Vec::with_capacity(n + 1),
         unpadded_heap: Vec::with_capacity(n + 1),
@@ -625,24 +715,28 @@ fn simulate(index: &Index, trace: &HeapTrace, positions: Option<&[u32]>) -> Simu
         peak: 0,
         peak_unpadded: 0,
         peak_position: 0,
-        pushes: Vec::new(),
+        pushes: Vec::with_capacity(pushes),
         revivals: Vec::new(),
         states: BufferStates::for_replay(n, index.assignment.logical_buffers.len()),
         allocations_touched: FxHashSet::default(),
         events: n,
         error: None,
+        double_allocations: None,
+        overflow_at: None,
     };
     // heap[i] is the heap before event i; the last element is the running value.
     sim.heap.push(0);
     sim.unpadded_heap.push(0);
+    if n < all {
+        sim.error = Some(format!("the trace has {all} events, more than the {MAX_EVENTS} one replay goes through"));
+    }
     for i in 0..n {
-        let position = positions.map_or(Some(i), |p| p.get(i).map(|&p| p as usize));
-        let Some(event) = position.and_then(|p| trace.events.get(p)) else { break };
+        let Some(event) = event_at(i) else { break };
         let (heap, unpadded) = (sim.heap_now(), sim.unpadded_now());
         sim.heap.push(heap);
         sim.unpadded_heap.push(unpadded);
         sim.instruction_at.push(event.instruction);
-        let Some((slot, buffer)) = index.buffer(event.buffer_id) else { continue };
+        let Some((slot, buffer)) = event.buffer().and_then(|slot| index.at(slot)) else { continue };
         sim.allocations_touched.insert(buffer.allocation);
         sim.state(slot).seen = true;
         let outcome = match event.kind {
@@ -651,7 +745,7 @@ fn simulate(index: &Index, trace: &HeapTrace, positions: Option<&[u32]>) -> Simu
                 Ok(())
             }
             HeapEventKind::Free => sim.free(index, slot, i),
-            HeapEventKind::ShareWith => match index.buffer(event.share_with_canonical_id) {
+            HeapEventKind::ShareWith => match event.share_with().and_then(|slot| index.at(slot)) {
                 Some((canonical, _)) => sim.share(index, slot, canonical, i),
                 None => Ok(()),
             },
@@ -702,6 +796,13 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     let assignment = index.assignment;
     let allocations: Vec<&Allocation> = index.allocations(color).collect();
     let mut notes: Vec<Arc<str>> = Vec::new();
+    // What reading the assignment found wrong here, then what the replay finds.
+    let mut inconsistencies: Vec<Arc<str>> = assignment
+        .inconsistencies
+        .iter()
+        .filter(|found| found.touches(color, trace_index))
+        .map(|found| Arc::from(found.what.as_str()))
+        .collect();
 
     // Always-live buffers: for each indefinite allocation, its largest
     // logical buffer stands for it (XProf's choice), and the allocation's size
@@ -745,13 +846,18 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     }
     breakdown.thread_local = sum_bytes(allocations.iter().filter(|a| a.is_thread_local).map(|a| a.size));
 
-    let total_allocation_bytes: i64 = sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size));
+    let total_allocation_bytes = checked_sum_bytes(allocations.iter().filter(|a| !a.is_thread_local).map(|a| a.size))
+        .unwrap_or_else(|| {
+            inconsistencies
+                .push("the sizes of this memory space's allocations add up to more than 2^63 - 1 bytes".into());
+            i64::MAX
+        });
     let indefinite_bytes: i64 = sum_bytes(allocations.iter().filter(|a| is_indefinite(a)).map(|a| a.size));
     let temporary_allocations = allocations.iter().any(|a| !is_indefinite(a) && !a.is_thread_local && a.size > 0);
 
     let mut heap_bytes = Vec::new();
     let mut unpadded_heap_bytes = Vec::new();
-    let mut instructions = Vec::new();
+    let mut instructions = EventInstructions::default();
     let mut lifetimes = Vec::new();
     let mut live_history = LiveHistory::default();
     let (mut peak, mut peak_unpadded, mut peak_position, mut peak_instruction) = (0, 0, 0, None);
@@ -765,6 +871,25 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             let sim = simulate(index, trace, positions);
             if let Some(error) = &sim.error {
                 notes.push(format!("heap simulation stopped: {error}; figures cover the events before it").into());
+                inconsistencies.push(format!("heap trace {trace_number} does not add up: {error}").into());
+            }
+            if let Some((event, id, count)) = sim.double_allocations {
+                let more = if count > 1 { format!(" (and {} more like it)", count - 1) } else { String::new() };
+                inconsistencies.push(
+                    format!(
+                        "heap trace {trace_number}: event {event} allocates buffer {id} again while it is live; \
+                         it is counted twice, as XProf counts it{more}"
+                    )
+                    .into(),
+                );
+            }
+            if let Some(event) = sim.overflow_at {
+                inconsistencies.push(
+                    format!(
+                        "heap trace {trace_number}: the heap passes 2^63 - 1 bytes at event {event} and is held there"
+                    )
+                    .into(),
+                );
             }
             let allocations_touched = sim.allocations_touched.len();
             if allocations_touched > 1 {
@@ -775,16 +900,18 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             for slot in sim.live_at_peak() {
                 at_peak.push(buffer_at_peak(index, slot));
             }
-            for (slot, span) in sim.spans() {
+            let spans = sim.spans();
+            lifetimes.reserve_exact(spans.len());
+            for (slot, span) in spans {
                 let buffer = &assignment.logical_buffers[slot];
-                let memory = &assignment.logical_buffers[span.memory];
+                let Some(memory) = span.memory.get().and_then(|m| assignment.logical_buffers.get(m)) else { continue };
                 let unnamed = Arc::default();
                 let instruction = assignment.instructions.get(buffer.instruction).map_or(&unnamed, |i| &i.name);
                 lifetimes.push(Lifetime {
                     logical_buffer_id: buffer.id,
                     instruction: buffer_name(buffer, instruction),
-                    start: span.start,
-                    end: span.end,
+                    start: span.start.get().unwrap_or_default(),
+                    end: span.end.get().unwrap_or_default(),
                     offset: memory.offset,
                     size_bytes: memory.size,
                     category: category(index.allocation_of(memory)),
@@ -795,17 +922,16 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
             peak_position = sim.peak_position;
             peak_instruction =
                 sim.instruction_at.get(peak_position).and_then(|&i| trace.instruction_names.get(i as usize)).cloned();
-            heap_bytes = sim.heap.iter().map(|h| h.saturating_add(baseline)).collect();
-            unpadded_heap_bytes = sim.unpadded_heap.iter().map(|h| h.saturating_add(baseline)).collect();
-            // The trace's own shared names: a million events must not mean a
-            // million string copies.
-            let unnamed: Arc<str> = Arc::default();
-            instructions = sim
-                .instruction_at
-                .iter()
-                .map(|&i| trace.instruction_names.get(i as usize).unwrap_or(&unnamed).clone())
-                .collect();
             let status = if sim.error.is_some() { TraceStatus::Broken } else { TraceStatus::Simulated };
+            // The series are the replay's own, the baseline added in place,
+            // and the events' instructions stay indices into the trace's
+            // shared names: a trace of millions of events is not copied.
+            heap_bytes = sim.heap;
+            unpadded_heap_bytes = sim.unpadded_heap;
+            for series in [&mut heap_bytes, &mut unpadded_heap_bytes] {
+                series.iter_mut().for_each(|h| *h = h.saturating_add(baseline));
+            }
+            instructions = EventInstructions::new(trace.instruction_names.clone(), sim.instruction_at);
             let (mut pushes, mut revivals) = (sim.pushes, sim.revivals);
             pushes.shrink_to_fit();
             revivals.shrink_to_fit();
@@ -839,7 +965,11 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
     lifetimes.shrink_to_fit();
     notes.shrink_to_fit();
 
-    let peak_bytes = peak.saturating_add(baseline);
+    let peak_bytes = peak.checked_add(baseline).unwrap_or_else(|| {
+        inconsistencies.push("the peak passes 2^63 - 1 bytes and is held there".into());
+        i64::MAX
+    });
+    inconsistencies.shrink_to_fit();
     let fragmentation_denominator = total_allocation_bytes.saturating_sub(indefinite_bytes);
     let fragmentation = if fragmentation_denominator > 0 {
         total_allocation_bytes.saturating_sub(peak_bytes) as f64 / fragmentation_denominator as f64
@@ -874,6 +1004,7 @@ fn report(index: &Index, color: i64, trace_index: Option<usize>) -> MemorySpaceR
         max_scoped_vmem_bytes: None,
         max_scoped_vmem_instruction: None,
         notes,
+        inconsistencies,
         attribution: Default::default(),
     }
 }
@@ -957,8 +1088,9 @@ mod tests {
         }
     }
 
-    fn event(kind: HeapEventKind, buffer_id: i64, share_with_canonical_id: i64) -> HeapEvent {
-        HeapEvent { kind, buffer_id, share_with_canonical_id, instruction: 0 }
+    /// An event naming buffers by their index, which is their id in these tests.
+    fn event(kind: HeapEventKind, buffer: u32, share_with: u32) -> HeapEvent {
+        HeapEvent { kind, buffer, share_with, instruction: 0 }
     }
 
     /// One temporary allocation holding `sizes.len()` buffers, replayed by `events`.
@@ -972,8 +1104,9 @@ mod tests {
                 assigned: (0..sizes.len() as i64).collect(),
                 ..Default::default()
             }],
-            heap_traces: vec![HeapTrace { events, instruction_names: vec!["fusion".into()] }],
+            heap_traces: vec![HeapTrace { events, instruction_names: vec!["fusion".into()].into() }],
             peak_buffers: Vec::new(),
+            inconsistencies: Vec::new(),
         }
     }
 
@@ -1096,7 +1229,7 @@ mod tests {
         two.allocations.push(Allocation { index: 1, size: 30, assigned: vec![1], ..Default::default() });
         two.heap_traces.push(HeapTrace {
             events: vec![event(Alloc, 1, 0), event(Free, 1, 0)],
-            instruction_names: vec!["f".into()],
+            instruction_names: vec!["f".into()].into(),
         });
         let spaces = analyze(&two, &[], None);
         assert_eq!(
@@ -1105,6 +1238,16 @@ mod tests {
         );
         assert!(spaces[1].notes[0].contains("XProf shows only trace 0"));
         assert_eq!(spaces.iter().map(|s| s.shown_by_xprof).collect::<Vec<_>>(), [true, false]);
+    }
+
+    #[test]
+    fn a_buffer_sharing_with_itself_stops_the_replay() {
+        // Buffer 1 shares buffer 0's memory, then names itself: without a
+        // check, its link to itself loops every later lookup (found by fuzzing).
+        let events = vec![event(Alloc, 0, 0), event(ShareWith, 1, 0), event(ShareWith, 1, 1), event(Alloc, 1, 0)];
+        let space = &analyze(&assignment(&[16, 16], events), &[], None)[0];
+        assert_eq!(space.heap_simulation, TraceStatus::Broken);
+        assert!(space.notes.iter().any(|n| n.contains("buffer 1 shares memory with itself") && n.contains("event 2")));
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub fn sum_bytes(sizes: impl Iterator<Item = i64>) -> i64 {
     sizes.fold(0, i64::saturating_add)
 }
 
+/// The sum of byte counts, or `None` when it does not fit in an `i64`: a
+/// total that would saturate is a finding, not a figure.
+pub fn checked_sum_bytes(mut sizes: impl Iterator<Item = i64>) -> Option<i64> {
+    sizes.try_fold(0i64, i64::checked_add)
+}
+
 pub const REPORT_SCHEMA: &str = "xmem.report/1";
 
 #[derive(Debug, Clone, Serialize)]
@@ -50,6 +56,35 @@ pub struct Report {
 }
 
 impl Report {
+    /// One warning per module and allocator whose input contradicts itself:
+    /// which memory spaces, and the first finding. `--strict` fails on them.
+    pub fn inconsistency_warnings(&self) -> Vec<String> {
+        let modules = self.modules.iter().filter_map(|module| {
+            let spaces: Vec<&MemorySpaceReport> =
+                module.memory_spaces.iter().filter(|s| !s.inconsistencies.is_empty()).collect();
+            let first = spaces.first()?;
+            let more = match spaces.len() - 1 {
+                0 => String::new(),
+                n => format!(" and {n} more memory spaces"),
+            };
+            Some(format!(
+                "{}: module {}, {}{more}: inconsistent input, its figures are not sound: {}",
+                module.input,
+                module.display_name(),
+                first.name,
+                first.inconsistencies.first().map_or("", |found| found.as_ref())
+            ))
+        });
+        let allocators = self.allocators.iter().filter_map(|allocator| {
+            let first = allocator.inconsistencies.first()?;
+            Some(format!(
+                "allocator {}: inconsistent input, its figures are not sound: {first}",
+                allocator.display_name()
+            ))
+        });
+        modules.chain(allocators).collect()
+    }
+
     /// Why nothing could be analysed, when that is so: there is no device
     /// memory profile and no allocator, and every module lacks a buffer
     /// assignment or the input holds no module at all.
@@ -190,7 +225,7 @@ pub struct MemorySpaceReport {
     pub heap_bytes: Vec<i64>,
     pub unpadded_heap_bytes: Vec<i64>,
     /// The instruction of each event, aligned with `heap_bytes`.
-    pub instructions: Vec<Arc<str>>,
+    pub instructions: EventInstructions,
     /// Every buffer live at the peak, largest first (by logical buffer id
     /// among equals), as the text lists them.
     pub at_peak: Vec<BufferAtPeak>,
@@ -208,6 +243,12 @@ pub struct MemorySpaceReport {
     pub max_scoped_vmem_instruction: Option<String>,
     /// Shared: a trace of thousands of memory spaces gives each the same note.
     pub notes: Vec<Arc<str>>,
+    /// What in the input contradicts itself and touches this memory space's
+    /// figures (a negative size, a repeated id, a buffer past its allocation,
+    /// events naming buffers the assignment does not hold, a buffer allocated
+    /// twice, a sum past 2^63 - 1): when not empty, the figures are computed
+    /// as XProf would compute them but are not sound.
+    pub inconsistencies: Vec<Arc<str>>,
     #[serde(flatten)]
     pub attribution: attribution::Attribution,
 }
@@ -266,6 +307,49 @@ pub struct BufferTable<'a> {
     /// Buffers under 16 KiB, folded into one line as XProf does.
     pub small_count: usize,
     pub small_bytes: i64,
+}
+
+/// The instruction of each heap event, as an index per event into its
+/// trace's names, which every memory space replayed from the trace shares:
+/// 4 bytes an event rather than a string each (a trace can have tens of
+/// millions). Serialised as the names; an index with no name is `""`.
+#[derive(Debug, Clone, Default)]
+pub struct EventInstructions {
+    names: Arc<[Arc<str>]>,
+    at: Vec<u32>,
+}
+
+impl EventInstructions {
+    pub fn new(names: Arc<[Arc<str>]>, at: Vec<u32>) -> Self {
+        EventInstructions { names, at }
+    }
+
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+
+    /// The instruction of event `event` (`""` when it has none).
+    pub fn get(&self, event: usize) -> Option<&str> {
+        self.at.get(event).map(|&name| self.name(name))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.at.iter().map(|&name| self.name(name))
+    }
+
+    fn name(&self, index: u32) -> &str {
+        self.names.get(index as usize).map_or("", |name| name)
+    }
+}
+
+impl Serialize for EventInstructions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -382,12 +466,27 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
         .collect();
     allocators.sort_by(|a, b| a.host.cmp(&b.host).then_with(|| a.name.cmp(&b.name)));
     let mut notes: Vec<String> = captures.iter().filter_map(|c| beyond_the_device(c, &modules)).collect();
-    let without_events: Vec<&str> =
-        captures.iter().filter(|c| !c.hosts.is_empty() && c.allocators.is_empty()).map(|c| c.input.as_str()).collect();
+    let without_events: Vec<&str> = captures
+        .iter()
+        .filter(|c| !c.hosts.is_empty() && c.allocators.is_empty() && c.damaged_allocator_planes.is_empty())
+        .map(|c| c.input.as_str())
+        .collect();
     if !without_events.is_empty() {
         notes.push(format!("{}: {NO_ALLOCATOR_EVENTS}", without_events.join(", ")));
     }
-    Report {
+    for capture in captures.iter().filter(|c| !c.damaged_allocator_planes.is_empty()) {
+        let read = if capture.allocators.is_empty() {
+            "none could be read"
+        } else {
+            "those read before the damage are kept, the rest are lost"
+        };
+        notes.push(format!(
+            "{}: allocator events were in damaged {}: {read} (see the warning)",
+            capture.input,
+            capture.damaged_allocator_planes.join(", ")
+        ));
+    }
+    let mut report = Report {
         schema: REPORT_SCHEMA,
         inputs: captures.iter().map(|c| c.input.clone()).collect(),
         modules,
@@ -402,7 +501,10 @@ pub fn analyze_with(captures: &[Capture], options: &attribution::Options) -> Rep
             .collect(),
         warnings: captures.iter().flat_map(|c| c.warnings.iter().cloned()).collect(),
         notes,
-    }
+    };
+    let inconsistent = report.inconsistency_warnings();
+    report.warnings.extend(inconsistent);
+    report
 }
 
 /// One line when a module of `capture` needs more memory at its peak in

@@ -6,7 +6,7 @@ use crate::render::{json, list};
 
 pub fn run(args: ListArgs) -> anyhow::Result<Outcome> {
     let capture = output::load(&args.input, &args.input_options)?;
-    let report = analysis::analyze(std::slice::from_ref(&capture));
+    let report = output::analyzed(std::slice::from_ref(&capture), &args.input_options, &Default::default())?;
     let contents = analysis::contents(&report);
     let mut out = output::open(None, args.format)?;
     let written = match args.format {

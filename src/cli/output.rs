@@ -93,6 +93,26 @@ pub fn checked(capture: Capture, input: &InputOptions) -> anyhow::Result<Capture
     Ok(capture)
 }
 
+/// Analyses what was loaded. Inconsistent input (a memory space or
+/// allocator whose figures come from data that contradicts itself) is found
+/// as the input is read and replayed: a warning per module or allocator,
+/// and with `--strict`, an error.
+pub fn analyzed(captures: &[Capture], input: &InputOptions, options: &attribution::Options) -> anyhow::Result<Report> {
+    let report = analysis::analyze_with(captures, options);
+    // Modules are decoded as they are analysed: their files are checked again.
+    source::unchanged()?;
+    let inconsistent = report.inconsistency_warnings();
+    if input.strict {
+        if let Some(first) = inconsistent.first() {
+            anyhow::bail!("{first} (--strict)");
+        }
+    }
+    for warning in &inconsistent {
+        eprintln!("xmem: warning: {}", printable(warning));
+    }
+    Ok(report)
+}
+
 /// What `--module` asked for, to rank the names that exist against it.
 fn selection_text(filter: &select::Filter) -> String {
     match &filter.module {
@@ -128,17 +148,18 @@ pub fn selected_report(
 ) -> anyhow::Result<Report> {
     // The selection is checked before any input is read.
     module_filter(selection)?;
-    selected_report_of(&load_all(paths, input)?, selection, options)
+    selected_report_of(&load_all(paths, input)?, selection, input, options)
 }
 
 /// [`selected_report`] of inputs already loaded.
 pub fn selected_report_of(
     captures: &[Capture],
     selection: &Selection,
+    input: &InputOptions,
     options: &attribution::Options,
 ) -> anyhow::Result<Report> {
     let filter = module_filter(selection)?;
-    let mut report = report_of(captures, options)?;
+    let mut report = report_of(captures, input, options)?;
     select(std::slice::from_mut(&mut report), &filter, selection.allocator.as_deref())?;
     Ok(report)
 }
@@ -156,7 +177,7 @@ pub fn usable_report(
     input: &InputOptions,
     options: &attribution::Options,
 ) -> anyhow::Result<Report> {
-    report_of(&load_all(paths, input)?, options)
+    report_of(&load_all(paths, input)?, input, options)
 }
 
 /// Loads the inputs, pairing bare HLO modules with their buffer assignments
@@ -167,11 +188,10 @@ fn load_all(paths: &[PathBuf], input: &InputOptions) -> anyhow::Result<Vec<Captu
     captures?.into_iter().map(|capture| checked(capture, input)).collect()
 }
 
-/// The analysis of loaded inputs; an error when nothing in them could be analysed.
-pub fn report_of(captures: &[Capture], options: &attribution::Options) -> anyhow::Result<Report> {
-    let report = analysis::analyze_with(captures, options);
-    // Modules are decoded as they are analysed: their files are checked again.
-    source::unchanged()?;
+/// The analysis of loaded inputs ([`analyzed`]); an error when nothing in
+/// them could be analysed.
+pub fn report_of(captures: &[Capture], input: &InputOptions, options: &attribution::Options) -> anyhow::Result<Report> {
+    let report = analyzed(captures, input, options)?;
     match report.nothing_usable() {
         Some(reason) => anyhow::bail!("{}: {reason}", report.inputs.join(", ")),
         None => Ok(report),

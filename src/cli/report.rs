@@ -33,7 +33,7 @@ pub fn build_for(args: &ReportArgs, format: Format) -> anyhow::Result<Report> {
 /// [`build_for`] of inputs already loaded (the Python module's protos of a
 /// compiled JAX program); `args.inputs` only name them.
 pub fn build_of(args: &ReportArgs, captures: &[Capture], format: Format) -> anyhow::Result<Report> {
-    output::selected_report_of(captures, &args.selection, &attribution_options(&args.attribution, format))
+    output::selected_report_of(captures, &args.selection, &args.input, &attribution_options(&args.attribution, format))
 }
 
 pub fn write(out: &mut dyn Write, format: Format, report: &Report, detail: text::Detail) -> io::Result<()> {

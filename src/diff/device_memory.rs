@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::device_memory::{DeviceMemoryReport, StackFrame};
+use crate::analysis::device_memory::{DeviceMemoryReport, StackFrames};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceMemoryDiff {
@@ -83,7 +83,7 @@ pub struct StackDelta {
     #[serde(flatten)]
     pub delta: Delta,
     /// Innermost frame first.
-    pub frames: Vec<StackFrame>,
+    pub frames: StackFrames,
 }
 
 /// Compares two snapshots. Sizes in a snapshot are non-negative and sum to
@@ -101,17 +101,17 @@ pub fn compare(base: &DeviceMemoryReport, new: &DeviceMemoryReport) -> DeviceMem
         devices.entry(device_order(&device.device)).or_default().add_new(device.bytes, device.count);
     }
 
-    let mut stacks: BTreeMap<&[StackFrame], Delta> = BTreeMap::new();
+    let mut stacks: BTreeMap<&StackFrames, Delta> = BTreeMap::new();
     for stack in &base.stacks {
-        stacks.entry(stack.frames.as_slice()).or_default().add_base(stack.bytes, stack.count);
+        stacks.entry(&stack.frames).or_default().add_base(stack.bytes, stack.count);
     }
     for stack in &new.stacks {
-        stacks.entry(stack.frames.as_slice()).or_default().add_new(stack.bytes, stack.count);
+        stacks.entry(&stack.frames).or_default().add_new(stack.bytes, stack.count);
     }
     let mut stacks: Vec<StackDelta> = stacks
         .into_iter()
         .filter(|(_, delta)| !delta.is_unchanged() && !delta.holds_no_bytes())
-        .map(|(frames, delta)| StackDelta { delta, frames: frames.to_vec() })
+        .map(|(frames, delta)| StackDelta { delta, frames: frames.clone() })
         .collect();
     // A stable sort keeps equal growth in frame order.
     stacks.sort_by_key(|s| std::cmp::Reverse((s.delta.delta_bytes, s.delta.delta_count)));
@@ -194,7 +194,7 @@ mod tests {
         // training step, all created at one line of the script; nothing else changed.
         let [grown] = diff.stacks.as_slice() else { panic!("expected one changed stack: {:?}", diff.stacks) };
         assert_eq!(grown.delta.delta_count, 0);
-        let outermost = grown.frames.last().unwrap();
+        let outermost = grown.frames.iter().next_back().unwrap();
         assert_eq!(
             (&*outermost.function, &*outermost.file, outermost.line),
             ("<module>", "/home/user/models/wl_pair_mlp.py", 56)

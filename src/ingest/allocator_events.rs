@@ -16,8 +16,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
+use super::consistency::Findings;
 use super::step_grouping::{is_loop_op, EventForest, GroupingKind, GroupingStats};
-use super::wire::{Field, Walker};
+use super::wire::{Field, Value, Walker};
 use super::xspace::{map_entry, wire_error, PlaneParts};
 use crate::error::{Error, Result};
 use crate::model::{Allocator, AllocatorEvent, AllocatorEventKind, ProgramRun};
@@ -92,6 +93,24 @@ fn stat_kind(name: &[u8]) -> Option<StatKind> {
         _ => return None,
     })
 }
+
+/// The stats an allocator event is read for, each as the kinds that stand
+/// for it (an allocator is named or numbered).
+const ALLOCATOR_STATS: [&[StatKind]; 13] = [
+    &[StatKind::AllocatorName, StatKind::AllocatorOrdinal],
+    &[StatKind::BytesReserved],
+    &[StatKind::BytesAllocated],
+    &[StatKind::BytesAvailable],
+    &[StatKind::Fragmentation],
+    &[StatKind::PeakBytesInUse],
+    &[StatKind::RequestedBytes],
+    &[StatKind::AllocationBytes],
+    &[StatKind::Address],
+    &[StatKind::TfOp],
+    &[StatKind::RegionType],
+    &[StatKind::DataType],
+    &[StatKind::Shape],
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EventKind {
@@ -192,6 +211,9 @@ struct EventStats<'f> {
     module_name: Text<'f>,
     hlo_module: Text<'f>,
     program_id: Option<u64>,
+    /// A stat, or a name it refers to, whose metadata the plane does not
+    /// hold (cut off with it).
+    unknown_metadata: bool,
 }
 
 /// An XStat's value. Integers are read whether stored signed or unsigned.
@@ -309,6 +331,7 @@ fn only<T: Copy>(values: impl IntoIterator<Item = T>) -> Option<T> {
 struct AllocatorBuilder {
     allocator: Allocator,
     string_ids: HashMap<Vec<u8>, u32>,
+    findings: Findings,
 }
 
 impl AllocatorBuilder {
@@ -384,6 +407,7 @@ impl HostAllocators {
                 ..Allocator::default()
             },
             string_ids: HashMap::new(),
+            findings: Findings::default(),
         };
         builder.intern(b"");
         self.allocators.push(builder);
@@ -400,38 +424,11 @@ impl HostAllocators {
                 program_id: self.program_id(run),
             })
             .collect();
-        self.allocators.into_iter().map(|b| Allocator { runs: runs.clone(), ..b.allocator }).collect()
+        self.allocators
+            .into_iter()
+            .map(|b| Allocator { runs: runs.clone(), inconsistencies: b.findings.into_messages(), ..b.allocator })
+            .collect()
     }
-
-    /// How far each allocator has got, so a plane that turns out damaged
-    /// can be taken back.
-    pub fn checkpoint(&self) -> Checkpoint {
-        Checkpoint {
-            events: self.allocators.iter().map(|b| b.allocator.events.len()).collect(),
-            runs: self.runs.len(),
-            launches: self.launches.len(),
-        }
-    }
-
-    /// Drops every allocator and event read since `checkpoint`: a damaged
-    /// plane adds none of its events rather than some.
-    pub fn rollback(&mut self, checkpoint: Checkpoint) {
-        let kept = checkpoint.events.len();
-        self.allocators.truncate(kept);
-        self.by_name.retain(|_, index| *index < kept);
-        for (builder, events) in self.allocators.iter_mut().zip(checkpoint.events) {
-            builder.allocator.events.truncate(events);
-        }
-        self.runs.truncate(checkpoint.runs);
-        self.launches.truncate(checkpoint.launches);
-    }
-}
-
-/// See [`HostAllocators::checkpoint`].
-pub struct Checkpoint {
-    events: Vec<usize>,
-    runs: usize,
-    launches: usize,
 }
 
 /// What a plane's metadata says about its events and stats.
@@ -446,6 +443,8 @@ struct PlaneIndex<'f> {
     metadata_with_stats: HashMap<i64, &'f [u8]>,
     stat_kinds: HashMap<i64, StatKind>,
     stat_names: HashMap<i64, &'f [u8]>,
+    /// Every stat kind an allocator event is read for has its metadata.
+    every_allocator_stat_named: bool,
     has_loop_ops: bool,
     already_grouped: bool,
 }
@@ -472,20 +471,42 @@ impl<'f> PlaneReader<'f> {
 
     /// Reads one XStat into `stats` if it is a kind xmem uses.
     fn apply_stat(&self, stat: &'f [u8], stats: &mut EventStats<'f>) -> Result<()> {
-        if let Some((kind, value)) = self.read_stat(stat)? {
+        let (id, read) = self.read_stat(stat)?;
+        // An unknown stat matters only while a kind xmem reads has no
+        // metadata: it may be that one.
+        stats.unknown_metadata |= !self.index.stat_names.contains_key(&id) && !self.index.every_allocator_stat_named;
+        if let Some((kind, value)) = read {
+            if let StatValue::Text(Text::Ref(name)) = value {
+                stats.unknown_metadata |= !self.index.stat_names.contains_key(&name);
+            }
             stats.apply(kind, value);
         }
         Ok(())
     }
 
-    /// One XStat, if it is a kind xmem uses.
-    fn read_stat(&self, stat: &'f [u8]) -> Result<Option<(StatKind, StatValue<'f>)>> {
+    /// One XStat: its metadata id, and its kind and value if it is a kind xmem uses.
+    fn read_stat(&self, stat: &'f [u8]) -> Result<(i64, Option<(StatKind, StatValue<'f>)>)> {
+        let mut id = 0;
         let mut kind = None;
         let mut value = StatValue::Other;
         for field in self.fields(stat) {
             let field = field?;
+            // XStat: metadata_id = 1, uint64 = 3, int64 = 4, ref = 7 (varints),
+            // double = 2 (fixed64), str = 5, bytes = 6.
+            let expected = match field.number {
+                1 | 3 | 4 | 7 => matches!(field.value, Value::Varint(_)),
+                2 => matches!(field.value, Value::Fixed64(_)),
+                5 | 6 => matches!(field.value, Value::Bytes(_)),
+                _ => true,
+            };
+            if !expected {
+                return Err(wrong_wire_type(self.path, "XStat", &field));
+            }
             match field.number {
-                1 => kind = field.as_u64().and_then(|id| self.index.stat_kinds.get(&(id as i64)).copied()),
+                1 => {
+                    id = field.as_u64().unwrap_or(0) as i64;
+                    kind = self.index.stat_kinds.get(&id).copied();
+                }
                 2 => value = field.as_f64().map_or(StatValue::Other, StatValue::Double),
                 3 | 4 => value = field.as_u64().map_or(StatValue::Other, |v| StatValue::Int(v as i64)),
                 5 => value = field.as_bytes().map_or(StatValue::Other, |b| StatValue::Text(Text::Inline(b))),
@@ -493,7 +514,7 @@ impl<'f> PlaneReader<'f> {
                 _ => value = StatValue::Other,
             }
         }
-        Ok(kind.map(|kind| (kind, value)))
+        Ok((id, kind.map(|kind| (kind, value))))
     }
 
     /// Indexes the plane's stat metadata: every name, and the kind of the
@@ -537,14 +558,34 @@ fn name_and_stats<'f>(reader: &PlaneReader<'f>, message: &'f [u8]) -> Result<(&'
     Ok((name, has_stats))
 }
 
+/// What reading one plane's allocator events came to.
+#[derive(Debug, Default)]
+pub struct PlaneRead {
+    /// The plane's event metadata names allocator events.
+    pub has_allocator_events: bool,
+    /// Allocator events added.
+    pub kept: usize,
+    /// Allocator events left out because the metadata of one of their stats
+    /// is not in the plane (it was cut off): their figures are not known.
+    pub incomplete: usize,
+    /// The first thread (line) that does not decode: its events before the
+    /// error are kept, and the other threads are still read.
+    pub damaged_line: Option<Error>,
+}
+
 /// Adds the allocator events of `plane` to `out`. A plane with no
-/// allocator event metadata is left unread.
+/// allocator event metadata is left unread. A damaged line keeps the events
+/// read before its damage. `whole` says the plane's parts are all there; in a
+/// plane cut short, an allocator event some of whose stats' metadata was cut
+/// off is left out (and counted), and steps are not grouped, since the
+/// events that would group them may be the ones whose metadata is missing.
 pub fn read_plane<'f>(
     path: &'f Path,
     walker: Walker<'f>,
     plane: &PlaneParts<'f>,
     out: &mut HostAllocators,
-) -> Result<()> {
+    whole: bool,
+) -> Result<PlaneRead> {
     let mut reader = PlaneReader { path, walker, index: PlaneIndex::default() };
     let mut has_allocator_events = false;
     for entry in &plane.event_metadata {
@@ -562,17 +603,22 @@ pub fn read_plane<'f>(
         }
     }
     if !has_allocator_events {
-        return Ok(());
+        return Ok(PlaneRead::default());
     }
     reader.read_stat_metadata(plane, |_| true)?;
     reader.index.already_grouped = reader.index.stat_kinds.values().any(|&kind| kind == StatKind::GroupId);
+    reader.index.every_allocator_stat_named = ALLOCATOR_STATS
+        .iter()
+        .all(|kinds| kinds.iter().any(|kind| reader.index.stat_kinds.values().any(|known| known == kind)));
     let mut plane_pid = None;
     for stat in &plane.stats {
-        if let (None, Some((StatKind::ProcessId, value))) = (plane_pid, reader.read_stat(stat)?) {
+        if let (None, (_, Some((StatKind::ProcessId, value)))) = (plane_pid, reader.read_stat(stat)?) {
             plane_pid = Some(value.int());
         }
     }
-    PlaneWalk::new(&reader, out, plane_pid).run(&plane.lines)
+    let mut walk = PlaneWalk::new(&reader, out, plane_pid, whole);
+    walk.run(&plane.lines);
+    Ok(PlaneRead { has_allocator_events, ..walk.read })
 }
 
 /// Adds the program ids `plane`'s events give for module names
@@ -655,18 +701,31 @@ struct PlaneWalk<'a, 'f> {
     pending_steps: Vec<(usize, usize, u32)>,
     /// The events of the current thread around the one being read, outermost first.
     open: Vec<OpenEvent>,
+    /// The plane's parts are all there (see [`read_plane`]).
+    whole: bool,
+    read: PlaneRead,
 }
 
 impl<'a, 'f> PlaneWalk<'a, 'f> {
-    fn new(reader: &'a PlaneReader<'f>, out: &'a mut HostAllocators, plane_pid: Option<i64>) -> Self {
+    fn new(reader: &'a PlaneReader<'f>, out: &'a mut HostAllocators, plane_pid: Option<i64>, whole: bool) -> Self {
         let index = &reader.index;
-        let forest = (!index.already_grouped && !index.has_loop_ops).then(|| EventForest::new(plane_pid));
-        PlaneWalk { reader, out, forest, pending_steps: Vec::new(), open: Vec::new() }
+        let forest = (whole && !index.already_grouped && !index.has_loop_ops).then(|| EventForest::new(plane_pid));
+        PlaneWalk {
+            reader,
+            out,
+            forest,
+            pending_steps: Vec::new(),
+            open: Vec::new(),
+            whole,
+            read: PlaneRead::default(),
+        }
     }
 
-    fn run(mut self, lines: &[&'f [u8]]) -> Result<()> {
+    fn run(&mut self, lines: &[&'f [u8]]) {
         for line in lines {
-            self.read_line(line)?;
+            if let Err(e) = self.read_line(line) {
+                self.read.damaged_line.get_or_insert(e);
+            }
         }
         if let Some(forest) = self.forest.take() {
             let steps = forest.group();
@@ -678,13 +737,15 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
                 }
             }
         }
-        Ok(())
     }
 
+    /// A line's events in order; at damage, the events before it are kept
+    /// and the error is returned.
     fn read_line(&mut self, line: &'f [u8]) -> Result<()> {
+        // The timestamp comes before the events: damage among the events
+        // leaves it readable.
         let mut timestamp_ns = 0i64;
-        for field in self.reader.fields(line) {
-            let field = field?;
+        for field in self.reader.fields(line).map_while(|field| field.ok()) {
             if field.number == 3 {
                 timestamp_ns = field.as_u64().unwrap_or(0) as i64;
             }
@@ -711,6 +772,16 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
         let mut stats = EventStats::default();
         for field in reader.fields(event) {
             let field = field?;
+            // XEvent: metadata_id = 1, offset_ps = 2, duration_ps = 3,
+            // num_occurrences = 5 (varints), stats = 4.
+            let expected = match field.number {
+                1 | 2 | 3 | 5 => matches!(field.value, Value::Varint(_)),
+                4 => matches!(field.value, Value::Bytes(_)),
+                _ => true,
+            };
+            if !expected {
+                return Err(wrong_wire_type(reader.path, "XEvent", &field));
+            }
             match (field.number, field.as_bytes()) {
                 (1, _) => metadata_id = field.as_u64().map(|v| v as i64),
                 (2, _) => offset_ps = field.as_u64().unwrap_or(0) as i64,
@@ -746,7 +817,11 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             self.open.pop();
         }
         match kind {
-            EventKind::Allocator(kind) => self.add_allocator_event(kind, &stats, begin_ps, offset_ps, node),
+            EventKind::Allocator(_) if !self.whole && stats.unknown_metadata => self.read.incomplete += 1,
+            EventKind::Allocator(kind) => {
+                self.add_allocator_event(kind, &stats, begin_ps, offset_ps, node);
+                self.read.kept += 1;
+            }
             EventKind::Grouping(_) => self.add_host_event(metadata_id, &stats, begin_ps, duration_ps),
         }
         Ok(())
@@ -849,9 +924,43 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             run,
             made_in: builder.intern(made_in),
         };
+        check_event(&mut builder.findings, builder.allocator.events.len(), &event);
         builder.allocator.events.push(event);
         if let Some(node) = node {
             self.pending_steps.push((allocator, builder.allocator.events.len() - 1, node));
         }
+    }
+}
+
+/// A field of a known number stored as another type: a flipped bit, which
+/// would otherwise drop a stat without a word.
+fn wrong_wire_type(path: &Path, message: &str, field: &Field) -> Error {
+    Error::malformed(path, Some(field.offset), format!("{message} field {} has the wrong wire type", field.number))
+}
+
+/// The totals and sizes an allocator event states that cannot be true.
+fn check_event(findings: &mut Findings, index: usize, event: &AllocatorEvent) {
+    let kind = match event.kind {
+        AllocatorEventKind::Allocation => "allocation",
+        AllocatorEventKind::Deallocation => "deallocation",
+    };
+    let figures = [
+        ("bytes in use", event.heap_allocated_bytes),
+        ("bytes reserved", event.stack_reserved_bytes),
+        ("free bytes", event.free_memory_bytes),
+        ("peak bytes in use", event.peak_bytes_in_use),
+        ("requested bytes", event.requested_bytes),
+        ("allocation bytes", event.allocation_bytes),
+    ];
+    for (what, value) in figures.into_iter().filter(|&(_, value)| value < 0) {
+        findings.add(what, None, None, || format!("event {index} ({kind}) states a negative {what} ({value})"));
+    }
+    let total = [event.heap_allocated_bytes, event.stack_reserved_bytes, event.free_memory_bytes]
+        .into_iter()
+        .try_fold(0i64, |sum, value| sum.checked_add(value.max(0)));
+    if total.is_none() {
+        findings.add("capacity overflow", None, None, || {
+            format!("event {index} ({kind}): bytes in use, reserved and free add up to more than 2^63 - 1")
+        });
     }
 }

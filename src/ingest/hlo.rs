@@ -10,19 +10,20 @@ use std::sync::Arc;
 use prost::Message;
 use rustc_hash::FxHashMap;
 
+use super::consistency;
 use super::interner::Interner;
 use super::proto::xla::buffer_assignment_proto::PeakBuffers as PeakBuffersProto;
 use super::proto::xla::{
     BufferAllocationProto, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto, ProgramShapeProto,
     ShapeProto, StackFrameIndexProto,
 };
-use super::wire::{Walker, WireError};
+use super::wire::{self, Walker, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
 use crate::id_index::IdIndex;
 use crate::model::{
-    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
-    LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
+    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, Inconsistency, InputOutputAlias,
+    Instruction, LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
 };
 
 /// What to tell a user whose proto has no buffer assignment.
@@ -34,22 +35,94 @@ and pass DIR or its *after_optimizations.hlo.pb";
 /// bytes start in the file, so errors point at the right byte; `program_id`
 /// is the id the profile files the module under, when it has one (else the
 /// module is named by its `HloModuleProto.id`).
-pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> Result<Module> {
+///
+/// Bytes that stop decoding part-way are read up to that point, as an
+/// xplane's are: bytes after a whole HloProto that are not part of it are
+/// left out, and a file cut short keeps what is whole before the cut (the
+/// module's name and parts; the buffers, allocations and heap events of a
+/// buffer assignment, whose memory spaces are then marked inconsistent).
+/// [`Decoded::damage`] says where and what was left out.
+pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> Result<Decoded> {
     let walker = Walker::new(bytes, base);
     let mut module = None;
     let mut assignment = None;
+    // Where the bytes stop decoding, and the part the file was cut inside.
+    let mut damage: Option<(WireError, Option<&str>)> = None;
     for field in walker.fields(bytes) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            Ok(field) => field,
+            Err(e) => {
+                let cut = e.field_start.checked_sub(base).and_then(|at| usize::try_from(at).ok());
+                let cut = cut.and_then(|at| wire::cut_short_field(bytes, at));
+                let part = match cut {
+                    Some((1, partial)) if module.is_none() => {
+                        module = Some((partial, true));
+                        Some("its HLO module")
+                    }
+                    Some((3, partial)) if assignment.is_none() => {
+                        assignment = Some((partial, true));
+                        Some("its buffer assignment")
+                    }
+                    _ => None,
+                };
+                damage = Some((e, part));
+                break;
+            }
+        };
         match (field.number, field.as_bytes()) {
-            (1, Some(b)) => module = Some(b),
-            (3, Some(b)) => assignment = Some(b),
+            (1, Some(b)) if module.is_none() => module = Some((b, false)),
+            (3, Some(b)) if assignment.is_none() => assignment = Some((b, false)),
+            // Written once each: a second one is bytes that are not this proto's.
+            (1 | 3, _) => {
+                let what = format!("a second or mistyped field {}, where the HloProto's bytes end", field.number);
+                damage = Some((WireError { offset: field.offset, what, field_start: field.offset }, None));
+                break;
+            }
             _ => {}
         }
     }
-    let module = module.ok_or_else(|| Error::unrecognised(path, "the HloProto holds no hlo_module"))?;
+    let Some((module, module_cut)) = module else {
+        return Err(match damage {
+            Some((e, _)) => wire_error(path, e),
+            None => Error::unrecognised(path, "the HloProto holds no hlo_module"),
+        });
+    };
     let mut strings = Interner::default();
-    let assignment = assignment.map(|b| decode_assignment(path, walker, b, &mut strings)).transpose()?;
-    decode_module_parts(path, walker, module, assignment, program_id, &mut strings, None)
+    let assignment = assignment.map(|(b, cut)| decode_assignment(path, walker, b, cut)).transpose()?;
+    let mut module =
+        decode_module_parts(path, walker, (module, module_cut), assignment, program_id, &mut strings, None)?;
+    let end = base.saturating_add(bytes.len() as u64);
+    let damage = damage.map(|(e, part)| {
+        let left_out = match part {
+            Some(part) => format!("the file ends inside {part}; what is whole before the cut is kept"),
+            None => "the bytes from there on are left out".to_string(),
+        };
+        let what = format!("HloProto: {}; {left_out}", e.what);
+        match (&mut module.buffer_assignment, part) {
+            (Ok(assignment), Some(_)) => assignment.inconsistencies.push(Inconsistency {
+                color: None,
+                trace: None,
+                what: format!(
+                    "the file ends at byte {end}, inside {}: what came after it is missing, the figures cover what was read",
+                    part.unwrap_or_default()
+                ),
+            }),
+            (Err(problem), Some(part)) => {
+                *problem = format!("the file ends at byte {end}, inside {part}, before its buffer assignment")
+            }
+            _ => {}
+        }
+        Error::malformed(path, Some(e.field_start), what)
+    });
+    Ok(Decoded { module, damage })
+}
+
+/// An HloProto's module, and where its bytes stopped decoding, if they did
+/// before their end (a file cut short, bytes after the proto).
+#[derive(Debug)]
+pub struct Decoded {
+    pub module: Module,
+    pub damage: Option<Error>,
 }
 
 /// An HloModuleProto and a BufferAssignmentProto saved apart (from JAX:
@@ -61,21 +134,33 @@ pub fn decode(path: &Path, bytes: &[u8], base: u64, program_id: Option<u64>) -> 
 pub fn decode_pair(module: (&Path, &[u8]), assignment: (&Path, &[u8])) -> Result<Module> {
     let ((module_path, module_bytes), (assignment_path, assignment_bytes)) = (module, assignment);
     let mut strings = Interner::default();
-    let assignment =
-        decode_assignment(assignment_path, Walker::new(assignment_bytes, 0), assignment_bytes, &mut strings)?;
+    let assignment = decode_assignment(assignment_path, Walker::new(assignment_bytes, 0), assignment_bytes, false)?;
     let mut check = BelongingCheck {
         assignment: assignment_path,
-        unseen_trace_names: assignment.heap_traces.iter().flat_map(|t| t.instruction_names.iter().cloned()).collect(),
+        unseen_trace_names: trace_instruction_names(&assignment, &mut strings)?,
     };
     decode_module_parts(
         module_path,
         Walker::new(module_bytes, 0),
-        module_bytes,
+        (module_bytes, false),
         Some(assignment),
         None,
         &mut strings,
         Some(&mut check),
     )
+}
+
+/// The instruction names the events of an assignment's heap traces give.
+fn trace_instruction_names(
+    assignment: &RawAssignment,
+    strings: &mut Interner,
+) -> Result<std::collections::HashSet<Arc<str>>> {
+    let mut names = std::collections::HashSet::new();
+    for &(trace, cut) in &assignment.heap_traces {
+        let trace = walk_heap_trace(assignment.path, assignment.walker, (trace, cut), strings, |_, _, _| 0)?;
+        names.extend(trace.instruction_names.iter().cloned());
+    }
+    Ok(names)
 }
 
 /// Whether an array shape's byte size is its dense size whatever the backend:
@@ -179,26 +264,37 @@ pub fn module_name(bytes: &[u8]) -> Option<String> {
 /// A bare HloModuleProto: the program without its buffer assignment, which
 /// xmem can name but not analyse.
 pub fn decode_module(path: &Path, bytes: &[u8]) -> Result<Module> {
-    decode_module_parts(path, Walker::new(bytes, 0), bytes, None, None, &mut Interner::default(), None)
+    decode_module_parts(path, Walker::new(bytes, 0), (bytes, false), None, None, &mut Interner::default(), None)
 }
 
-/// The buffer assignment: buffers and allocations decoded, heap traces walked.
-struct RawAssignment {
+/// The buffer assignment: buffers and allocations decoded; heap traces as
+/// their bytes (and whether they are cut short), walked once the buffers
+/// they name are known.
+struct RawAssignment<'b> {
     logical_buffers: Vec<LogicalBufferProto>,
     buffer_allocations: Vec<BufferAllocationProto>,
-    heap_traces: Vec<HeapTrace>,
+    heap_traces: Vec<(&'b [u8], bool)>,
     peak_buffers: Vec<PeakBuffers>,
+    /// Where the assignment's bytes are, for the heap traces' errors.
+    path: &'b Path,
+    walker: Walker<'b>,
 }
 
 /// `BufferAssignmentProto`: `logical_buffers` = 1 and `buffer_allocations`
 /// = 3 decoded one by one into lists sized by a first pass over the wire
 /// (a list grown while decoding holds up to twice its room, and a module
 /// can have millions of buffers), `heap_simulator_traces` = 4 walked,
-/// `peak_buffers` = 5 decoded.
-fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut Interner) -> Result<RawAssignment> {
+/// `peak_buffers` = 5 decoded. In bytes `cut` short, what is whole before
+/// the cut is read, and of a heap trace cut short, its whole events.
+fn decode_assignment<'b>(path: &'b Path, walker: Walker<'b>, bytes: &'b [u8], cut: bool) -> Result<RawAssignment<'b>> {
     let (mut buffers, mut allocations) = (0, 0);
     for field in walker.fields(bytes) {
-        match field.map_err(|e| wire_error(path, e))?.number {
+        let field = match field {
+            Ok(field) => field,
+            Err(_) if cut => break,
+            Err(e) => return Err(wire_error(path, e)),
+        };
+        match field.number {
             1 => buffers += 1,
             3 => allocations += 1,
             _ => {}
@@ -209,9 +305,21 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut In
         buffer_allocations: Vec::with_capacity(allocations),
         heap_traces: Vec::new(),
         peak_buffers: Vec::new(),
+        path,
+        walker,
     };
     for field in walker.fields(bytes) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            Ok(field) => field,
+            Err(e) if cut => {
+                let start = e.field_start.checked_sub(walker.offset(bytes)).and_then(|s| usize::try_from(s).ok());
+                if let Some((4, trace)) = start.and_then(|s| wire::cut_short_field(bytes, s)) {
+                    raw.heap_traces.push((trace, true));
+                }
+                break;
+            }
+            Err(e) => return Err(wire_error(path, e)),
+        };
         let malformed = |what: &str, e: prost::DecodeError| {
             Error::malformed(path, Some(field.offset), format!("HloProto buffer_assignment {what}: {e}"))
         };
@@ -222,7 +330,7 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut In
             (3, Some(b)) => raw
                 .buffer_allocations
                 .push(BufferAllocationProto::decode(b).map_err(|e| malformed("buffer_allocations", e))?),
-            (4, Some(trace)) => raw.heap_traces.push(walk_heap_trace(path, walker, trace, strings)?),
+            (4, Some(trace)) => raw.heap_traces.push((trace, false)),
             (5, Some(b)) => {
                 let peak = PeakBuffersProto::decode(b).map_err(|e| malformed("peak_buffers", e))?;
                 raw.peak_buffers
@@ -236,17 +344,31 @@ fn decode_assignment(path: &Path, walker: Walker, bytes: &[u8], strings: &mut In
 
 /// `HeapSimulatorTrace.events` = 1, each `{kind = 1, buffer_id = 2,
 /// instruction_name = 4, share_with_canonical_id = 5}`; instruction names are
-/// interned as they are read.
-fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], strings: &mut Interner) -> Result<HeapTrace> {
+/// interned as they are read, and `buffer` turns an event's buffer id into
+/// the buffer's index among the model's (given the event's index, and
+/// whether the id is the one shared with). A trace `cut` short keeps its
+/// whole events.
+fn walk_heap_trace(
+    path: &Path,
+    walker: Walker,
+    (trace, cut): (&[u8], bool),
+    strings: &mut Interner,
+    mut buffer: impl FnMut(usize, i64, bool) -> u32,
+) -> Result<HeapTrace> {
     // Interning a name per event is the hot loop of a large trace; FxHash is
     // several times faster than SipHash here and names are not adversarial.
     let mut names: FxHashMap<&[u8], u32> = FxHashMap::default();
     // Sized by a first pass, as the buffers are: a grown list of millions of
     // events holds up to twice their room.
     let events = walker.fields(trace).map_while(|f| f.ok()).filter(|f| f.number == 1).count();
-    let mut out = HeapTrace { events: Vec::with_capacity(events), instruction_names: Vec::new() };
+    let mut out = HeapTrace { events: Vec::with_capacity(events), instruction_names: Arc::default() };
+    let mut instruction_names = Vec::new();
     for field in walker.fields(trace) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            Ok(field) => field,
+            Err(_) if cut => break,
+            Err(e) => return Err(wire_error(path, e)),
+        };
         let (1, Some(event)) = (field.number, field.as_bytes()) else { continue };
         let (mut kind, mut buffer_id, mut share_with_canonical_id, mut name): (u64, i64, i64, &[u8]) = (0, 0, 0, &[]);
         for part in walker.fields(event) {
@@ -259,23 +381,25 @@ fn walk_heap_trace(path: &Path, walker: Walker, trace: &[u8], strings: &mut Inte
                 _ => {}
             }
         }
-        let next = out.instruction_names.len() as u32;
+        let next = instruction_names.len() as u32;
         let instruction = *names.entry(name).or_insert_with_key(|name| {
-            out.instruction_names.push(strings.bytes(name));
+            instruction_names.push(strings.bytes(name));
             next
         });
-        out.events.push(HeapEvent {
-            kind: match kind {
-                0 => HeapEventKind::Alloc,
-                1 => HeapEventKind::Free,
-                2 => HeapEventKind::ShareWith,
-                other => HeapEventKind::Unknown(u16::try_from(other).unwrap_or(u16::MAX)),
-            },
-            buffer_id,
-            share_with_canonical_id,
-            instruction,
-        });
+        let kind = match kind {
+            0 => HeapEventKind::Alloc,
+            1 => HeapEventKind::Free,
+            2 => HeapEventKind::ShareWith,
+            other => HeapEventKind::Unknown(u16::try_from(other).unwrap_or(u16::MAX)),
+        };
+        let at = out.events.len();
+        let share_with = match kind {
+            HeapEventKind::ShareWith => buffer(at, share_with_canonical_id, true),
+            _ => HeapEvent::NO_BUFFER,
+        };
+        out.events.push(HeapEvent { kind, instruction, buffer: buffer(at, buffer_id, false), share_with });
     }
+    out.instruction_names = instruction_names.into();
     Ok(out)
 }
 
@@ -290,7 +414,7 @@ fn wire_error(path: &Path, e: WireError) -> Error {
 fn decode_module_parts(
     path: &Path,
     walker: Walker,
-    module: &[u8],
+    (module, module_cut): (&[u8], bool),
     assignment: Option<RawAssignment>,
     program_id: Option<u64>,
     strings: &mut Interner,
@@ -308,7 +432,11 @@ fn decode_module_parts(
     let mut max_scoped_vmem: Option<ScopedAllocation> = None;
     let mut entry_interface = EntryInterface::default();
     for field in walker.fields(module) {
-        let field = field.map_err(|e| wire_error(path, e))?;
+        let field = match field {
+            // A module cut short: what is whole before the cut.
+            Err(_) if module_cut => break,
+            field => field.map_err(|e| wire_error(path, e))?,
+        };
         match (field.number, field.as_bytes()) {
             (1, Some(b)) => name = text(b),
             (2, Some(b)) => entry_computation = text(b),
@@ -353,12 +481,13 @@ fn decode_module_parts(
                 for instruction in walker.fields(computation) {
                     let instruction = instruction.map_err(|e| wire_error(path, e))?;
                     let (2, Some(bytes)) = (instruction.number, instruction.as_bytes()) else { continue };
-                    let mut id = None;
+                    // proto3 leaves a zero id off the wire: absent is id 0.
+                    let mut id = 0;
                     let (mut instruction_name, mut scoped_vmem): (&[u8], i64) = (&[], 0);
                     for part in walker.fields(bytes) {
                         let part = part.map_err(|e| wire_error(path, e))?;
                         match (part.number, part.as_bytes()) {
-                            (35, None) => id = part.as_u64().map(|v| v as i64),
+                            (35, None) => id = part.as_u64().unwrap_or(0) as i64,
                             (1, Some(b)) => instruction_name = b,
                             (3, Some(shape)) => layout_spaces(walker, shape, &mut layout_memory_spaces, 0)
                                 .map_err(|e| wire_error(path, e))?,
@@ -375,7 +504,7 @@ fn decode_module_parts(
                         max_scoped_vmem =
                             Some(ScopedAllocation { bytes: scoped_vmem, instruction: text(instruction_name) });
                     }
-                    if let Some(slot) = id.and_then(|id| defining.slots.get(id)) {
+                    if let Some(slot) = defining.slots.get(id) {
                         let decoded = HloInstructionProto::decode(bytes).map_err(|e| {
                             Error::malformed(path, Some(instruction.offset), format!("HloInstructionProto: {e}"))
                         })?;
@@ -390,7 +519,7 @@ fn decode_module_parts(
         check.verdict(path, &name, raw, &defining, &entry_interface.aliases)?;
     }
     let buffer_assignment = match assignment {
-        Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref(), strings)),
+        Some(assignment) => Ok(convert_assignment(assignment, defining, stack_frames.as_ref(), strings)?),
         None => Err(NO_BUFFER_ASSIGNMENT.to_string()),
     };
     Ok(Module {
@@ -587,13 +716,15 @@ fn convert_assignment(
     defining: DefiningInstructions,
     stack_frames: Option<&StackFrameIndexProto>,
     strings: &mut Interner,
-) -> BufferAssignment {
-    let RawAssignment { logical_buffers, buffer_allocations, heap_traces, peak_buffers } = assignment;
+) -> Result<BufferAssignment> {
+    let RawAssignment { logical_buffers, buffer_allocations, heap_traces, peak_buffers, path, walker } = assignment;
+    let mut findings = consistency::check_assignment(&logical_buffers, &buffer_allocations);
     let ids: Vec<i64> = logical_buffers.iter().map(|b| b.id).collect();
     let logical_protos = IdIndex::new(&ids);
     let mut out = BufferAssignment { logical_buffers: Vec::with_capacity(ids.len()), ..Default::default() };
     // Per logical buffer, its place in `out`: the last assignment wins, as in XProf.
     let mut buffer_slot: Vec<Option<usize>> = vec![None; ids.len()];
+    let mut is_assigned = vec![false; ids.len()];
 
     for (allocation_slot, allocation) in buffer_allocations.iter().enumerate() {
         out.allocations.push(Allocation {
@@ -612,10 +743,24 @@ fn convert_assignment(
         for assigned in &allocation.assigned {
             let Some(position) = logical_protos.get(assigned.logical_buffer_id) else { continue };
             let Some(proto) = logical_buffers.get(position) else { continue };
-            let Some(defined_at) = &proto.defined_at else { continue };
-            let Some(instruction) = defining.slots.get(defined_at.instruction_id) else { continue };
-            let element = defined_at.shape_index.last().copied();
-            let Some((shape, unpadded_size)) = defining.shape_of(instruction, element) else { continue };
+            if let Some(flag) = is_assigned.get_mut(position) {
+                *flag = true;
+            }
+            let element = proto.defined_at.as_ref().map(|d| (d.instruction_id, d.shape_index.last().copied()));
+            let found = element.and_then(|(id, element)| {
+                let instruction = defining.slots.get(id)?;
+                Some((instruction, defining.shape_of(instruction, element)?))
+            });
+            let (Some(defined_at), Some((instruction, (shape, unpadded_size)))) = (&proto.defined_at, found) else {
+                findings.add("buffer without instruction", Some(proto.color), None, || match element {
+                    Some((id, _)) => format!(
+                        "logical buffer {} is defined by instruction {id}, which the module does not hold; it is left out",
+                        proto.id
+                    ),
+                    None => format!("logical buffer {} names no defining instruction; it is left out", proto.id),
+                });
+                continue;
+            };
             let buffer = LogicalBuffer {
                 id: proto.id,
                 size: proto.size,
@@ -636,6 +781,26 @@ fn convert_assignment(
                 None => {}
             }
         }
+    }
+    // The heap traces' events name buffers by id; the model's name them by
+    // their index, and an id the model does not hold is reported here.
+    for (trace_index, trace) in heap_traces.into_iter().enumerate() {
+        let trace = walk_heap_trace(path, walker, trace, strings, |event, id, share| {
+            let why = match logical_protos.get(id) {
+                Some(position) => match (buffer_slot.get(position).copied().flatten(), is_assigned.get(position)) {
+                    (Some(slot), _) => return u32::try_from(slot).unwrap_or(HeapEvent::NO_BUFFER),
+                    (None, Some(true)) => "which the assignment leaves out",
+                    (None, _) => "which no allocation holds",
+                },
+                None => "which the assignment does not define",
+            };
+            let role = if share { "as the one it shares with " } else { "" };
+            findings.add(if share { "event share" } else { "event buffer" }, None, Some(trace_index), || {
+                format!("heap trace {trace_index}: event {event} names {role}buffer {id}, {why}; the replay skips it")
+            });
+            HeapEvent::NO_BUFFER
+        })?;
+        out.heap_traces.push(trace);
     }
     // The proto is no longer needed: freed before the instructions are
     // converted, so the two are never held at once.
@@ -664,9 +829,9 @@ fn convert_assignment(
             }
         })
         .collect();
-    out.heap_traces = heap_traces;
     out.peak_buffers = peak_buffers;
-    out
+    out.inconsistencies = findings.into_inconsistencies();
+    Ok(out)
 }
 
 /// XProf's rule (`GetSourceInfo`): the metadata's own source_file and

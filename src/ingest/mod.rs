@@ -3,9 +3,10 @@
 //! a protobuf type or a file layout.
 
 mod allocator_events;
+mod consistency;
 pub mod glob;
 pub mod hlo;
-mod interner;
+pub(crate) mod interner;
 mod mapped;
 pub mod pickle;
 pub mod pprof;
@@ -19,7 +20,7 @@ mod xla_shape;
 pub mod xspace;
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -203,7 +204,7 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
             _ => {}
         }
     }
-    if string_table_opens_empty == Some(true) {
+    if string_table_opens_empty == Some(true) || first_payload.is_some_and(is_value_type) {
         return Ok(FileKind::Pprof);
     }
     let Some(payload) = first_payload else {
@@ -217,6 +218,15 @@ pub fn guess_file(path: &Path, bytes: &Bytes) -> Result<FileKind> {
         None | Some(0x08 | 0x12 | 0x1a | 0x22 | 0x2a | 0x32) => Ok(FileKind::XSpace),
         Some(_) => Err(Error::unrecognised(path, format!("not a profile or HLO proto; {EXPECTED}"))),
     }
+}
+
+/// A pprof `ValueType` (`{type = 1, unit = 2}`, both varints): a profile's
+/// first field, by which one cut short before its string table is still
+/// told. No XPlane or HloModuleProto opens so (their field 2 is a string).
+fn is_value_type(message: &[u8]) -> bool {
+    let numbers: Option<Vec<(u32, bool)>> =
+        wire::Fields::new(message, 0).map(|f| f.ok().map(|f| (f.number, f.as_u64().is_some()))).collect();
+    numbers.is_some_and(|numbers| numbers == [(1, true), (2, true)])
 }
 
 /// Whether `bytes` are a BufferAssignmentProto: only messages, in fields 1
@@ -330,7 +340,11 @@ pub fn load_protos(input: &str, protos: Vec<(PathBuf, Bytes)>) -> Result<Capture
     let mut bare = Vec::new();
     for (name, bytes) in protos {
         match guess_file(&name, &bytes)? {
-            FileKind::HloProto => capture.modules.push(hlo::decode(&name, &bytes, 0, None)?),
+            FileKind::HloProto => {
+                let decoded = hlo::decode(&name, &bytes, 0, None)?;
+                capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
+                capture.modules.push(decoded.module);
+            }
             FileKind::HloModule | FileKind::BufferAssignment => bare.push((name, bytes)),
             FileKind::XSpace | FileKind::Pprof | FileKind::TorchSnapshot => {
                 return Err(Error::unrecognised(&name, "expected an HloProto, HloModuleProto or BufferAssignmentProto"))
@@ -437,10 +451,18 @@ fn load_into(path: &Path, bytes: Bytes, progress: &Progress, capture: &mut Captu
             decode_embedded(pending, capture);
             return Ok(damage);
         }
-        FileKind::HloProto => capture.modules.push(hlo::decode(path, &bytes, 0, program_id_in_file_name(path))?),
+        FileKind::HloProto => {
+            let decoded = hlo::decode(path, &bytes, 0, program_id_in_file_name(path))?;
+            capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
+            capture.modules.push(decoded.module);
+        }
         FileKind::HloModule => capture.modules.push(hlo::decode_module(path, &bytes)?),
         FileKind::BufferAssignment => return Err(Error::unrecognised(path, ASSIGNMENT_WITHOUT_MODULE)),
-        FileKind::Pprof => capture.device_memory = Some(pprof::decode(path, bytes)?),
+        FileKind::Pprof => {
+            let decoded = pprof::decode(path, bytes)?;
+            capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
+            capture.device_memory = Some(decoded.snapshot);
+        }
         FileKind::TorchSnapshot => {
             let (snapshot, warnings) = torch_snapshot::decode(path, &bytes)?;
             capture.torch_snapshot = Some(snapshot);
@@ -451,9 +473,11 @@ fn load_into(path: &Path, bytes: Bytes, progress: &Progress, capture: &mut Captu
 }
 
 /// One warning for a damaged file, however many parts are damaged: where
-/// the damage starts, and that what was complete around it is kept.
+/// the damage starts, what it cost (the module entries and allocator events
+/// lost, named), and that what was complete around it is kept.
 fn damage_warning(cut_short: Option<Error>, damage: Option<xspace::Damage>) -> Option<String> {
     let mut parts: Vec<String> = cut_short.iter().map(Error::to_string).collect();
+    let mut lost = Vec::new();
     if let Some(damage) = damage {
         let more = match damage.further {
             0 => String::new(),
@@ -461,8 +485,13 @@ fn damage_warning(cut_short: Option<Error>, damage: Option<xspace::Damage>) -> O
             n => format!(" (and {n} more damaged parts)"),
         };
         parts.push(format!("{}{more}", damage.first));
+        lost = damage.lost;
     }
-    (!parts.is_empty()).then(|| format!("{}; kept every complete plane and module", parts.join("; ")))
+    let kept = match lost.as_slice() {
+        [] => "kept every complete plane and module".to_string(),
+        lost => format!("lost {}; kept everything else that is complete", lost.join("; ")),
+    };
+    (!parts.is_empty()).then(|| format!("{}; {kept}", parts.join("; ")))
 }
 
 /// The id in the file names XProf writes beside a profile,
@@ -553,12 +582,26 @@ fn add_xspace<'a>(
     capture.hosts.push(contents.host);
     capture.allocators.extend(contents.allocators);
     capture.devices.extend(contents.devices);
-    let mut ids_on_host = HashSet::new();
+    let file = host.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    capture
+        .damaged_allocator_planes
+        .extend(contents.damaged_allocator_planes.iter().map(|plane| format!("{plane} of {file}")));
+    let mut ids_on_host: HashMap<u64, String> = HashMap::new();
     let mut shadowed = Vec::new();
+    let mut same_id = Vec::new();
     let pending = contents
         .hlo_protos
         .into_iter()
-        .filter(|embedded| ids_on_host.insert(embedded.program_id))
+        .filter(|embedded| match ids_on_host.entry(embedded.program_id) {
+            Entry::Vacant(slot) => {
+                slot.insert(embedded.name.clone());
+                true
+            }
+            Entry::Occupied(first) => {
+                same_id.push(format!("{} and {}", first.get(), embedded.name));
+                false
+            }
+        })
         .filter(|embedded| {
             let name = hlo::module_name(&embedded.bytes).unwrap_or_default();
             match seen_programs.entry((name, embedded.program_id)) {
@@ -583,6 +626,16 @@ fn add_xspace<'a>(
             bytes: embedded.bytes,
         })
         .collect();
+    if let Some(first) = same_id.first() {
+        let more = match same_id.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more pairs)"),
+        };
+        capture.warnings.push(format!(
+            "{}: modules {first} have one program id{more}; only the first is reported, as XProf keeps one",
+            host.display()
+        ));
+    }
     if !shadowed.is_empty() {
         capture.warnings.push(format!(
             "{}: an earlier host of the run holds a different program under the same name and id for {}; \
@@ -599,14 +652,17 @@ fn decode_embedded(pending: Vec<PendingModule>, capture: &mut Capture) {
         pending.into_par_iter().map(|p| (p.name, hlo::decode(p.host, &p.bytes, p.base, Some(p.program_id)))).collect();
     for (name, module) in decoded {
         match module {
-            Ok(module) => capture.modules.push(module),
+            Ok(decoded) => {
+                capture.warnings.extend(decoded.damage.map(|e| format!("module {name}: {e}")));
+                capture.modules.push(decoded.module);
+            }
             Err(e) => capture.warnings.push(format!("skipped module {name}: {e}")),
         }
     }
 }
 
 fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture: &mut Capture) -> Result<()> {
-    let decoded: Vec<(PathBuf, Result<Module>)> = files
+    let decoded: Vec<(PathBuf, Result<hlo::Decoded>)> = files
         .par_iter()
         .map(|file| {
             let module = source::read_regular(file, options.max_input_size, &options.progress)
@@ -618,7 +674,10 @@ fn read_hlo_files(dir: &Path, files: &[PathBuf], options: &ReadOptions, capture:
     let mut last_error = None;
     for (_, module) in decoded {
         match module {
-            Ok(module) => capture.modules.push(module),
+            Ok(decoded) => {
+                capture.warnings.extend(decoded.damage.as_ref().map(Error::to_string));
+                capture.modules.push(decoded.module);
+            }
             Err(e) => {
                 capture.warnings.push(format!("skipped {e}"));
                 last_error = Some(e);

@@ -19,10 +19,10 @@ use bytes::Bytes;
 use prost::Message;
 
 use super::proto::pprof;
-use super::wire::{Field, Fields, Walker, WireError};
+use super::wire::{self, Field, Fields, Walker, WireError};
 use crate::error::{Error, Result};
 use crate::model::device_memory::Function;
-use crate::model::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
+use crate::model::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup, Stack};
 
 /// What to tell a user whose pprof file is some other kind of profile.
 const HOW_TO_PRODUCE: &str = "expected a device memory profile from jax.profiler.save_device_memory_profile, \
@@ -37,19 +37,75 @@ const STRING_TABLE: u32 = 6;
 /// `Location.line`.
 const LINE: u32 = 4;
 
-pub fn decode(path: &Path, bytes: Bytes) -> Result<DeviceMemorySnapshot> {
+/// Decodes a profile. Bytes that stop decoding part-way (a file cut short,
+/// bytes after the profile that are not part of it) are read up to that
+/// point, as an xplane's are: the tables and samples whole before it are
+/// kept, a sample that refers to a location or function lost with the rest
+/// is left out (and counted), and a name lost with the string table reads
+/// [`CUT_OFF`]. [`Decoded::damage`] says where and what was left out.
+pub fn decode(path: &Path, bytes: Bytes) -> Result<Decoded> {
     let tables = Tables::read(path, &bytes)?;
+    let cut = tables.cut.clone();
+    if let (Some(cut), true) = (&cut, tables.strings.is_empty()) {
+        return Err(Error::malformed(
+            path,
+            Some(cut.at),
+            format!(
+                "pprof: {}, inside its {}, before its string table, which names everything in it: nothing can be read",
+                cut.what, cut.part
+            ),
+        ));
+    }
     // Samples are walked on the wire and decoded one at a time, so none is
-    // held decoded beside the snapshot.
+    // held decoded beside the snapshot; the walk stops where the tables' did.
     let walker = Walker::new(&bytes, 0);
-    let samples = walker.fields(&bytes).filter_map(|field| match field {
-        Ok(field) => match (field.number, field.as_bytes()) {
+    let samples = walker.fields(&bytes).map_while(|field| field.ok()).filter_map(|field| {
+        match (field.number, field.as_bytes()) {
             (SAMPLE, Some(sample)) => Some(pprof::Sample::decode(sample).map_err(|e| invalid(path, e.to_string()))),
             _ => None,
-        },
-        Err(e) => Some(Err(invalid(path, e.what))),
+        }
     });
-    Decoder::new(path, tables)?.snapshot(samples)
+    let mut decoder = Decoder::new(path, tables)?;
+    let snapshot = match (decoder.snapshot(samples), &cut) {
+        (Ok(snapshot), _) => snapshot,
+        (Err(e), Some(cut)) => {
+            return Err(Error::malformed(path, Some(cut.at), format!("{e}; the file ends inside its {}", cut.part)))
+        }
+        (Err(e), None) => return Err(e),
+    };
+    let damage = cut.map(|cut| {
+        let mut kept = format!("{} samples kept", decoder.samples_read - decoder.samples_lost);
+        if decoder.samples_lost > 0 {
+            kept.push_str(&format!(
+                ", {} left out that refer to locations or functions after the damage",
+                decoder.samples_lost
+            ));
+        }
+        if decoder.names_lost {
+            kept.push_str(&format!(", names after the damage read \"{CUT_OFF}\""));
+        }
+        Error::malformed(path, Some(cut.at), format!("pprof: {}, inside its {}; {kept}", cut.what, cut.part))
+    });
+    Ok(Decoded { snapshot, damage })
+}
+
+/// What a name lost with the end of a damaged profile's string table reads.
+pub const CUT_OFF: &str = "(cut off)";
+
+/// A profile's snapshot, and where its bytes stopped decoding, if they did
+/// before their end.
+#[derive(Debug)]
+pub struct Decoded {
+    pub snapshot: DeviceMemorySnapshot,
+    pub damage: Option<Error>,
+}
+
+/// Where a profile's bytes stop decoding, and the part they stop in.
+#[derive(Debug, Clone)]
+struct Cut {
+    at: u64,
+    what: String,
+    part: &'static str,
 }
 
 fn invalid(path: &Path, what: String) -> Error {
@@ -68,6 +124,8 @@ struct Tables<'a> {
     /// Each location's id and message, in file order.
     locations: Vec<(u64, &'a [u8])>,
     functions: Vec<pprof::Function>,
+    /// Where the fields stop decoding, if before the end.
+    cut: Option<Cut>,
 }
 
 impl<'a> Tables<'a> {
@@ -75,7 +133,21 @@ impl<'a> Tables<'a> {
         let decode_error = |e: prost::DecodeError| invalid(path, e.to_string());
         let mut tables = Tables::default();
         for field in Walker::new(bytes, 0).fields(bytes) {
-            let field = field.map_err(|e| invalid(path, e.what))?;
+            let field = match field {
+                Ok(field) => field,
+                Err(e) => {
+                    let number = usize::try_from(e.field_start).ok().and_then(|at| wire::cut_short_field(bytes, at));
+                    let part = match number.map(|(number, _)| number) {
+                        Some(SAMPLE) => "samples",
+                        Some(LOCATION) => "locations",
+                        Some(FUNCTION) => "functions",
+                        Some(STRING_TABLE) => "string table",
+                        _ => "fields, where the profile's bytes end",
+                    };
+                    tables.cut = Some(Cut { at: e.field_start, what: e.what, part });
+                    break;
+                }
+            };
             if !matches!(field.number, SAMPLE_TYPE | LOCATION | FUNCTION | STRING_TABLE) {
                 continue;
             }
@@ -155,12 +227,21 @@ struct Decoder<'a> {
     functions: Vec<pprof::Function>,
     /// Per entry of `functions`.
     made: Vec<Made>,
+    /// Each distinct location's frames, shared by the locations that have them.
+    segments: HashMap<Arc<[Frame]>, Arc<[Frame]>>,
     snapshot: DeviceMemorySnapshot,
+    /// The profile's bytes stop decoding before their end: a string id past
+    /// the table reads [`CUT_OFF`], and a sample that refers to a location
+    /// or function that is not there is left out.
+    damaged: bool,
+    samples_read: usize,
+    samples_lost: usize,
+    names_lost: bool,
 }
 
 impl<'a> Decoder<'a> {
     fn new(path: &'a Path, tables: Tables<'a>) -> Result<Self> {
-        let Tables { sample_types, strings, locations, mut functions } = tables;
+        let Tables { sample_types, strings, locations, mut functions, cut } = tables;
         if strings.first().is_none_or(|s| !s.as_str().is_empty()) {
             return Err(Error::malformed(path, None, "pprof string table does not start with the empty string"));
         }
@@ -183,7 +264,12 @@ impl<'a> Decoder<'a> {
             locations,
             functions,
             made,
+            segments: HashMap::new(),
             snapshot: DeviceMemorySnapshot::default(),
+            damaged: cut.is_some(),
+            samples_read: 0,
+            samples_lost: 0,
+            names_lost: false,
         })
     }
 
@@ -202,6 +288,10 @@ impl<'a> Decoder<'a> {
     /// One shared string per string-table entry.
     fn shared_string(&mut self, id: i64) -> Result<Arc<str>> {
         let Some(text) = usize::try_from(id).ok().and_then(|i| self.strings.get_mut(i)) else {
+            if self.damaged && id > 0 {
+                self.names_lost = true;
+                return Ok(Arc::from(CUT_OFF));
+            }
             return Err(self.outside(id));
         };
         let shared = match text {
@@ -227,13 +317,15 @@ impl<'a> Decoder<'a> {
         ))
     }
 
-    fn snapshot(mut self, samples: impl Iterator<Item = Result<pprof::Sample>>) -> Result<DeviceMemorySnapshot> {
+    fn snapshot(&mut self, samples: impl Iterator<Item = Result<pprof::Sample>>) -> Result<DeviceMemorySnapshot> {
         let count_index = self.sample_type_index("allocations", "count")?;
         let bytes_index = self.sample_type_index("space", "bytes")?;
-        // Stacks by the sample's locations, then by their frames: locations
-        // that differ only by address make one stack.
+        // Stacks by the sample's locations, then by their locations' frames
+        // (each location's shared once for equal frames, so a stack is
+        // known by its segments' addresses): locations that differ only by
+        // address make one stack.
         let mut stack_ids: HashMap<Box<[u64]>, usize> = HashMap::new();
-        let mut stacks_by_frames: HashMap<Arc<[Frame]>, usize> = HashMap::new();
+        let mut stacks_by_segments: HashMap<Box<[usize]>, usize> = HashMap::new();
         // Label sets by the string ids and numbers they are made of, and
         // groups by stack, label set and whether their size is known.
         let mut label_set_ids: HashMap<Box<[[i64; 4]]>, usize> = HashMap::new();
@@ -241,7 +333,15 @@ impl<'a> Decoder<'a> {
         let mut groups: HashMap<(usize, usize, bool), usize> = HashMap::new();
         let mut totals = (0i64, 0i64);
         for (n, sample) in samples.enumerate() {
-            let sample = sample?;
+            self.samples_read += 1;
+            let sample = match sample {
+                Ok(sample) => sample,
+                Err(_) if self.damaged => {
+                    self.samples_lost += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let value = |index: usize| {
                 sample.value.get(index).copied().ok_or_else(|| {
                     self.malformed(format!(
@@ -265,10 +365,18 @@ impl<'a> Decoder<'a> {
             let stack = match stack_ids.get(sample.location_id.as_slice()) {
                 Some(&stack) => stack,
                 None => {
-                    let frames = self.stack(n, &sample.location_id)?;
+                    let frames = match self.stack(n, &sample.location_id) {
+                        Ok(frames) => frames,
+                        Err(_) if self.damaged => {
+                            self.samples_lost += 1;
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
                     let stacks = &mut self.snapshot.stacks;
-                    let index = *stacks_by_frames.entry(frames).or_insert_with_key(|frames| {
-                        stacks.push(frames.clone());
+                    let key: Box<[usize]> = frames.segments.iter().map(|s| s.as_ptr() as usize).collect();
+                    let index = *stacks_by_segments.entry(key).or_insert_with(|| {
+                        stacks.push(frames);
                         stacks.len() - 1
                     });
                     stack_ids.insert(sample.location_id.into_boxed_slice(), index);
@@ -296,19 +404,15 @@ impl<'a> Decoder<'a> {
                 group.bytes += bytes;
             }
         }
-        Ok(self.snapshot)
+        Ok(std::mem::take(&mut self.snapshot))
     }
 
-    /// The frames of a sample's locations, innermost first.
-    fn stack(&mut self, sample: usize, location_ids: &[u64]) -> Result<Arc<[Frame]>> {
-        if let [location_id] = location_ids {
-            return self.of_location(sample, *location_id);
-        }
-        let mut frames = Vec::new();
-        for &location_id in location_ids {
-            frames.extend_from_slice(&self.of_location(sample, location_id)?);
-        }
-        Ok(frames.into())
+    /// The frames of a sample's locations, innermost first, as the
+    /// locations' shared frames: a stack costs a word per location, however
+    /// many lines its locations inline.
+    fn stack(&mut self, sample: usize, location_ids: &[u64]) -> Result<Stack> {
+        let segments = location_ids.iter().map(|&location_id| self.of_location(sample, location_id));
+        Ok(Stack { segments: segments.collect::<Result<_>>()? })
     }
 
     /// A location's frames, made once however many samples refer to it. Its
@@ -346,6 +450,8 @@ impl<'a> Decoder<'a> {
         if let Some(e) = failed {
             return Err(e);
         }
+        // Locations with the same frames (differing only by address) share them.
+        let frames = self.segments.entry(frames.clone()).or_insert(frames).clone();
         if let Some(location) = found.and_then(|index| self.locations.get_mut(index)) {
             location.frames = Some(frames.clone());
         }
@@ -481,7 +587,7 @@ mod tests {
     }
 
     fn decode_profile(profile: &Profile) -> Result<DeviceMemorySnapshot> {
-        decode(Path::new(PATH), Bytes::from(profile.encode_to_vec()))
+        decode(Path::new(PATH), Bytes::from(profile.encode_to_vec())).map(|decoded| decoded.snapshot)
     }
 
     fn error_of(profile: &Profile) -> String {
@@ -510,7 +616,8 @@ mod tests {
             .collect();
         assert_eq!(frames, [("init", "model.py", 12, 10), ("step", "train.py", 30, 25), ("step", "train.py", 40, 25)]);
         // The executable's one frame is the buffer's outermost one, in a function stored once.
-        assert_eq!(snapshot.stacks[executable.stack][..], [snapshot.stacks[buffer.stack][2]]);
+        let outermost = snapshot.stacks[buffer.stack].iter().nth(2).copied();
+        assert_eq!(snapshot.stacks[executable.stack].iter().copied().collect::<Vec<_>>(), Vec::from_iter(outermost));
         assert_eq!(snapshot.functions.len(), 2);
     }
 

@@ -68,6 +68,31 @@ impl<'a> Fields<'a> {
         Fields { buf, pos: 0, field_start: 0, base }
     }
 
+    /// How many bytes of the buffer the fields read so far take.
+    pub fn consumed(&self) -> usize {
+        self.pos
+    }
+
+    /// The next field's key alone, for bytes that may be damaged (where the
+    /// field as a whole may not decode); `None` at the end or on a bad varint.
+    pub fn next_key(&mut self) -> Option<u64> {
+        (self.pos < self.buf.len()).then(|| self.varint().ok()).flatten()
+    }
+
+    pub fn skip_varint(&mut self) -> Option<()> {
+        self.varint().ok().map(|_| ())
+    }
+
+    /// Reads a length and returns the bytes after it, as many as it says or
+    /// as there are, whichever is fewer: in damaged bytes a length may be wrong.
+    pub fn rest_after_length(&mut self) -> Option<&'a [u8]> {
+        let len = usize::try_from(self.varint().ok()?).ok()?;
+        let rest = self.buf.get(self.pos..)?;
+        let taken = rest.get(..len.min(rest.len()))?;
+        self.pos += taken.len();
+        Some(taken)
+    }
+
     fn error(&self, at: usize, what: impl Into<String>) -> WireError {
         WireError { offset: self.base + at as u64, what: what.into(), field_start: self.base + self.field_start as u64 }
     }

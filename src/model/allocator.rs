@@ -19,6 +19,10 @@ pub struct Allocator {
     /// from the events so a million events do not hold a million strings.
     /// Index 0 is the empty string.
     pub strings: Vec<String>,
+    /// What in its events cannot be true (a negative total or size, totals
+    /// past 2^63 - 1), found as they were read: the allocator's figures are
+    /// then marked as not sound.
+    pub inconsistencies: Vec<String>,
     /// The program executions of the allocator's host, referenced by index
     /// from the events; shared by every allocator of the host.
     pub runs: Arc<[ProgramRun]>,

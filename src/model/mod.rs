@@ -7,10 +7,10 @@ pub mod program;
 pub mod torch_snapshot;
 
 pub use allocator::{Allocator, AllocatorEvent, AllocatorEventKind, ProgramRun};
-pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup};
+pub use device_memory::{DeviceMemorySnapshot, Frame, Label, LabelValue, LiveGroup, Stack};
 pub use program::{
-    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, InputOutputAlias, Instruction,
-    LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
+    Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, Inconsistency, InputOutputAlias,
+    Instruction, LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,
 };
 pub use torch_snapshot::TorchSnapshot;
 
@@ -44,4 +44,8 @@ pub struct Capture {
     pub devices: Vec<Device>,
     /// Problems that did not stop the read: a corrupt host file, an undecodable module.
     pub warnings: Vec<String>,
+    /// Host planes (`/host:CPU of vm.xplane.pb`) whose allocator events were
+    /// lost to damage, wholly or after the damage: with none read, the
+    /// profile is not one that records none.
+    pub damaged_allocator_planes: Vec<String>,
 }

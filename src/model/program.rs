@@ -78,6 +78,10 @@ pub struct BufferAssignment {
     /// each allocation (`BufferAssignmentProto.peak_buffers`), which newer
     /// XLA writes even where it leaves the heap traces out.
     pub peak_buffers: Vec<PeakBuffers>,
+    /// What in the assignment does not add up, found as it was read; the
+    /// memory spaces it touches carry it, so that no figure made from it
+    /// passes for sound.
+    pub inconsistencies: Vec<Inconsistency>,
 }
 
 /// The logical buffers live at the peak of one allocation's heap simulation.
@@ -86,6 +90,28 @@ pub struct PeakBuffers {
     /// `BufferAllocationProto.index` of the allocation.
     pub allocation_index: i64,
     pub logical_buffer_ids: Vec<i64>,
+}
+
+/// A part of the input that contradicts another or cannot be true (a
+/// negative size, an id listed twice, a buffer past its allocation's end, an
+/// event naming a buffer the assignment does not hold).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inconsistency {
+    /// The memory space (buffer colour) whose figures it touches; `None` for
+    /// every memory space of the trace or module.
+    pub color: Option<i64>,
+    /// The heap trace it lies in, when it lies in one.
+    pub trace: Option<usize>,
+    /// What is wrong, naming the ids and values involved, and how many more
+    /// of the same kind there are.
+    pub what: String,
+}
+
+impl Inconsistency {
+    /// Whether it touches the figures of memory space `color` replayed from `trace`.
+    pub fn touches(&self, color: i64, trace: Option<usize>) -> bool {
+        self.color.is_none_or(|c| c == color) && self.trace.is_none_or(|t| Some(t) == trace)
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -154,7 +180,7 @@ pub struct HeapTrace {
     /// Distinct instruction names, referenced by index from the events so a
     /// million-event trace does not hold a million strings; the same strings
     /// as [`Instruction::name`].
-    pub instruction_names: Vec<Arc<str>>,
+    pub instruction_names: Arc<[Arc<str>]>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,18 +189,38 @@ pub enum HeapEventKind {
     Free,
     ShareWith,
     /// A kind this version of xmem does not know; analysis reports it.
-    /// 16 bits (larger kinds saturate) keep an event at 24 bytes, which
+    /// 16 bits (larger kinds saturate) keep an event at 16 bytes, which
     /// counts in a trace of millions.
     Unknown(u16),
 }
 
+/// One heap-simulator event. Its buffers are the model's own (indices into
+/// [`BufferAssignment::logical_buffers`], resolved from the proto's ids as
+/// the trace is read, where an id the model does not hold is reported), so
+/// an event is 16 bytes and a replay finds a buffer without a lookup.
 #[derive(Debug, Clone, Copy)]
 pub struct HeapEvent {
     pub kind: HeapEventKind,
-    pub buffer_id: i64,
-    pub share_with_canonical_id: i64,
     /// Index into [`HeapTrace::instruction_names`].
     pub instruction: u32,
+    /// The buffer: an index into [`BufferAssignment::logical_buffers`], or
+    /// [`HeapEvent::NO_BUFFER`].
+    pub buffer: u32,
+    /// For a SHARE_WITH, the buffer whose memory it shares, likewise.
+    pub share_with: u32,
+}
+
+impl HeapEvent {
+    /// An id the model holds no buffer for.
+    pub const NO_BUFFER: u32 = u32::MAX;
+
+    pub fn buffer(&self) -> Option<usize> {
+        (self.buffer != Self::NO_BUFFER).then_some(self.buffer as usize)
+    }
+
+    pub fn share_with(&self) -> Option<usize> {
+        (self.share_with != Self::NO_BUFFER).then_some(self.share_with as usize)
+    }
 }
 
 #[cfg(test)]
@@ -182,8 +228,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_heap_event_is_24_bytes() {
+    fn a_heap_event_is_16_bytes() {
         // A trace of millions of events is held whole; see `HeapEventKind::Unknown`.
-        assert_eq!(std::mem::size_of::<HeapEvent>(), 24);
+        assert_eq!(std::mem::size_of::<HeapEvent>(), 16);
     }
 }

@@ -2,6 +2,7 @@
 //! (`xmem.oom/1`): the shared types every other file of `oom` builds on.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -50,11 +51,13 @@ pub struct Incident {
     pub program: Option<String>,
     /// The user's line the failure came from, as the traceback shows it.
     pub user_frame: Option<UserFrame>,
-    /// What to change for that cause, most useful first.
-    pub advice: Vec<String>,
-    /// With `xmem oom --with`: the failed program's memory, from its dump or profile.
+    /// What to change for that cause, most useful first; shared with its
+    /// events' advice where it is theirs.
+    pub advice: Vec<Arc<str>>,
+    /// With `xmem oom --with`: the failed program's memory, from its dump or
+    /// profile. Boxed: most incidents have none, and a log can have millions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub program_report: Option<super::join::ProgramReport>,
+    pub program_report: Option<Box<super::join::ProgramReport>>,
 }
 
 impl Incident {
@@ -181,7 +184,8 @@ pub struct OomEvent {
     /// would have followed (more allocations, the rest of a dump) is missing.
     pub truncated: bool,
     /// What to try, most specific first, with the exact flags and parameters.
-    pub advice: Vec<String>,
+    /// Shared: a log of a million failures of one kind holds each text once.
+    pub advice: Vec<Arc<str>>,
     /// One sentence: what ran out, how much was needed and how much there was.
     pub summary: String,
     /// Line where the error first appears (1-based).

@@ -5,9 +5,12 @@
 use super::advice;
 use super::event::{Framework, Kind, OomEvent, Phase};
 use super::gpu::{ARGUMENTS, REMAT};
+use crate::ingest::interner::Interner;
 use crate::units::human_bytes_precise as size;
 
-pub(super) fn explain(event: &mut OomEvent) {
+/// `texts` holds the advice already given, so events that get the same
+/// advice share it.
+pub(super) fn explain(event: &mut OomEvent, texts: &mut Interner) {
     if event.phase.is_none() {
         event.phase = phase(event.kind);
     }
@@ -27,7 +30,7 @@ pub(super) fn explain(event: &mut OomEvent) {
         }
     }
     event.summary = summary(event);
-    event.advice = advice::advice(event);
+    event.advice = advice::advice(event).iter().map(|text| texts.text(text)).collect();
 }
 
 /// When a kind of failure happens, unless the log says otherwise (autotuning).

@@ -3,6 +3,8 @@
 //! driver's line) and then the log moves on: events that follow each other
 //! closely, each of a kind the incident does not have yet, are one incident.
 
+use std::sync::Arc;
+
 use super::event::{Incident, Kind, OomEvent};
 use super::verdict;
 
@@ -63,7 +65,7 @@ pub(super) fn judged(members: Vec<usize>, events: &[OomEvent], exit_code: Option
     let title = verdict.title.unwrap_or_else(|| primary_event.map(|event| event.summary.clone()).unwrap_or_default());
     let advice = match verdict.advice.is_empty() {
         true => primary_event.map(|event| event.advice.clone()).unwrap_or_default(),
-        false => verdict.advice,
+        false => verdict.advice.into_iter().map(Arc::from).collect(),
     };
     Incident {
         events: members,

@@ -170,7 +170,7 @@ pub fn attach(incident: &mut Incident, report: ProgramReport) {
     if report.matched_by.is_some() {
         incident.advice.retain(|advice| !advice.starts_with(super::verdict::JOIN_HINT));
     }
-    incident.program_report = Some(report);
+    incident.program_report = Some(Box::new(report));
 }
 
 /// The program report of one incident, from the modules of `programs`.

@@ -12,6 +12,7 @@ use super::event::{Framework, Incident, OomEvent};
 use super::general::{self, Reading};
 use super::line::{looks_cut, normalise, Line, Numbering};
 use super::{bfc, cupy, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
+use crate::ingest::interner::Interner;
 
 /// A memory-error line that no parser claimed may be the first line of an
 /// error that the next lines spell out (`RESOURCE_EXHAUSTED: E1001: CompileTimeScopedVmemOom:`
@@ -87,6 +88,8 @@ pub(super) struct Scanner {
     last_raw_wrapped: bool,
     /// The log reached what `xmem run` added after the job's output ([`super::AFTER_THE_JOB`]).
     past_the_job: bool,
+    /// The advice given so far, shared by the events that get the same.
+    advice_texts: Interner,
 }
 
 impl Scanner {
@@ -346,7 +349,7 @@ impl Scanner {
         }
         for &at in &gathering.events {
             if let Some(event) = self.events.get_mut(at) {
-                explain::explain(event);
+                explain::explain(event, &mut self.advice_texts);
             }
         }
         self.incidents.push(gathering.into_incident(&self.events));

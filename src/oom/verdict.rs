@@ -282,7 +282,7 @@ const CLOSE_TO_THE_LIMIT: &str = "it ran close to its memory limit: the allocato
 fn room(facts: &Facts, event: &OomEvent) -> Vec<String> {
     match facts.need {
         Some(need) => program_room(facts, need),
-        None => event.advice.clone(),
+        None => event.advice.iter().map(|advice| advice.to_string()).collect(),
     }
 }
 

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::escape::printable;
 use super::table::{align_right, bytes, fact, file_name_and_line, heading, ratio_text, table, Flavor};
-use crate::analysis::device_memory::{DeviceMemoryReport, DeviceUsage, Largest, StackFrame, StackUsage};
+use crate::analysis::device_memory::{DeviceMemoryReport, DeviceUsage, Largest, StackFrame, StackFrames, StackUsage};
 use crate::diff::device_memory::{Delta, DeviceMemoryDiff};
 use crate::units::human_delta;
 
@@ -176,8 +176,8 @@ fn change(delta: &Delta, growth: &str) -> String {
     )
 }
 
-fn write_frames(out: &mut dyn Write, flavor: Flavor, frames: &[StackFrame]) -> io::Result<()> {
-    for frame in frames {
+fn write_frames(out: &mut dyn Write, flavor: Flavor, frames: &StackFrames) -> io::Result<()> {
+    for frame in frames.iter() {
         match flavor {
             Flavor::Text => writeln!(out, "     {}", printable(&frame_line(frame)))?,
             Flavor::Markdown => {

@@ -160,8 +160,8 @@ pub fn write_survived(out: &mut dyn Write, flavor: Flavor, report: &OomReport) -
             }
         }
         let advice: Vec<&str> = match joined.and_then(|joined| joined.top_change.as_ref()) {
-            Some(change) => incident.advice.iter().take(1).map(String::as_str).chain([change.text.as_str()]).collect(),
-            None => incident.advice.iter().map(String::as_str).collect(),
+            Some(change) => incident.advice.iter().take(1).map(AsRef::as_ref).chain([change.text.as_str()]).collect(),
+            None => incident.advice.iter().map(AsRef::as_ref).collect(),
         };
         for (i, advice) in advice.into_iter().enumerate() {
             fact(out, flavor, if i == 0 { "Advice" } else { "" }, advice)?;

@@ -101,8 +101,20 @@ pub fn allocator_facts(allocator: &AllocatorReport) -> Vec<(&'static str, String
         ("Events", format!("{} allocations, {} deallocations", allocator.num_allocations, allocator.num_deallocations)),
     ];
     facts.extend(allocator.notes.iter().map(|note| ("Note", note.clone())));
+    mark_inconsistent(&mut facts, allocator.inconsistencies.iter().map(String::as_str));
     facts
 }
+
+/// Puts what in the input contradicts itself before the figures made from
+/// it, so none of them reads as sound.
+fn mark_inconsistent<'a>(facts: &mut Vec<(&'static str, String)>, inconsistencies: impl Iterator<Item = &'a str>) {
+    let found: Vec<(&'static str, String)> =
+        inconsistencies.map(|what| (INCONSISTENT_LABEL, format!("{what}; the figures here are not sound"))).collect();
+    facts.splice(0..0, found);
+}
+
+/// The label of a fact that says the input contradicts itself.
+pub const INCONSISTENT_LABEL: &str = "Inconsistent input";
 
 /// As for buffers, a terminal puts the type, shape and op name in one cell.
 pub fn allocation_header(flavor: Flavor) -> &'static [&'static str] {
@@ -285,7 +297,12 @@ pub fn summary_rows(report: &Report) -> (Vec<Vec<String>>, bool, usize) {
                 module.name.clone(),
                 id.clone(),
                 space.name.clone(),
-                format!("{}{}", bytes(space.peak_bytes), if missing { " *" } else { "" }),
+                format!(
+                    "{}{}{}",
+                    bytes(space.peak_bytes),
+                    if missing { " *" } else { "" },
+                    if space.inconsistencies.is_empty() { "" } else { " (inconsistent input)" }
+                ),
                 bytes(space.peak_unpadded_bytes),
                 bytes(space.always_live_bytes()),
                 bytes(space.breakdown.temporaries),
@@ -380,6 +397,7 @@ pub fn space_facts(space: &MemorySpaceReport) -> Vec<(&'static str, String)> {
     };
     facts.push(("Total allocation", format!("{} {fragmentation}", bytes(space.total_allocation_bytes))));
     facts.extend(space.notes.iter().map(|note| ("Note", note.to_string())));
+    mark_inconsistent(&mut facts, space.inconsistencies.iter().map(|found| found.as_ref()));
     facts
 }
 

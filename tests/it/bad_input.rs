@@ -188,7 +188,7 @@ fn field(number: u8, payload: Vec<u8>) -> Vec<u8> {
 /// pixel arithmetic overflowed (a panic where overflow is checked).
 #[test]
 fn charts_of_a_buffer_of_negative_size_are_drawn() {
-    let mut proto = crate::hostile::synthetic::many_buffers_hlo(4);
+    let mut proto = crate::synthetic::many_buffers_hlo(4);
     let assignment = proto.buffer_assignment.as_mut().unwrap();
     assignment.logical_buffers[1].size = i64::MIN + 4096;
     for assigned in assignment.buffer_allocations.iter_mut().flat_map(|a| a.assigned.iter_mut()) {
@@ -196,9 +196,15 @@ fn charts_of_a_buffer_of_negative_size_are_drawn() {
             assigned.size = i64::MIN + 4096;
         }
     }
+    charts_and_page_end_with_an_exit_code("negative.hlo.pb", &prost::Message::encode_to_vec(&proto));
+}
+
+/// `xmem plot` and `xmem report --format html` on `bytes`, written as
+/// `file_name`, end with exit code 0 or 2 (not a panic).
+fn charts_and_page_end_with_an_exit_code(file_name: &str, bytes: &[u8]) {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("negative.hlo.pb");
-    std::fs::write(&input, prost::Message::encode_to_vec(&proto)).unwrap();
+    let input = dir.path().join(file_name);
+    std::fs::write(&input, bytes).unwrap();
     let charts = dir.path().join("charts");
     for args in [&["plot", "-o", charts.to_str().unwrap()][..], &["report", "--format", "html", "-o", "/dev/null"]] {
         let output = cargo_bin_cmd!("xmem").args(args).arg(&input).output().unwrap();
@@ -232,12 +238,35 @@ fn an_allocator_fragmentation_far_outside_its_axis_is_drawn() {
         }
     }
     assert!(changed > 0, "the fixture records fragmentation");
+    charts_and_page_end_with_an_exit_code("vm.xplane.pb", &space.encode_to_vec());
+}
+
+/// Found by fuzzing the heap simulation: a buffer that shares memory and then
+/// names itself as the buffer it shares with made every later lookup of it
+/// loop for ever. The replay now stops there with a note, and the memory
+/// space is marked inconsistent.
+#[test]
+fn a_buffer_sharing_with_itself_ends_the_replay_not_the_run() {
+    use prost::Message;
+    use xmem::ingest::proto::xla::heap_simulator_trace::Event;
+    let mut proto =
+        crate::synthetic::hlo_proto("jit_self_share", crate::synthetic::ModuleSize { live_at_peak: 2, transient: 0 });
+    let events = &mut proto.buffer_assignment.as_mut().unwrap().heap_simulator_traces[0].events;
+    let share = |buffer_id, share_with_canonical_id| Event {
+        kind: 2,
+        buffer_id,
+        share_with_canonical_id,
+        ..Default::default()
+    };
+    events.splice(1..1, [share(1, 0), share(1, 1)]);
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("vm.xplane.pb");
-    std::fs::write(&input, space.encode_to_vec()).unwrap();
-    let charts = dir.path().join("charts");
-    for args in [&["plot", "-o", charts.to_str().unwrap()][..], &["report", "--format", "html", "-o", "/dev/null"]] {
-        let output = cargo_bin_cmd!("xmem").args(args).arg(&input).output().unwrap();
-        assert!(matches!(output.status.code(), Some(0 | 2)), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    }
+    let file = dir.path().join("self_share.hlo.pb");
+    std::fs::write(&file, proto.encode_to_vec()).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_xmem"))
+        .args(["report", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("buffer 1 shares memory with itself"));
 }

@@ -14,7 +14,7 @@ use prost::Message;
 use xmem::ingest::proto::pprof::Profile;
 use xmem::ingest::proto::xplane::{x_stat, XSpace};
 
-use crate::hostile::synthetic;
+use crate::synthetic;
 
 /// What a hostile name holds: an OSC that retitles the terminal, BEL, a
 /// colour, a carriage return and a newline starting a forged error line, a

@@ -1,6 +1,8 @@
 //! xmem's integration tests, in one binary: one link instead of one per
 //! file, which is most of a fresh clone's test time.
 mod common;
+#[path = "../../benches/support/synthetic.rs"]
+mod synthetic;
 
 mod amplification;
 mod attribution;
@@ -20,6 +22,7 @@ mod hostile;
 mod html_explorer;
 mod html_in_browser;
 mod html_report;
+mod inconsistent_inputs;
 mod memory_profile_parity;
 mod memory_viewer_parity;
 mod module_identity;

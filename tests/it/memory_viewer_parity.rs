@@ -75,7 +75,7 @@ fn compare(oracle: &Value, space: &MemorySpaceReport) -> Vec<String> {
         .and_then(Value::as_array)
         .map(|a| a.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect())
         .unwrap_or_default();
-    if space.instructions.iter().map(|n| n.as_ref()).ne(names.iter().map(String::as_str)) {
+    if space.instructions.iter().ne(names.iter().map(String::as_str)) {
         errors.push("instruction names per event differ".into());
     }
 

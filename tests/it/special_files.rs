@@ -12,7 +12,7 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::*;
 
 use crate::common::profile;
-use crate::hostile::synthetic;
+use crate::synthetic;
 
 /// Long enough for any of these on a loaded machine; a blocked or endless read takes forever.
 const PATIENCE: Duration = Duration::from_secs(60);
