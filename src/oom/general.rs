@@ -86,10 +86,22 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         return None;
     }
     let tables = vocabulary::compiled();
-    let matched: Vec<usize> = tables.set.matches(text.as_bytes()).into_iter().collect();
+    let mut matched: Vec<usize> = tables.set.matches(text.as_bytes()).into_iter().collect();
+    let first_at = |row: usize| tables.rows[row].find(text.as_bytes()).map(|m| m.start());
+    // Words that are part of a command-line flag name it; the rows with
+    // words outside any flag are the line's, if there are any.
+    let stated = |row: usize| tables.rows[row].find_iter(text.as_bytes()).find(|m| !in_flag(text, m.start()));
+    let outside: Vec<usize> = matched.iter().copied().filter(|&row| stated(row).is_some()).collect();
+    let only_flags = outside.is_empty();
+    if !only_flags {
+        matched = outside;
+    }
     let first_row = *matched.first()?;
-    let at =
-        matched.iter().filter_map(|&row| tables.rows[row].find(text.as_bytes())).map(|m| m.start()).min().unwrap_or(0);
+    let at = matched
+        .iter()
+        .filter_map(|&row| if only_flags { first_at(row) } else { stated(row).map(|m| m.start()) })
+        .min()
+        .unwrap_or(0);
     let token = matched.iter().any(|&row| FAILURE_WORDS[row].strength == Strength::Token);
     // What follows the failure words far away is not their message (a line
     // may run on for megabytes): it is not read, so a line costs the same
@@ -99,7 +111,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let opening = &text[sentence.start..at];
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
     let people = if record { opening } else { text };
-    let talk = tables.talk.is_match(text[sentence.clone()].as_bytes())
+    // A program's message quoted in backticks may say `your` (Slurm's
+    // `Some of your processes may have been killed`): only the writer's
+    // own words around the quote tell that a person writes.
+    let people = regex!(r"`[^`]*`").replace_all(people, " ");
+    let talk = only_flags
+        || tables.talk.is_match(text[sentence.clone()].as_bytes())
         || tables.conditions.is_match(opening.as_bytes())
         || tables.people.is_match(people.as_bytes())
         || tables.code.is_match(&text.as_bytes()[..at])
@@ -177,8 +194,24 @@ pub(super) fn is_frame(text: &str) -> bool {
 /// Text before the failure words that still lets them open the message:
 /// nothing, punctuation, or a label (`INTERNAL: `, `error: `).
 fn opens_message(before: &str) -> bool {
+    if vocabulary::compiled().list_marker.is_match(before.as_bytes()) {
+        return false;
+    }
     let before = before.trim_end();
     before.chars().all(|c| !c.is_alphanumeric()) || before.ends_with(':')
+}
+
+/// Whether the failure words at `at` are part of a command-line flag
+/// ([`vocabulary::FLAG`]); only the few bytes before them are looked at.
+fn in_flag(text: &str, at: usize) -> bool {
+    let mut from = at.saturating_sub(64);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let window = &text[from..at];
+    // A window cut inside a long token holds no flag's start: only a separator can begin one there.
+    let starts = from == 0 || window.contains(|c: char| c.is_whitespace() || "`'\"=([,".contains(c));
+    starts && vocabulary::compiled().flag.is_match(window.as_bytes())
 }
 
 /// Where the message holding the failure words at `at` starts: after the
@@ -519,6 +552,10 @@ mod tests {
             "TIL: didn't know that vmaCreateBuffer could potentially return VK_ERROR_OUT_OF_HOST_MEMORY",
             "Often the cause of a MemoryError is incorrect broadcasting resulting in a very large and incorrect shape.",
             "Error -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY. I would try to reduce the number of threads.",
+            // A flag named, a list item that only names the failure.
+            "- Added `-XX:+HeapDumpOnOutOfMemoryError` option to Gradle JVM",
+            "ZC1674 — Warn on `docker/podman run --oom-kill-disable` or `--oom-score-adj <= -500`",
+            "- OOM kill behavior options",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| !r.statement), "{talk}: {reading:?}");
@@ -532,6 +569,9 @@ mod tests {
             "RuntimeError: Aborted(Cannot enlarge memory arrays to size 675418112 bytes (OOM). Either (1) compile with -sINITIAL_MEMORY=X, or (3) if you want malloc to return NULL (0) instead of this abort, compile with -sABORTING_MALLOC=0)",
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
             "20/02/17 11:44:49 ERROR Executor: Task failed with an OutOfMemoryError",
+            // `your` in the program's message quoted in backticks, not the writer's.
+            "the job seems to have been killed due to oom `in StepId=5770797.batch. Some of your processes may have been killed by the cgroup out-of-memory handler`",
+            "java -Xmx2g -XX:+HeapDumpOnOutOfMemoryError -jar app.jar: java.lang.OutOfMemoryError: Java heap space",
         ] {
             let reading = read(&normalise(1, record.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| r.statement), "{record}: {reading:?}");
@@ -573,6 +613,7 @@ mod tests {
         ("ALLOC_FAILED", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling"),
         ("ALLOCATION_FAILURE", "OpenCL error: CL_MEM_OBJECT_ALLOCATION_FAILURE"),
         ("runtime: out of memory", "fatal error: runtime: out of memory"),
+        ("oom-kill event", "Detected 1 oom_kill event in StepId=11300781.0."),
         ("killed for memory", "Task was killed due to the node running low on memory."),
         ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),
         ("memory exhausted", "Allowed memory size of 134217728 bytes exhausted (tried to allocate 81513688 bytes)"),

@@ -92,6 +92,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        name: "oom-kill event",
+        pattern: r"(?i)\boom[-_]kill events?\b|\boom[-_]kill event\(s\)",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "killed for memory",
         pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\b(?:oom|memory pressure)\b.{0,40}\bkill(?:ed|ing)?\b|\btoo much memory\b",
         closest: Closest::Kind(Kind::HostOom),
@@ -191,13 +197,13 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory not available",
-        pattern: r"(?i)\bmemory not available\b|\binsufficient (?:\w+ )?memory\b",
+        pattern: r"(?i)\bmemory not available\b|\binsufficient (?:\w+ )?memory\b|\bno (?:available|free) memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to) (?:be )?allocated?\b|\berror allocating\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to) (?:be |\w+ )?(?:allocated?|[cm]alloc|realloc)\b|\berror allocating\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -230,6 +236,10 @@ pub(super) const ANCHORS: &[&str] = &[
     "not enough",
     "insufficient",
     "memory not available",
+    "no available memory",
+    "no free memory",
+    "calloc",
+    "malloc",
     "t allocate",
     "o allocate",
     "be allocated",
@@ -314,6 +324,16 @@ pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b";
 pub(super) const CODE: &str =
     r"^[\s+>-]*(?:throw|raise|catch|except|if|elif|while|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$";
 
+/// A command-line flag that the failure words are part of (`-XX:+HeapDumpOnOutOfMemoryError`,
+/// `--oom-kill-disable`, `--oom-score-adj`): the flag is named, nothing
+/// failed. Matched against the text right before the words.
+pub(super) const FLAG: &str = r#"(?:^|[\s`'"=(\[,])--?[\w:+.-]*$"#;
+
+/// A markdown list item's marker (`- `, `* `, `1. `): an item opens with
+/// the marker, not with the failure words after it (`- OOM kill behavior
+/// options`), so it is a record only by its own error words.
+pub(super) const LIST_MARKER: &str = r"^\s*(?:[-*+]|\d{1,3}[.)])\s+$";
+
 /// A determiner right before the failure words: the failure named as a
 /// thing (`why does this give a MemoryError`, `will throw an
 /// OutOfMemoryError if …`), talk unless the sentence opens as a record
@@ -363,7 +383,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|needs?|needed|requires?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|to reserve|request(?:ed|ing|s)?|needs?|needed|requires?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -405,6 +425,8 @@ pub(super) struct Compiled {
     pub code: Regex,
     pub named: Regex,
     pub explained: Regex,
+    pub flag: Regex,
+    pub list_marker: Regex,
     /// One regex per side: each alternative a row of [`SIZE_ROLES`], as a numbered group.
     pub roles_before: Regex,
     pub roles_after: Regex,
@@ -466,6 +488,8 @@ pub(super) fn compiled() -> &'static Compiled {
             code: ascii(CODE),
             named: ascii(NAMED),
             explained: ascii(EXPLAINED),
+            flag: ascii(FLAG),
+            list_marker: ascii(LIST_MARKER),
             roles_before: roles(Side::Before, false),
             roles_after: roles(Side::After, true),
         }
