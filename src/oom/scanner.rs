@@ -68,6 +68,10 @@ impl Preamble {
     }
 }
 
+/// How much of the line before a failure the reader keeps, to read a
+/// sentence wrapped by hand whole ([`Scanner::continues_talk`]).
+const PROSE_TAIL: usize = 160;
+
 #[derive(Default)]
 pub(super) struct Scanner {
     events: Vec<OomEvent>,
@@ -88,6 +92,11 @@ pub(super) struct Scanner {
     last_raw_wrapped: bool,
     /// The log reached what `xmem run` added after the job's output ([`super::AFTER_THE_JOB`]).
     past_the_job: bool,
+    /// The end of the line before the one being read ([`PROSE_TAIL`] bytes at most), and of
+    /// the one being read: a person's sentence wrapped by hand may put its talk words
+    /// (`this can result in the host running`) on the line before the failure words.
+    previous_tail: Vec<u8>,
+    tail: Vec<u8>,
     /// The advice given so far, shared by the events that get the same.
     advice_texts: Interner,
 }
@@ -96,6 +105,9 @@ impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
         let skip = self.numbering.prefix_len(raw);
         let raw = raw.get(skip..).unwrap_or(raw);
+        std::mem::swap(&mut self.previous_tail, &mut self.tail);
+        self.tail.clear();
+        self.tail.extend_from_slice(&raw[raw.len().saturating_sub(PROSE_TAIL)..]);
         self.past_the_job |= raw.starts_with(super::AFTER_THE_JOB.as_bytes());
         if self.past_the_job {
             return;
@@ -147,6 +159,9 @@ impl Scanner {
             Some(detected) => self.start(detected, &line),
             None => {
                 let Some(reading) = general::read(&line).filter(|reading| reading.statement) else { return };
+                if self.continues_talk(&line) {
+                    return;
+                }
                 self.flush_preamble();
                 self.preamble = Some(Preamble {
                     number: line.number,
@@ -213,6 +228,27 @@ impl Scanner {
         false
     }
 
+    /// Whether `line` goes on with a person's sentence that the line before
+    /// began, and the sentence, read whole, is talk: a hand-wrapped paragraph
+    /// (`… this can result in the host running` / `out of memory and require
+    /// killing …`). Only a line without a log prefix that starts in lower
+    /// case, after a line that ends inside a sentence, can go on with one.
+    fn continues_talk(&self, line: &Line) -> bool {
+        if line.prefixed || !line.text.starts_with(|c: char| c.is_ascii_lowercase()) {
+            return false;
+        }
+        let before = String::from_utf8_lossy(&self.previous_tail);
+        let before = before.trim_end();
+        if before.is_empty() || before.ends_with(['.', '!', '?', ':', ';', '`', '"', ')', ']', '}']) {
+            return false;
+        }
+        // The sentence's start on the line before: after its last full stop.
+        let start = regex!(r"[.;!?]\s+").find_iter(before).last().map_or(0, |m| m.end());
+        let joined = format!("{} {}", &before[start..], line.text);
+        let whole = Line { number: line.number, text: joined.into(), repeats: line.repeats, prefixed: false };
+        general::read(&whole).is_some_and(|reading| reading.talk)
+    }
+
     /// The next physical line of a held message that no parser knows: a
     /// wrapped sentence or the message's own next line (not a new record,
     /// a traceback frame, or a failure with words of its own) adds its sizes.
@@ -247,7 +283,7 @@ impl Scanner {
         let reading = general::read(line);
         // A person's sentence about a failure (`In case the process is being
         // killed by the OOM killer, …`), not a record of one: no event.
-        if block.is_none() && !line.prefixed && reading.as_ref().is_some_and(|reading| reading.talk) {
+        if block.is_none() && !line.prefixed && (reading.as_ref().is_some_and(|reading| reading.talk) || self.continues_talk(line)) {
             return;
         }
         // A family that knows the framework from the message itself (CuPy) is believed first.
