@@ -382,25 +382,23 @@ fn runtime(event: &OomEvent) -> Vec<String> {
     }
 }
 
-/// A device ran out in a stack with no advice of its own here: what holds for every one.
+/// A device ran out in a stack with no advice of its own here: what holds for
+/// every one. A request larger than the whole memory fits however little
+/// else holds it: then only its size is worth looking at.
 fn device(event: &OomEvent) -> Vec<String> {
-    let mut advice = Vec::new();
     if let (Some(requested), Some(capacity)) = (event.requested_bytes, event.capacity_bytes) {
         if requested > capacity {
-            advice.push(format!(
+            return vec![format!(
                 "The request alone ({}) is larger than the whole memory ({}): look at what computes its size (a \
                  shape, a batch, a buffer size that overflowed).",
                 size(requested),
                 size(capacity)
-            ));
+            )];
         }
     }
-    advice.push(
-        "Check that no other process holds the device's memory (nvidia-smi, rocm-smi), then lower what this one \
+    vec!["Check that no other process holds the device's memory (nvidia-smi, rocm-smi), then lower what this one \
          keeps there: a smaller batch or input, a smaller model or lower precision, fewer buffers alive at once."
-            .to_string(),
-    );
-    advice
+        .to_string()]
 }
 
 /// CuPy's pool: what it holds, its limit, and the array that did not fit.
@@ -463,6 +461,7 @@ fn pytorch(event: &OomEvent) -> Vec<String> {
         return vec![too_large];
     }
     let mut advice = Vec::new();
+    let capped = event.limit_bytes.zip(event.device_bytes).is_some_and(|(limit, device)| limit < device);
     if let (Some(limit), Some(device)) = (event.limit_bytes, event.device_bytes) {
         if limit < device && event.free_bytes >= event.requested_bytes {
             advice.push(format!(
@@ -476,7 +475,10 @@ fn pytorch(event: &OomEvent) -> Vec<String> {
     }
     let reserved_unused =
         event.figure("PyTorch", "reserved by PyTorch but unallocated").and_then(|b| u64::try_from(b).ok());
-    if let (Some(unused), Some(requested)) = (reserved_unused, event.requested_bytes) {
+    // With the request free on the device, the pool's holes did not stop it: the allocator
+    // would have taken a new segment.
+    let device_room = event.free_bytes.zip(event.requested_bytes).filter(|(free, requested)| free >= requested);
+    if let (Some(unused), Some(requested), None) = (reserved_unused, event.requested_bytes, device_room) {
         if unused >= requested {
             advice.push(format!(
                 "PyTorch holds {} reserved but unallocated, more than the {} requested: fragmentation.",
@@ -484,6 +486,15 @@ fn pytorch(event: &OomEvent) -> Vec<String> {
                 size(requested)
             ));
         }
+    }
+    if let (Some((free, requested)), false) = (device_room, capped) {
+        advice.push(format!(
+            "The GPU reports {} free, more than the {} requested: its memory is not simply full. A limit on this \
+             process (torch.cuda.set_per_process_memory_fraction, a container or driver limit) or memory too \
+             scattered for one block of that size refused it.",
+            size(free),
+            size(requested)
+        ));
     }
     if let (Some(requested), Some(capacity)) = (event.requested_bytes, event.capacity_bytes) {
         if requested > capacity / 2 {

@@ -307,7 +307,7 @@ fn size_token() -> &'static Regex {
 
 /// Every size in `text`, each with the role its words give it.
 fn sizes(text: &str) -> Sizes {
-    let mut sizes = Sizes::default();
+    let mut sizes = labelled_pair(text);
     for (size, role) in sizes_and_roles(text) {
         let Some(role) = role else { continue };
         if let Some(slot) = sizes.slot(role.role()) {
@@ -316,6 +316,27 @@ fn sizes(text: &str) -> Sizes {
                 RoleFrom::Pair(_) => Some(size.bytes),
                 RoleFrom::Row(_) => slot.or(Some(size.bytes)),
             };
+        }
+    }
+    sizes
+}
+
+/// Two byte counts under two labels, in the same order (`Free memory/Total
+/// memory: 22635544576/85095874560`, as XLA's async allocator quotes CUDA):
+/// each takes the role its label's words give it ([`vocabulary::SIZE_ROLES`]),
+/// where a bare `A/B` would read as used of a capacity.
+fn labelled_pair(text: &str) -> Sizes {
+    let mut sizes = Sizes::default();
+    let Some(found) =
+        regex!(r"(?i)\b([a-z]+)(?: memory)?\s*/\s*([a-z]+)(?: memory)?\s*[:=]\s*(\d{1,20})\s*/\s*(\d{1,20})\b")
+            .captures(text)
+    else {
+        return sizes;
+    };
+    for (label, count) in [(1, 3), (2, 4)] {
+        let role = role_before(&format!("{} ", &found[label])).map(|row| vocabulary::SIZE_ROLES[row].role);
+        if let (Some(slot), Ok(bytes)) = (role.and_then(|role| sizes.slot(role)), found[count].parse()) {
+            *slot = Some(bytes);
         }
     }
     sizes

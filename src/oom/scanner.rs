@@ -283,7 +283,10 @@ impl Scanner {
         let reading = general::read(line);
         // A person's sentence about a failure (`In case the process is being
         // killed by the OOM killer, …`), not a record of one: no event.
-        if block.is_none() && !line.prefixed && (reading.as_ref().is_some_and(|reading| reading.talk) || self.continues_talk(line)) {
+        if block.is_none()
+            && !line.prefixed
+            && (reading.as_ref().is_some_and(|reading| reading.talk) || self.continues_talk(line))
+        {
             return;
         }
         // A family that knows the framework from the message itself (CuPy) is believed first.

@@ -494,7 +494,9 @@ fn fragmentation(facts: &Facts) -> Option<Decision> {
             facts.who(),
             size(largest)
         ),
-        (_, _, Some(unused)) if unused >= request => {
+        // The pool's holes explain the failure only when the device could not
+        // give a new segment: with the request free on the device, something else refused it.
+        (_, _, Some(unused)) if unused >= request && facts.free.is_none_or(|free| free < request) => {
             let device_free =
                 facts.free.map(|free| format!(", while the GPU has {} free", size(free))).unwrap_or_default();
             format!(
