@@ -220,9 +220,17 @@ impl Block for Dump {
             event.free_bytes = event.free_bytes.or(size::unsigned(size::parse(&found[2])));
             event.capacity_bytes = event.capacity_bytes.or(size::unsigned(size::parse(&found[7])));
             event.limit_bytes = event.limit_bytes.or(event.capacity_bytes);
-        } else if t == "Stats:" {
+        } else if let Some(first) = t.strip_prefix("Stats:") {
+            // The first figure may share the line (`Stats: Limit:   0`, XLA's async allocator).
             self.in_stats = true;
             let _ = event.section(STATS);
+            let first = first.trim();
+            if !first.is_empty() && !self.stat(event, first) {
+                return Feed::Ended;
+            }
+        } else if let Some(found) = regex!(r"^Reported by CUDA: Free memory/Total memory: (\d+)/(\d+)$").captures(t) {
+            event.free_bytes = event.free_bytes.or(found[1].parse().ok());
+            event.capacity_bytes = event.capacity_bytes.or(found[2].parse().ok());
         } else {
             return Feed::Ended;
         }
@@ -255,7 +263,8 @@ impl Dump {
             return true;
         }
         match name {
-            "Limit" => {
+            // A limit of 0 is no limit (the async allocator's when none is set).
+            "Limit" if bytes != Some(0) => {
                 event.capacity_bytes = event.capacity_bytes.or(size::unsigned(bytes));
                 event.limit_bytes = event.limit_bytes.or(event.capacity_bytes);
             }

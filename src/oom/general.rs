@@ -122,9 +122,17 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         || tables.code.is_match(&text.as_bytes()[..at])
         || tables.explained.is_match(&text.as_bytes()[..at])
         || (!record && tables.named.is_match(opening.as_bytes()));
+    // An error word in a clause of what would happen (`… until init itself is
+    // killed.`) does not make the line a record of what did.
+    // Nor does one in a sentence before theirs (`… so the container is killed on
+    // overrun; shift … instead of rigging OOM scores.`); the sentences after
+    // may tell what the failure led to (`… exceeds the memory usage
+    // threshold of 0.95. Ray killed this worker`).
+    let asserted =
+        regex!(r"(?i)\b(?:until|unless|whenever|in case)\b[^.;!?]*").replace_all(&text[sentence.start..], " ");
     let statement = !talk
         && !is_frame(text)
-        && (token || line.prefixed || tables.error_marks.is_match(text.as_bytes()) || opens_message(&text[..at]));
+        && (token || line.prefixed || tables.error_marks.is_match(asserted.as_bytes()) || opens_message(&text[..at]));
     let message = &text[message_start(text, at)..];
     let kind = closest(FAILURE_WORDS[first_row].closest, message);
     let memory_space = match kind {
@@ -307,7 +315,7 @@ fn size_token() -> &'static Regex {
 
 /// Every size in `text`, each with the role its words give it.
 fn sizes(text: &str) -> Sizes {
-    let mut sizes = labelled_pair(text);
+    let mut sizes = Sizes::default();
     for (size, role) in sizes_and_roles(text) {
         let Some(role) = role else { continue };
         if let Some(slot) = sizes.slot(role.role()) {
@@ -316,27 +324,6 @@ fn sizes(text: &str) -> Sizes {
                 RoleFrom::Pair(_) => Some(size.bytes),
                 RoleFrom::Row(_) => slot.or(Some(size.bytes)),
             };
-        }
-    }
-    sizes
-}
-
-/// Two byte counts under two labels, in the same order (`Free memory/Total
-/// memory: 22635544576/85095874560`, as XLA's async allocator quotes CUDA):
-/// each takes the role its label's words give it ([`vocabulary::SIZE_ROLES`]),
-/// where a bare `A/B` would read as used of a capacity.
-fn labelled_pair(text: &str) -> Sizes {
-    let mut sizes = Sizes::default();
-    let Some(found) =
-        regex!(r"(?i)\b([a-z]+)(?: memory)?\s*/\s*([a-z]+)(?: memory)?\s*[:=]\s*(\d{1,20})\s*/\s*(\d{1,20})\b")
-            .captures(text)
-    else {
-        return sizes;
-    };
-    for (label, count) in [(1, 3), (2, 4)] {
-        let role = role_before(&format!("{} ", &found[label])).map(|row| vocabulary::SIZE_ROLES[row].role);
-        if let (Some(slot), Ok(bytes)) = (role.and_then(|role| sizes.slot(role)), found[count].parse()) {
-            *slot = Some(bytes);
         }
     }
     sizes
@@ -577,6 +564,9 @@ mod tests {
             "- Added `-XX:+HeapDumpOnOutOfMemoryError` option to Gradle JVM",
             "ZC1674 — Warn on `docker/podman run --oom-kill-disable` or `--oom-score-adj <= -500`",
             "- OOM kill behavior options",
+            // An error word only in a clause of what would happen.
+            "Why: A memory leak inside then drives the host into OOM reclaim until sshd / journald / init itself is killed.",
+            "Fix suggestion: Cap memory with `--memory=<limit>` so the container is killed on overrun; shift heavy workloads to a dedicated node instead of rigging OOM scores.",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| !r.statement), "{talk}: {reading:?}");

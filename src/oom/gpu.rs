@@ -3,6 +3,7 @@
 //! ordinal N`), the driver's (`failed to allocate … from device: CUDA_ERROR_OUT_OF_MEMORY`),
 //! and the BufferAssignment report XLA prints after the first two.
 
+use super::bfc::Dump;
 use super::block::{Block, Detected, Feed};
 use super::context::program;
 use super::event::{Kind, OomEvent, Phase};
@@ -109,6 +110,14 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
             event.fact("Driver", "error", None, Some(error.as_str().trim().to_string()));
         }
         return Some(Detected::at(event, text, &found));
+    }
+    if let Some(found) = regex!(r"(\S+) cuMemAllocAsync failed to allocate (\d+) bytes").captures(text) {
+        // XLA's cuda_malloc_async allocator: CUDA's free and total memory, then its Stats, follow.
+        let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
+        event.requested_bytes = found[2].parse().ok();
+        event.allocator = Some(found[1].to_string());
+        event.program = program(text);
+        return Some(Detected::at(event, text, &found).with_block(Dump::default()));
     }
     if let Some(found) = regex!(r"Failed to load in-memory CUBIN[^:]*:\s*CUDA_ERROR_OUT_OF_MEMORY").find(text) {
         // The driver could not load the program's compiled code: memory outside XLA's pool ran out.
