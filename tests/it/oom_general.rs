@@ -112,3 +112,42 @@ fn a_stack_no_family_knows_gives_its_sizes_and_words() {
     assert_eq!(cloud_run["capacity_bytes"].as_u64(), Some(5120 << 20));
     assert_eq!(cloud_run["used_bytes"].as_u64(), Some(5261 << 20));
 }
+
+/// A request larger than the whole memory fits however little else holds
+/// it: the advice is about its size alone, not about other processes (the
+/// wording issue 23 quotes from a real log).
+#[test]
+fn a_request_larger_than_the_memory_gets_only_the_advice_about_its_size() {
+    let line = "Not enough memory to allocate 99485220864 on device 0 within provided limit. limit=2147483648\n";
+    let report = xmem::oom::scan("log", line.as_bytes()).unwrap();
+    let event = serde_json::to_value(&report.events[0]).unwrap();
+    assert_eq!(
+        (event["requested_bytes"].as_u64(), event["capacity_bytes"].as_u64()),
+        (Some(99_485_220_864), Some(2 << 30))
+    );
+    let advice = event["advice"].as_array().unwrap();
+    assert_eq!(advice.len(), 1, "{advice:?}");
+    assert!(advice[0]
+        .as_str()
+        .unwrap()
+        .starts_with("The request alone (92.65 GiB) is larger than the whole memory (2.00 GiB)"));
+}
+
+/// PyTorch's reserved-but-unallocated memory explains a failure only when
+/// the device could not give the request: 2 MiB refused with 203.49 GiB
+/// free on the GPU is no fragmentation, and the advice says what the
+/// figures do show.
+#[test]
+fn a_request_the_device_had_free_is_not_called_fragmentation() {
+    let path = sets().join("round5-pytorch/hip-gpu7-memory-status.txt");
+    let report = xmem::oom::scan("log", std::fs::File::open(path).map(std::io::BufReader::new).unwrap()).unwrap();
+    let incident = &report.incidents[0];
+    assert_ne!(incident.cause, Some(xmem::oom::Cause::Fragmentation), "{}", incident.title);
+    assert!(!incident.title.contains("Fragmentation"), "{}", incident.title);
+    let advice = &report.events[0].advice;
+    assert!(
+        advice.iter().any(|a| a.starts_with("The GPU reports 203.49 GiB free, more than the 2.00 MiB requested")),
+        "{advice:?}"
+    );
+    assert!(!advice.iter().any(|a| a.ends_with(": fragmentation.")), "{advice:?}");
+}
