@@ -186,11 +186,9 @@ impl Context {
     }
 }
 
-/// The executable a message names: `[executable_name='jit_step']`, or the
-/// TPU runtime's `Error loading program 'jit_step'`.
+/// The executable a message names: `[executable_name='jit_step']`.
 pub(super) fn program(text: &str) -> Option<String> {
-    let found = regex!(r"\[executable_name='([^']+)'\]|Error loading program '([^']+)'").captures(text)?;
-    found.get(1).or_else(|| found.get(2)).map(|name| name.as_str().to_string())
+    regex!(r"\[executable_name='([^']+)'\]").captures(text).map(|found| found[1].to_string())
 }
 
 fn remember(table: &mut Vec<(u32, u64)>, device: &str, bytes: Option<u64>) {

@@ -34,16 +34,20 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found));
     }
     if let Some(found) = regex!(&format!(
-        r"Attempting to reserve ({SIZE}) at the bottom of memory\. That was not possible\. There are ({SIZE}) free, ({SIZE}) reserved, and ({SIZE}) reservable\."
+        r"Attempting to reserve ({SIZE}) at the bottom of memory\. That was not possible\.(?: There are ({SIZE}) free, ({SIZE}) reserved, and ({SIZE}) reservable\.)?"
     ))
     .captures(text)
     {
+        // Some runtimes stop after `That was not possible.`: the figures after it are then not in the log.
+        let figure = |at: usize| found.get(at).and_then(|m| size::parse(m.as_str()));
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
         event.error_code = Some("E0101".to_string());
         event.requested_bytes = size::unsigned(size::parse(&found[1]));
-        event.free_bytes = size::unsigned(size::parse(&found[2]));
-        event.fact("Program reservation", "reserved", size::parse(&found[3]), None);
-        event.fact("Program reservation", "reservable", size::parse(&found[4]), None);
+        event.free_bytes = size::unsigned(figure(2));
+        if found.get(2).is_some() {
+            event.fact("Program reservation", "reserved", figure(3), None);
+            event.fact("Program reservation", "reservable", figure(4), None);
+        }
         event.op = regex!(r"Error loading program '([^']+)'").captures(text).map(|program| program[1].to_string());
         event.program = event.op.clone();
         if let Some(replica) = regex!(r"while running replica (\d+) and partition (\d+)").captures(text) {

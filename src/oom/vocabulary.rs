@@ -383,7 +383,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|to reserve|request(?:ed|ing|s)?|needs?|needed|requires?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|needs?|needed|requires?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
