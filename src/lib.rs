@@ -11,6 +11,7 @@ pub mod diff;
 pub mod error;
 pub mod id_index;
 pub mod ingest;
+pub(crate) mod interner;
 pub mod model;
 pub mod oom;
 pub mod python_code;

@@ -11,7 +11,6 @@ use prost::Message;
 use rustc_hash::FxHashMap;
 
 use super::consistency;
-use super::interner::Interner;
 use super::proto::xla::buffer_assignment_proto::PeakBuffers as PeakBuffersProto;
 use super::proto::xla::{
     BufferAllocationProto, HloInputOutputAliasProto, HloInstructionProto, LogicalBufferProto, ProgramShapeProto,
@@ -21,6 +20,7 @@ use super::wire::{self, Walker, WireError};
 use super::xla_shape;
 use crate::error::{Error, Result};
 use crate::id_index::IdIndex;
+use crate::interner::Interner;
 use crate::model::{
     Allocation, BufferAssignment, EntryInterface, HeapEvent, HeapEventKind, HeapTrace, Inconsistency, InputOutputAlias,
     Instruction, LogicalBuffer, Module, PeakBuffers, ScopedAllocation, SourceLocation,

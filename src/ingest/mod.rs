@@ -6,7 +6,6 @@ mod allocator_events;
 mod consistency;
 pub mod glob;
 pub mod hlo;
-pub(crate) mod interner;
 mod mapped;
 pub mod pickle;
 pub mod pprof;

@@ -17,9 +17,9 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use super::interner::Interner;
 use super::pickle::{self, Hooks, Object, ObjectId, Objects, Value};
 use crate::error::{Error, Result};
+use crate::interner::Interner;
 use crate::model::torch_snapshot::{
     Action, AllocatorSettings, Block, BlockState, DeviceMemoryTrace, Pool, Segment, TorchFrame, TorchSnapshot,
     TraceEntry,

@@ -5,7 +5,7 @@
 use super::advice;
 use super::event::{Framework, Kind, OomEvent, Phase};
 use super::gpu::{ARGUMENTS, REMAT};
-use crate::ingest::interner::Interner;
+use crate::interner::Interner;
 use crate::units::human_bytes_precise as size;
 
 /// `texts` holds the advice already given, so events that get the same

@@ -12,7 +12,7 @@ use super::event::{Framework, Incident, OomEvent};
 use super::general::{self, Reading};
 use super::line::{looks_cut, normalise, Line, Numbering};
 use super::{bfc, cupy, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
-use crate::ingest::interner::Interner;
+use crate::interner::Interner;
 
 /// A memory-error line that no parser claimed may be the first line of an
 /// error that the next lines spell out (`RESOURCE_EXHAUSTED: E1001: CompileTimeScopedVmemOom:`

@@ -204,11 +204,12 @@ fn is_error(event: &OomEvent) -> bool {
 fn no_error_followed(facts: &Facts, exit_code: Option<u8>) -> Option<Decision> {
     let warning = facts.events.iter().copied().find(|e| e.allocator_warning)?;
     let (after, first) = match exit_code {
-        // A log cut inside the allocator's report (a pasted excerpt) says nothing of what came next.
+        // Part of the allocator's report (a pasted excerpt: cut at its end, or
+        // without its header) says nothing of what came before or after it.
         None if warning.truncated => (
-            "and the log ends inside its report, before any error: whether the job failed is not in this log"
+            "and the log holds only part of its report, with no error after it: whether the job failed is not in this log"
                 .to_string(),
-            "If the job died, the error that ended it is after this excerpt.".to_string(),
+            "If the job died, the error that ended it is not in this excerpt.".to_string(),
         ),
         None => (
             "but no error follows in the log: the job may have recovered (the allocator frees memory and retries), \

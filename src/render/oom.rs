@@ -227,7 +227,7 @@ fn write_event(out: &mut dyn Write, flavor: Flavor, title: Option<&str>, event: 
         fact(out, flavor, "Not fatal", "the log says the program carries on")?;
     }
     if event.truncated {
-        fact(out, flavor, "Truncated", "the log ends inside this report; what would have followed is missing")?;
+        fact(out, flavor, "Truncated", "only part of this report is in the log (it is cut, or starts without its header): what is missing is not counted")?;
     }
     if !event.breakdown.is_empty() {
         writeln!(out)?;

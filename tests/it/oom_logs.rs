@@ -499,7 +499,7 @@ fn an_excerpt_cut_inside_the_allocators_report_does_not_say_the_job_failed() {
         assert_eq!(incident.cause, Some(Cause::NoErrorFollowed), "{name}: {}", incident.title);
         assert!(
             incident.title.ends_with(
-                "and the log ends inside its report, before any error: whether the job failed is not in this log"
+                "and the log holds only part of its report, with no error after it: whether the job failed is not in this log"
             ),
             "{name}: {}",
             incident.title

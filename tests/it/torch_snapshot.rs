@@ -123,6 +123,27 @@ fn assert_oom_matches_message(snapshot: &Path, stats: &Path) {
     assert_eq!(int(&oom["earlier_ooms"]), 0);
 }
 
+/// A snapshot nobody made for xmem (fixtures/torch/README.md, public/):
+/// the figures the file states itself, read with Python's `pickle`.
+#[test]
+fn a_public_snapshot_of_an_older_pytorch_gives_the_figures_it_states() {
+    let device = device(&fixture("public/eor_nn.pickle.gz"));
+    // Σ segments' active_size.
+    assert_eq!(int(&device["live_at_end_bytes"]), 48_760_832);
+    assert_eq!(int(&device["reserved_bytes"]), 134_217_728);
+    assert_eq!(int(&device["trace_entries"]), 5_803);
+    let actions = &device["actions"];
+    assert_eq!(
+        [int(&actions["alloc"]), int(&actions["free_requested"]), int(&actions["free_completed"])],
+        [1_935, 1_926, 1_926]
+    );
+    assert_eq!(int(&actions["segment_alloc"]), 7);
+    // Active blocks at the end whose address no `alloc` of the trace names.
+    assert_eq!(int(&device["before_trace"]["live_at_end_count"]), 31);
+    assert_eq!(int(&device["before_trace"]["live_at_end_bytes"]), 8_781_824);
+    assert!(device["oom"].is_null());
+}
+
 #[test]
 fn the_oom_is_what_pytorch_said() {
     for name in ["oom", "oom_expandable"] {
