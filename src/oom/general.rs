@@ -589,6 +589,16 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_a_flag_that_starts_with_a_letter_names_the_failure_words() {
+        let named = "- Added `-XX:+HeapDumpOnOutOfMemoryError` option to Gradle JVM";
+        assert!(read(&normalise(1, named.as_bytes())).is_some_and(|r| r.talk));
+        let status =
+            "cv2.error: OpenCV(4.4.0) alloc.cpp:73: error: (-4:Insufficient memory) Failed to allocate 6291456 bytes";
+        let reading = read(&normalise(1, status.as_bytes())).unwrap();
+        assert!(reading.statement && reading.words.contains(&"memory not available"), "{reading:?}");
+    }
+
     /// Every line of every real log under `fixtures/` (the OOM sets and corpora).
     fn fixture_lines() -> Vec<String> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");

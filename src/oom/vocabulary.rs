@@ -326,8 +326,9 @@ pub(super) const CODE: &str =
 
 /// A command-line flag that the failure words are part of (`-XX:+HeapDumpOnOutOfMemoryError`,
 /// `--oom-kill-disable`, `--oom-score-adj`): the flag is named, nothing
-/// failed. Matched against the text right before the words.
-pub(super) const FLAG: &str = r#"(?:^|[\s`'"=(\[,])--?[\w:+.-]*$"#;
+/// failed. Matched against the text right before the words; a flag's name
+/// starts with a letter (`(-4:Insufficient memory)` is a status, not a flag).
+pub(super) const FLAG: &str = r#"(?:^|[\s`'"=(\[,])--?(?:[A-Za-z][\w:+.-]*)?$"#;
 
 /// A markdown list item's marker (`- `, `* `, `1. `): an item opens with
 /// the marker, not with the failure words after it (`- OOM kill behavior
