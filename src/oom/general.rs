@@ -130,6 +130,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // threshold of 0.95. Ray killed this worker`).
     let asserted =
         regex!(r"(?i)\b(?:until|unless|whenever|in case)\b[^.;!?]*").replace_all(&text[sentence.start..], " ");
+    // Nor does a name quoted in backticks (`misattributed to a generic
+    // `Error``) when the failure words are the writer's own, outside the quotes.
+    let quoted_words = text[..at].matches('`').count() % 2 == 1;
+    let asserted =
+        if quoted_words { asserted } else { regex!(r"`[^`]*`").replace_all(&asserted, " ").into_owned().into() };
     let statement = !talk
         && !is_frame(text)
         && (token || line.prefixed || tables.error_marks.is_match(asserted.as_bytes()) || opens_message(&text[..at]));
@@ -567,10 +572,22 @@ mod tests {
             // An error word only in a clause of what would happen.
             "Why: A memory leak inside then drives the host into OOM reclaim until sshd / journald / init itself is killed.",
             "Fix suggestion: Cap memory with `--memory=<limit>` so the container is killed on overrun; shift heavy workloads to a dedicated node instead of rigging OOM scores.",
+            // What a program will do on the failure, a guess, a sentence opening with `when`.
+            "liballoc will call `abort` on OOM, not fail the task.",
+            "It looks like Error 137 is related to not enough memory. How is Swarm handling the memory allocations for the containers?",
+            "When a container is killed by the kernel OOM killer, Pelagos doesn't set the terminated container's `reason` to `OOMKilled`.",
+            // An error word only as a name quoted in backticks.
+            "Without it, OOM kills are invisible or misattributed to a generic `Error`, which badly hurts debuggability.",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| !r.statement), "{talk}: {reading:?}");
         }
+    }
+
+    #[test]
+    fn a_sentence_opening_with_when_may_quote_a_record_after_a_colon() {
+        let line = "When trying to run deep_gaze in windows cmd i got this error: RuntimeError: CUDA out of memory.";
+        assert!(reading(line).statement);
     }
 
     #[test]
@@ -658,6 +675,7 @@ mod tests {
         ("not enough memory", "error='Not enough space' (errno=12)"),
         ("memory not available", "Memory not available to allocate buffer: 528515072"),
         ("could not allocate", "unable to allocate memory of 4004bytes on gpu"),
+        ("larger than the maximum", "size 18300780544 is larger than buffer maximum of 17179869184"),
         ("exceeds memory", "which exceeds the memory usage threshold of 0.95."),
     ];
 
@@ -741,6 +759,7 @@ mod tests {
         "Driver report 44666880 bytes free and 536543232 bytes total",
         "(GPU 0; 6.00 GiB total capacity; 781.59 MiB already allocated;",
         "Memory limit of 953M exceeded with 966M used.",
+        "size 18300780544 is larger than buffer maximum of 17179869184",
         "21.00 MiB free; 150.86 MiB cached)",
     ];
 

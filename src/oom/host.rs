@@ -38,6 +38,8 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     )
     .find(text)
     .filter(|found| !regex!(r#"^"?\s*:\s*false"#).is_match(&text[found.end()..]))
+    // A status named in backticks in a sentence (`Kubernetes surfaces `OOMKilled` to users`) is named, not reported.
+    .filter(|found| !(text[..found.start()].ends_with('`') && text[found.end()..].starts_with('`')))
     {
         let key = text.get(found.start()..).unwrap_or(text).trim_end();
         return Some(Detected::new(host_event(line), key));

@@ -43,6 +43,9 @@ fn prefix() -> &'static Regex {
         r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
         // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826]
         r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?\s+[\w./-]+:\d+\]\s?",
+        // PyTorch's C++ (c10) log, in bold where a Markdown post emphasises it:
+        // [W dml_heap_allocator.cc:97] , [W socket.cpp:601] , **[W D:\a\_work\1\s\…\dml_heap_allocator.cc:120]
+        r"|\s*(?:\*\*)?\[[IWEF](?:\d{4} [\d:.]+(?: \d+)?)? [^\]\s]+:\d+\]\s?",
         // TF after its timestamp (with the thread id in some builds), or alone in old builds:
         // W tensorflow/core/common_runtime/bfc_allocator.cc:217] , E    1578 tensorflow/compiler/xla/xla_client/xla_util.cc:76]
         r"|[IWEF]\s+(?:\d+\s+)?[\w./-]+:\d+\]\s?",
@@ -233,6 +236,14 @@ mod tests {
             "triton.runtime.errors.OutOfResources"
         );
         assert_eq!(clean("12:00:01.123 [error] CUDA out of memory."), "CUDA out of memory.");
+        assert_eq!(
+            clean("   **[W dml_heap_allocator.cc:97] DML allocator out of memory!"),
+            "DML allocator out of memory!"
+        );
+        assert_eq!(
+            clean("[W1203 19:14:42.263404593 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed"),
+            "Warning: WARNING: process group has NOT been destroyed"
+        );
         assert_eq!(clean("#XlaRuntimeError: RESOURCE_EXHAUSTED"), "XlaRuntimeError: RESOURCE_EXHAUSTED");
         assert_eq!(clean("  42 | Used 1G"), "Used 1G");
         assert_eq!(clean("> RuntimeError: CUDA out of memory."), "RuntimeError: CUDA out of memory.");

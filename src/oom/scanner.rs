@@ -99,6 +99,9 @@ pub(super) struct Scanner {
     tail: Vec<u8>,
     /// The advice given so far, shared by the events that get the same.
     advice_texts: Interner,
+    /// Inside a Markdown ```` ```diff ```` fence: the lines are a change to
+    /// files (code, documentation, expected output), not a record of a run.
+    in_diff: bool,
 }
 
 impl Scanner {
@@ -110,6 +113,12 @@ impl Scanner {
         self.tail.extend_from_slice(&raw[raw.len().saturating_sub(PROSE_TAIL)..]);
         self.past_the_job |= raw.starts_with(super::AFTER_THE_JOB.as_bytes());
         if self.past_the_job {
+            return;
+        }
+        if let Some(info) = raw.trim_ascii().strip_prefix(b"```") {
+            self.in_diff = !self.in_diff && info.trim_ascii().eq_ignore_ascii_case(b"diff");
+        }
+        if self.in_diff {
             return;
         }
         self.context.observe(number, raw);
@@ -127,7 +136,9 @@ impl Scanner {
                 Target::Discard(event) => event,
             };
             let wrapped_tail = open.last_wrapped && !line.prefixed && line.text.starts_with(char::is_lowercase);
-            if open.block.feed(event, &line) == Feed::Consumed || wrapped_tail {
+            // A poster's mark for lines left out (`...`, `[...]`): the report goes on after it.
+            let elided = regex!(r"^\s*(?:\.{3,}|…|\[(?:\.{3}|…)\]|\((?:\.{3}|…)\))\s*$").is_match(&line.text);
+            if elided || open.block.feed(event, &line) == Feed::Consumed || wrapped_tail {
                 // A tail a terminal wrapped onto its own line belongs to the line before;
                 // its figures are lost with the cut, the report goes on.
                 if !line.is_blank() {

@@ -208,6 +208,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        name: "larger than the maximum",
+        pattern: r"\d\)? (?:is|are) (?:larger|bigger|greater) than (?:the )?(?:[\w-]+ ){0,2}max(?:imum)?\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         name: "exceeds memory",
         pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,2} (?:memory|resources)\b",
         closest: ByPlace,
@@ -259,6 +265,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "shared memory",
     "enlarge memory",
     "grow memory",
+    "larger than",
+    "bigger than",
+    "greater than",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).
@@ -297,7 +306,8 @@ pub(super) const ERROR_MARKS: &str = concat!(
 /// advice (`If reserved but unallocated memory is large try …`, `if you
 /// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
-    r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise)\b",
+    r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
+    r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe)\b|\bI (?:think|guess|suspect|believe)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
 );
 
@@ -314,8 +324,10 @@ pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my)\b";
 /// Words that, before the failure words in their sentence, make it a
 /// condition rather than a report: `If processes are killed by the oom
 /// killer, dmesg should …`, `In case the process is being killed by the OOM
-/// killer, no dump …`.
-pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b";
+/// killer, no dump …`, `When a container is killed by the kernel OOM killer,
+/// Pelagos doesn't …` (`when` only where it opens the sentence: `Error when
+/// allocating …` is a record).
+pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b|^\W*when\b[^,:]*$";
 
 /// Source code before the failure words (a statement that throws, catches
 /// or compares with the failure, in a diff or a traceback's quoted line):
@@ -408,6 +420,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole { words: r"free|available|remaining", side: Side::After, role: Role::Free },
     SizeRole { words: r"total capacity|total|capacity|limit", side: Side::After, role: Role::Capacity },
     SizeRole { words: r"already allocated|allocated|in use|used", side: Side::After, role: Role::Used },
+    SizeRole { words: r"(?:larger|bigger|greater) than", side: Side::After, role: Role::Requested },
     SizeRole { words: r"reserved|cached|client-requested", side: Side::After, role: Role::Other },
 ];
 
