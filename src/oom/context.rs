@@ -249,8 +249,8 @@ mod tests {
     fn frames_in_every_wording() {
         let f = frame(r#"File "/home/user/train.py", line 14, in <module>"#).unwrap();
         assert_eq!((f.file.as_str(), f.line, f.function.as_deref()), ("/home/user/train.py", 14, Some("<module>")));
-        let f = frame("File ~/work/train.py:21, in step(x, y)").unwrap();
-        assert_eq!((f.file.as_str(), f.line, f.function.as_deref()), ("~/work/train.py", 21, Some("step")));
+        let f = frame("File ~/proj/train.py:21, in step(x, y)").unwrap();
+        assert_eq!((f.file.as_str(), f.line, f.function.as_deref()), ("~/proj/train.py", 21, Some("step")));
         let f = frame("Cell In[3], line 2").unwrap();
         assert_eq!((f.file.as_str(), f.line), ("Cell In[3]", 2));
         assert!(frame("File system full").is_none());

@@ -146,8 +146,7 @@ mod tests {
         ] {
             assert!(is_library(file), "{file}");
         }
-        for file in
-            ["/home/user/models/torch_snapshot.py", "train.py", "/work/torchvision_models/resnet.py", "<string>"]
+        for file in ["/home/user/models/torch_snapshot.py", "train.py", "/srv/torchvision_models/resnet.py", "<string>"]
         {
             assert!(!is_library(file), "{file}");
         }
