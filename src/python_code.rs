@@ -54,7 +54,7 @@ mod tests {
             "<string>",
             "Cell In[3]",
             "/home/me/library/python/train.py",
-            "/work/torchvision_models/resnet.py",
+            "/srv/torchvision_models/resnet.py",
         ] {
             assert!(is_user_code(user), "{user}");
         }
