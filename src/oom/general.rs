@@ -35,6 +35,10 @@ pub(super) struct Reading {
     pub memory_space: Option<String>,
     /// Where the failure words start in the line.
     pub at: usize,
+    /// Only words that other resources share (`RESOURCE_EXHAUSTED`), and
+    /// no memory named yet: no memory failure unless the message's next
+    /// lines, or a family's message after it, name memory.
+    pub memory_unnamed: bool,
 }
 
 /// The sizes of a message, by role; the first of each role wins.
@@ -102,12 +106,23 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         .filter_map(|&row| if only_flags { first_at(row) } else { stated(row).map(|m| m.start()) })
         .min()
         .unwrap_or(0);
-    let token = matched.iter().any(|&row| FAILURE_WORDS[row].strength == Strength::Token);
+    // Words other resources share are memory's only where memory is named,
+    // on this line or on the next lines of its message.
+    let shared_words_only = matched.iter().all(|&row| FAILURE_WORDS[row].strength == Strength::Shared);
+    let memory_unnamed =
+        shared_words_only && !tables.memory_named.is_match(&text.as_bytes()[..window_end(text, at + READ_AFTER)]);
+    let token = matched.iter().any(|&row| FAILURE_WORDS[row].strength != Strength::Phrase);
     // What follows the failure words far away is not their message (a line
     // may run on for megabytes): it is not read, so a line costs the same
     // however long it is.
     let text = &text[..window_end(text, at + READ_AFTER)];
     let sentence = sentence_around(text, at);
+    // Failure words about another resource (a pty, a disk, an API quota)
+    // make no memory failure.
+    let rest = &text.as_bytes()[at..sentence.end];
+    if tables.other_resource.is_match(rest) && !tables.memory_named.is_match(rest) {
+        return None;
+    }
     let opening = &text[sentence.start..at];
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
     let people = if record { opening } else { text };
@@ -153,6 +168,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         sizes: sizes(message),
         memory_space,
         at,
+        memory_unnamed,
     })
 }
 
@@ -160,7 +176,9 @@ impl Reading {
     /// Takes in the next physical line of the same message: its sizes fill
     /// the roles still empty.
     pub fn continue_with(&mut self, text: &str) {
-        self.sizes.fill(sizes(&text[..window_end(text, READ_AFTER)]));
+        let text = &text[..window_end(text, READ_AFTER)];
+        self.sizes.fill(sizes(text));
+        self.memory_unnamed &= !vocabulary::compiled().memory_named.is_match(text.as_bytes());
     }
 
     /// Whether `next` (a line's reading) says nothing this one does not:
@@ -585,6 +603,25 @@ mod tests {
     }
 
     #[test]
+    fn failure_words_about_another_resource_are_no_memory_failure() {
+        for other in [
+            "Failed to allocate directory watch: Too many open files",
+            "plugin type=\"bridge\" failed (add): failed to allocate for range 0: no IP addresses available in range set: 10.22.0.1-10.22.255.254",
+            "Error: failed to allocate a pty: open /dev/ptmx: no such file or directory",
+            "OSError: [WinError 112] There is not enough space on the disk",
+            "google.api_core.exceptions.ResourceExhausted: 429 Quota exceeded for quota metric 'Generate Content API requests per minute'",
+        ] {
+            assert!(read(&normalise(1, other.as_bytes())).is_none(), "{other}");
+        }
+        // Memory named: memory's failure, whatever else the words say.
+        for memory in
+            ["Error R14 (Memory quota exceeded)", "RESOURCE_EXHAUSTED: Bandwidth exhausted or memory limit exceeded"]
+        {
+            assert!(reading(memory).statement, "{memory}");
+        }
+    }
+
+    #[test]
     fn a_sentence_opening_with_when_may_quote_a_record_after_a_colon() {
         let line = "When trying to run deep_gaze in windows cmd i got this error: RuntimeError: CUDA out of memory.";
         assert!(reading(line).statement);
@@ -667,7 +704,7 @@ mod tests {
         ),
         ("OutOfMemory", "java.lang.OutOfMemoryError: Java heap space"),
         ("MemoryError", "MemoryError: Unable to allocate 201. GiB for an array with shape (2999, 2999, 2999)"),
-        ("RESOURCE_EXHAUSTED", "RuntimeError: ResourceExhaustedError:"),
+        ("RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED: Out of memory while trying to allocate"),
         ("out of memory", "NCCL WARN Cuda failure 'out of memory'"),
         ("out of heap space", "fatal error C1060: compiler is out of heap space"),
         ("cannot enlarge memory", "(abort(\"Cannot enlarge memory arrays. Either (1) compile with"),

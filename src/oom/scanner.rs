@@ -409,6 +409,10 @@ impl Scanner {
     /// reader's event.
     fn flush_preamble(&mut self) {
         let Some(preamble) = self.preamble.take() else { return };
+        if preamble.reading.memory_unnamed {
+            // `"status": "RESOURCE_EXHAUSTED"` of an API's quota: no memory named, no memory failure.
+            return;
+        }
         let message = preamble.message();
         if let Some(&at) = self.by_key.get(message) {
             self.events[at].occurrences += preamble.repeats;

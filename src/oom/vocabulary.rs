@@ -43,6 +43,15 @@ pub(super) enum Strength {
     /// line is an error record ([`ERROR_MARKS`], a log prefix, or the words
     /// opening the message), not when a person writes them.
     Phrase,
+    /// Words that other resources share: gRPC's `RESOURCE_EXHAUSTED` is an
+    /// API's quota or rate limit (`"code": 429, … "status":
+    /// "RESOURCE_EXHAUSTED"`) as often as memory, and a number `larger than
+    /// the maximum` may be an upload's size. Memory's failure, as sure as a
+    /// [`Strength::Token`], only where the line names memory or a size
+    /// ([`MEMORY_NAMED`]): `RESOURCE_EXHAUSTED: Out of memory while trying to
+    /// allocate …`, `OOM when allocating tensor …`, `buffer 'data' size N is
+    /// larger than buffer maximum of M`.
+    Shared,
 }
 
 /// One way of saying that memory ran out.
@@ -55,7 +64,7 @@ pub(super) struct Wording {
 }
 
 use Closest::{ByPlace, HostUnlessDevice};
-use Strength::{Phrase, Token};
+use Strength::{Phrase, Shared, Token};
 
 /// The failure vocabulary. Order matters only for the kind: the first row
 /// that matches a line gives its closest kind, so rows that name a place
@@ -168,7 +177,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "RESOURCE_EXHAUSTED",
         pattern: r"RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhausted",
         closest: ByPlace,
-        strength: Token,
+        strength: Shared,
     },
     Wording {
         name: "out of memory",
@@ -211,7 +220,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "larger than the maximum",
         pattern: r"\d\)? (?:is|are) (?:larger|bigger|greater) than (?:the )?(?:[\w-]+ ){0,2}max(?:imum)?\b",
         closest: ByPlace,
-        strength: Token,
+        strength: Shared,
     },
     Wording {
         name: "exceeds memory",
@@ -359,6 +368,25 @@ pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)
 pub(super) const EXPLAINED: &str =
     r#"(?i)\b(?:error|code|errcode|errno|status)\s*[-=:#]?\s*-?\d+\s+(?:is|means|stands for)\s+["'`]?[\w:.]*$"#;
 
+/// What ran out, where it is not memory: the rest of the sentence after the
+/// failure words names another resource (`failed to allocate a pty`,
+/// `Failed to allocate directory watch: Too many open files`, `failed to
+/// allocate for range 0: no IP addresses available`, `There is not enough
+/// space on the disk`, `ResourceExhausted: 429 Quota exceeded for quota
+/// metric …`). It counts only where that rest names no memory
+/// ([`MEMORY_NAMED`]): `Memory quota exceeded` and `not enough space to
+/// allocate 20 MiB` are memory failures.
+pub(super) const OTHER_RESOURCE: &str = concat!(
+    r"(?i)\b(?:ptys?|ttys?|ports?|IPs?|IP address(?:es)?|for range \d+|directory watch|inotify|watch(?:es)?",
+    r"|file descriptors?|open files|file handles?|sockets?|disk|drive|file ?system|partition|storage",
+    r"|space left|quota|rate limit|requests? per|429|too many requests)\b",
+);
+
+/// Words that name memory, or a size: with them, the failure is memory's,
+/// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
+pub(super) const MEMORY_NAMED: &str =
+    r"(?i)\b(?:memory|RAM|VRAM|HBM|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b";
+
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Role {
@@ -441,6 +469,8 @@ pub(super) struct Compiled {
     pub explained: Regex,
     pub flag: Regex,
     pub list_marker: Regex,
+    pub other_resource: Regex,
+    pub memory_named: Regex,
     /// One regex per side: each alternative a row of [`SIZE_ROLES`], as a numbered group.
     pub roles_before: Regex,
     pub roles_after: Regex,
@@ -504,6 +534,8 @@ pub(super) fn compiled() -> &'static Compiled {
             explained: ascii(EXPLAINED),
             flag: ascii(FLAG),
             list_marker: ascii(LIST_MARKER),
+            other_resource: ascii(OTHER_RESOURCE),
+            memory_named: ascii(MEMORY_NAMED),
             roles_before: roles(Side::Before, false),
             roles_after: roles(Side::After, true),
         }
