@@ -175,9 +175,13 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
 impl Reading {
     /// Takes in the next physical line of the same message: its sizes fill
     /// the roles still empty.
-    pub fn continue_with(&mut self, text: &str) {
+    /// The words that give a size its role may end the line before
+    /// (Paddle's `available memory is only ` / `416.625000MB.`): `before`,
+    /// that line's end, is read with it, its own sizes are not taken again.
+    pub fn continue_with(&mut self, before: &str, text: &str) {
         let text = &text[..window_end(text, READ_AFTER)];
-        self.sizes.fill(sizes(text));
+        let joined = format!("{before} {text}");
+        self.sizes.fill(sizes_from(&joined, before.len() + 1));
         self.memory_unnamed &= !vocabulary::compiled().memory_named.is_match(text.as_bytes());
     }
 
@@ -306,10 +310,12 @@ fn closest(closest: Closest, message: &str) -> Kind {
     }
 }
 
-/// The numbered device the message names, as it names it (`GPU 0`, `device 1`).
+/// The numbered device the message names, as it names it (`GPU 0`,
+/// Ascend's `NPU 3`, `XPU 1`, `device 1`).
 fn device(message: &str) -> Option<String> {
-    let found = regex!(r"\b(GPU|gpu|[Dd]evice)[ :]?(\d+)\b").captures(message)?;
-    let name = if found[1].eq_ignore_ascii_case("gpu") { "GPU" } else { "device" };
+    let found = regex!(r"\b(GPU|gpu|NPU|npu|XPU|xpu|[Dd]evice)[ :]?(\d+)\b").captures(message)?;
+    let name =
+        if found[1].eq_ignore_ascii_case("device") { "device".to_string() } else { found[1].to_ascii_uppercase() };
     Some(format!("{name} {}", &found[2]))
 }
 
@@ -338,8 +344,13 @@ fn size_token() -> &'static Regex {
 
 /// Every size in `text`, each with the role its words give it.
 fn sizes(text: &str) -> Sizes {
+    sizes_from(text, 0)
+}
+
+/// Every size in `text` from the byte `from` on, each with the role its words give it.
+fn sizes_from(text: &str, from: usize) -> Sizes {
     let mut sizes = Sizes::default();
-    for (size, role) in sizes_and_roles(text) {
+    for (size, role) in sizes_and_roles(text).into_iter().filter(|(size, _)| size.start >= from) {
         let Some(role) = role else { continue };
         if let Some(slot) = sizes.slot(role.role()) {
             // A pair's figures win over what words elsewhere say; else the first of a role does.
@@ -379,6 +390,13 @@ fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
         if roles[at].is_none() && regex!(r"^\s*(?:/|of|out of)\s*$").is_match(between) {
             roles[at] = Some(RoleFrom::Pair(Role::Used));
             roles[at + 1] = Some(RoleFrom::Pair(Role::Capacity));
+        } else if roles[at].is_none() && regex!(r"^\s*(?:>|vs\.?)\s*$").is_match(between) {
+            // A failed check's values after its comparison (Paddle's `enforce allocating <=
+            // available failed, 10513462067 > 1369702144`, glog's `Check failed: a <= b (A vs. B)`).
+            if let Some((left, right)) = compared_roles(&text[..pair[0].start]) {
+                roles[at] = Some(RoleFrom::Pair(left));
+                roles[at + 1] = Some(RoleFrom::Pair(right));
+            }
         }
     }
     let mut previous_end = 0;
@@ -390,6 +408,13 @@ fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
         }
     }
     found.into_iter().zip(roles).collect()
+}
+
+/// The roles of the two figures a check compares (`allocating <= available`), by their names.
+fn compared_roles(before: &str) -> Option<(Role, Role)> {
+    let found = regex!(r"(?i)\b([a-z]\w*) <=? ([a-z]\w*)\b").captures_iter(before).last()?;
+    let role = |name: &str| Some(vocabulary::SIZE_ROLES[role_before(&format!("{name} "))?].role);
+    Some((role(&found[1])?, role(&found[2])?))
 }
 
 /// The row of the words right after a size that give it its role.
@@ -417,7 +442,10 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     if before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '$') {
         return None;
     }
-    if after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '/') {
+    // (An underscore that closes Markdown's italics ends it: `of size 1.1 Gb_.`)
+    let italics_end =
+        after.strip_prefix('_').is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'));
+    if after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '/') && !italics_end {
         return None;
     }
     if let Some(hex) = found.name("hex") {
@@ -444,8 +472,13 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     let alone = before.is_empty() || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':');
     // A point right after the digits ends the sentence (`request of size 2048.`).
     let decimals = found.name("frac").is_some_and(|d| d.as_str() != ".");
-    // Two digits are a byte count only where the words say so outright (`of size 16`).
-    let short_ok = found.name("int").is_some_and(|int| int.len() >= 3) || regex!(r"(?i)\bof size\s*$").is_match(before);
+    // Two digits are a byte count only where the words say so outright
+    // (`of size 16`, TensorFlow's `ran out of memory when allocating 0.`).
+    let short_ok = found.name("int").is_some_and(|int| int.len() >= 3)
+        || regex!(r"(?i)\b(?:of size|allocat(?:e|ing))\s*$").is_match(before);
+    // What follows a full stop is the next sentence, not the number's words.
+    let sentence_ends = found.name("frac").is_some_and(|d| d.as_str() == ".");
+    let after = if sentence_ends { "" } else { after };
     if decimals || !short_ok || !alone || !bare_is_bytes(before, after) {
         return None;
     }
@@ -596,6 +629,11 @@ mod tests {
             "When a container is killed by the kernel OOM killer, Pelagos doesn't set the terminated container's `reason` to `OOMKilled`.",
             // An error word only as a name quoted in backticks.
             "Without it, OOM kills are invisible or misattributed to a generic `Error`, which badly hurts debuggability.",
+            // A subordinate `when` clause, a change's title, an issue a change closes, a proposal.
+            "Docker has out of the box support for notification when a container has been killed by the OOM killer.",
+            "fix: OOM when loading from checkpoints",
+            "- Closes #[torch.OutOfMemoryError: CUDA out of memory. When restoring from checkpoint. ]",
+            "Let's add \"oom-killed\" status info for OOM-killed kernels (in addition to \"self-terminated\").",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| !r.statement), "{talk}: {reading:?}");
@@ -713,6 +751,7 @@ mod tests {
         ("memory not available", "Memory not available to allocate buffer: 528515072"),
         ("could not allocate", "unable to allocate memory of 4004bytes on gpu"),
         ("larger than the maximum", "size 18300780544 is larger than buffer maximum of 17179869184"),
+        ("failed check of an allocation", "enforce allocating <= available failed, 10513462067 > 1369702144"),
         ("exceeds memory", "which exceeds the memory usage threshold of 0.95."),
     ];
 

@@ -38,9 +38,11 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     )
     .find(text)
     .filter(|found| !regex!(r#"^"?\s*:\s*false"#).is_match(&text[found.end()..]))
-    // A status named in backticks in a sentence (`Kubernetes surfaces `OOMKilled` to users`) is named, not reported.
-    .filter(|found| !(text[..found.start()].ends_with('`') && text[found.end()..].starts_with('`')))
-    {
+    // A status or a field named in backticks in a sentence (`Kubernetes surfaces `OOMKilled` to
+    // users`, `reveals the `State.OOMKilled` field`) is named, not reported.
+    .filter(|found| {
+        !regex!(r"`[\w.]*$").is_match(&text[..found.start()]) || !regex!(r"^[\w.]*`").is_match(&text[found.end()..])
+    }) {
         let key = text.get(found.start()..).unwrap_or(text).trim_end();
         return Some(Detected::new(host_event(line), key));
     }

@@ -102,7 +102,20 @@ pub(super) struct Scanner {
     /// Inside a Markdown ```` ```diff ```` fence: the lines are a change to
     /// files (code, documentation, expected output), not a record of a run.
     in_diff: bool,
+    /// Inside a Markdown fence of a program's output (no language, `text`,
+    /// `log`, `console`, …: [`OUTPUT_FENCES`]): the poster quotes what a
+    /// program printed, so failure words there are a record unless they
+    /// read as talk (`NPU out of memory. Tried to allocate more than 1EB
+    /// memory`, fenced after the sentence that introduces it).
+    in_output_fence: bool,
+    /// Inside any Markdown fence.
+    in_fence: bool,
 }
+
+/// The info strings of a Markdown fence that holds a program's output
+/// rather than code.
+const OUTPUT_FENCES: &[&[u8]] =
+    &[b"", b"text", b"txt", b"log", b"logs", b"console", b"output", b"shell", b"sh", b"bash", b"plaintext", b"pytb"];
 
 impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
@@ -116,7 +129,12 @@ impl Scanner {
             return;
         }
         if let Some(info) = raw.trim_ascii().strip_prefix(b"```") {
-            self.in_diff = !self.in_diff && info.trim_ascii().eq_ignore_ascii_case(b"diff");
+            let info = info.trim_ascii().to_ascii_lowercase();
+            // Only an opening fence has an info string: one after an unclosed fence opens anew.
+            let opens = !self.in_fence || !info.is_empty();
+            self.in_fence = opens;
+            self.in_diff = opens && info == b"diff";
+            self.in_output_fence = opens && OUTPUT_FENCES.contains(&info.as_slice());
         }
         if self.in_diff {
             return;
@@ -169,7 +187,11 @@ impl Scanner {
         match triggered.then(|| detect(&line)).flatten() {
             Some(detected) => self.start(detected, &line),
             None => {
-                let Some(reading) = general::read(&line).filter(|reading| reading.statement) else { return };
+                let Some(mut reading) = general::read(&line) else { return };
+                reading.statement |= self.in_output_fence && !reading.talk && !general::is_frame(&line.text);
+                if !reading.statement {
+                    return;
+                }
                 if self.continues_talk(&line) {
                     return;
                 }
@@ -280,7 +302,7 @@ impl Scanner {
                 return false;
             }
         }
-        preamble.reading.continue_with(&line.text);
+        preamble.reading.continue_with(&String::from_utf8_lossy(&self.previous_tail), &line.text);
         preamble.continued += 1;
         preamble.last = line.number;
         if let Some(incident) = &mut self.incident {

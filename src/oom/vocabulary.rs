@@ -133,7 +133,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "paging file too small",
-        pattern: r"(?i)\bpaging file is too small\b|\bWinError 1455\b|\b(?:os error|errno=)1455\b",
+        pattern: r"(?i)\b(?:the )?paging file is too small\b|\bWinError 1455\b|\b(?:os error|errno=)1455\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -223,6 +223,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Shared,
     },
     Wording {
+        name: "failed check of an allocation",
+        pattern: r"(?i)\b(?:allocat\w*|request\w*) <=? (?:available|free|capacity|limit)\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         name: "exceeds memory",
         pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,2} (?:memory|resources)\b",
         closest: ByPlace,
@@ -275,6 +281,14 @@ pub(super) const ANCHORS: &[&str] = &[
     "enlarge memory",
     "grow memory",
     "larger than",
+    "= available",
+    "< available",
+    "= free",
+    "< free",
+    "= capacity",
+    "< capacity",
+    "= limit",
+    "< limit",
     "bigger than",
     "greater than",
 ];
@@ -318,25 +332,30 @@ pub(super) const TALK: &str = concat!(
     r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
     r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe)\b|\bI (?:think|guess|suspect|believe)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
+    // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
+    // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
+    r"|^\W*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert)(?:\([^)]*\))?!?:",
+    r"|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#",
 );
 
-/// People write to people; a program's error record seldom says `you` or
-/// `we`. These words make the whole line talk, unless the sentence with the
+/// People write to people; a program's error record seldom says `you`,
+/// `we` or `let's`. These words make the whole line talk, unless the sentence with the
 /// failure words opens as a record (a label, an exception class, an error
 /// word before them): then only the words before the failure words count
 /// (`This error means you ran out of memory` is talk; `DefaultCPUAllocator:
 /// not enough memory: you tried to allocate …` and `RuntimeError:
 /// Aborted(Cannot enlarge memory arrays … (OOM). … if you want malloc to
 /// return NULL …` are records).
-pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my)\b";
+pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my|let's|let us)\b";
 
 /// Words that, before the failure words in their sentence, make it a
 /// condition rather than a report: `If processes are killed by the oom
 /// killer, dmesg should …`, `In case the process is being killed by the OOM
 /// killer, no dump …`, `When a container is killed by the kernel OOM killer,
-/// Pelagos doesn't …` (`when` only where it opens the sentence: `Error when
-/// allocating …` is a record).
-pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b|^\W*when\b[^,:]*$";
+/// Pelagos doesn't …`, `… support for notification when a container has been
+/// killed by the OOM killer` (`when` only where it opens the sentence or a
+/// subject follows it: `Error when allocating …` is a record).
+pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$";
 
 /// Source code before the failure words (a statement that throws, catches
 /// or compares with the failure, in a diff or a traceback's quoted line):
