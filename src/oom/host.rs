@@ -39,10 +39,13 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     .find(text)
     .filter(|found| !regex!(r#"^"?\s*:\s*false"#).is_match(&text[found.end()..]))
     // A status or a field named in backticks in a sentence (`Kubernetes surfaces `OOMKilled` to
-    // users`, `reveals the `State.OOMKilled` field`) is named, not reported.
+    // users`, `reveals the `State.OOMKilled` field`) is named, not reported; one negated
+    // (`if the reason is not `OOMKilled`) did not happen.
     .filter(|found| {
         !regex!(r"`[\w.]*$").is_match(&text[..found.start()]) || !regex!(r"^[\w.]*`").is_match(&text[found.end()..])
-    }) {
+    })
+    .filter(|found| !regex!(r"(?i)\bnot\s+`?[\w.]*$").is_match(&text[..found.start()]))
+    {
         let key = text.get(found.start()..).unwrap_or(text).trim_end();
         return Some(Detected::new(host_event(line), key));
     }

@@ -47,6 +47,7 @@ pub mod join;
 mod line;
 mod listing;
 mod pytorch;
+mod quotes;
 mod scanner;
 mod size;
 mod sparsecore;

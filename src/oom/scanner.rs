@@ -11,6 +11,7 @@ use super::context::Context;
 use super::event::{Framework, Incident, OomEvent};
 use super::general::{self, Reading};
 use super::line::{looks_cut, normalise, Line, Numbering};
+use super::quotes::{Quoted, Quotes};
 use super::{bfc, cupy, explain, gpu, host, incident, pytorch, sparsecore, tpu_compile, tpu_runtime, triton};
 use crate::interner::Interner;
 
@@ -99,23 +100,11 @@ pub(super) struct Scanner {
     tail: Vec<u8>,
     /// The advice given so far, shared by the events that get the same.
     advice_texts: Interner,
-    /// Inside a Markdown ```` ```diff ```` fence: the lines are a change to
-    /// files (code, documentation, expected output), not a record of a run.
-    in_diff: bool,
-    /// Inside a Markdown fence of a program's output (no language, `text`,
-    /// `log`, `console`, …: [`OUTPUT_FENCES`]): the poster quotes what a
-    /// program printed, so failure words there are a record unless they
-    /// read as talk (`NPU out of memory. Tried to allocate more than 1EB
-    /// memory`, fenced after the sentence that introduces it).
-    in_output_fence: bool,
-    /// Inside any Markdown fence.
-    in_fence: bool,
+    /// How Markdown quotes the lines ([`Quotes`]).
+    quotes: Quotes,
+    /// The line being read is a program's output quoted in a fence.
+    quoted_output: bool,
 }
-
-/// The info strings of a Markdown fence that holds a program's output
-/// rather than code.
-const OUTPUT_FENCES: &[&[u8]] =
-    &[b"", b"text", b"txt", b"log", b"logs", b"console", b"output", b"shell", b"sh", b"bash", b"plaintext", b"pytb"];
 
 impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
@@ -128,17 +117,11 @@ impl Scanner {
         if self.past_the_job {
             return;
         }
-        if let Some(info) = raw.trim_ascii().strip_prefix(b"```") {
-            let info = info.trim_ascii().to_ascii_lowercase();
-            // Only an opening fence has an info string: one after an unclosed fence opens anew.
-            let opens = !self.in_fence || !info.is_empty();
-            self.in_fence = opens;
-            self.in_diff = opens && info == b"diff";
-            self.in_output_fence = opens && OUTPUT_FENCES.contains(&info.as_slice());
-        }
-        if self.in_diff {
+        let quoted = self.quotes.observe(raw);
+        if quoted == Quoted::NotARecord {
             return;
         }
+        self.quoted_output = quoted == Quoted::Output;
         self.context.observe(number, raw);
         let follows_preamble = self.preamble.as_ref().is_some_and(|p| !p.closed && p.last + 1 == number);
         if self.open.is_none() && !follows_preamble && !triggers(raw) && !general::mentions(raw) {
@@ -188,7 +171,7 @@ impl Scanner {
             Some(detected) => self.start(detected, &line),
             None => {
                 let Some(mut reading) = general::read(&line) else { return };
-                reading.statement |= self.in_output_fence && !reading.talk && !general::is_frame(&line.text);
+                reading.statement |= self.quoted_output && !reading.talk && !general::is_frame(&line.text);
                 if !reading.statement {
                     return;
                 }

@@ -357,6 +357,17 @@ pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my|let's|let us)\b";
 /// subject follows it: `Error when allocating …` is a record).
 pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$";
 
+/// Words of a sentence that introduces a quote as an example rather than
+/// as what happened (`Error message becomes as following:`, `instead of:`,
+/// `Alerts should trigger if the pod has a `Last State` section of:`): a
+/// pull request showing a message it changes, a feature request showing
+/// what it wants to act on. Read on the line of prose right before the
+/// quote, only where it ends with a colon ([`super::quotes`]).
+pub(super) const EXAMPLE_INTRODUCTIONS: &str = concat!(
+    r"(?i)\b(?:becomes?|instead of|for example|for instance|e\.g\.|such as",
+    r"|(?:should|would|will) (?:look|read) like|expected (?:output|message)|alerts? (?:should|would|will))\b",
+);
+
 /// Source code before the failure words (a statement that throws, catches
 /// or compares with the failure, in a diff or a traceback's quoted line):
 /// `throw std::bad_alloc();`, `if (res == VK_ERROR_OUT_OF_DEVICE_MEMORY)`,

@@ -1,0 +1,126 @@
+//! What Markdown says about a posted log's lines: a fence (```` ``` ````) or
+//! an indented block quotes text, and the quote's language and the sentence
+//! that introduces it tell whether the quote is a record of a run.
+//!
+//! People paste logs into issues and pull requests; around the log they
+//! quote code, changes, and messages as examples. A failure's words in a
+//! ```` ```diff ```` fence, or in a quote introduced as an example (`Error
+//! message becomes as following:`), name a failure nobody met; in a fence of
+//! a program's output they are what the program printed.
+
+use super::vocabulary;
+
+/// How a line is quoted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Quoted {
+    /// Not quoted, or quoted as code: read as it is.
+    #[default]
+    Plain,
+    /// A program's output in a fence (no language, `text`, `log`,
+    /// `console`, …: [`OUTPUT_FENCES`]): failure words are a record unless
+    /// they read as talk.
+    Output,
+    /// A change to files (a `diff` fence) or a quote the sentence before it
+    /// introduces as an example ([`vocabulary::EXAMPLE_INTRODUCTIONS`]): not
+    /// a record of a run.
+    NotARecord,
+}
+
+/// The info strings of a Markdown fence that holds a program's output
+/// rather than code.
+const OUTPUT_FENCES: &[&[u8]] =
+    &[b"", b"text", b"txt", b"log", b"logs", b"console", b"output", b"shell", b"sh", b"bash", b"plaintext", b"pytb"];
+
+/// How much of the last line of prose the reader keeps: an introduction is one sentence.
+const INTRODUCTION_TAIL: usize = 200;
+
+/// The quoting state of a log read line by line.
+#[derive(Default)]
+pub(super) struct Quotes {
+    /// The open fence's kind, if a fence is open.
+    fence: Option<Quoted>,
+    /// The open indented block's kind, if one is open.
+    indented: Option<Quoted>,
+    previous_blank: bool,
+    /// The end of the last line of prose outside any quote.
+    introduction: Vec<u8>,
+}
+
+impl Quotes {
+    /// Reads the next raw line; says how it is quoted.
+    pub fn observe(&mut self, raw: &[u8]) -> Quoted {
+        let trimmed = raw.trim_ascii();
+        let blank = trimmed.is_empty();
+        let previous_blank = std::mem::replace(&mut self.previous_blank, blank);
+        if let Some(info) = trimmed.strip_prefix(b"```") {
+            let info = info.trim_ascii().to_ascii_lowercase();
+            // Only an opening fence has an info string: one after an unclosed fence opens anew.
+            if self.fence.is_none() || !info.is_empty() {
+                let kind = if info == b"diff" || self.introduces_an_example() {
+                    Quoted::NotARecord
+                } else if OUTPUT_FENCES.contains(&info.as_slice()) {
+                    Quoted::Output
+                } else {
+                    Quoted::Plain
+                };
+                self.fence = Some(kind);
+                return kind;
+            }
+            self.fence = None;
+            return Quoted::Plain;
+        }
+        if let Some(kind) = self.fence {
+            return kind;
+        }
+        if blank {
+            return self.indented.unwrap_or_default();
+        }
+        let indented_line = raw.starts_with(b"    ") || raw.starts_with(b"\t");
+        if indented_line && (previous_blank || self.indented.is_some()) {
+            // An indented block is a quote only where Markdown makes it one: after a blank line.
+            let example = self.introduces_an_example();
+            let kind = *self.indented.get_or_insert(if example { Quoted::NotARecord } else { Quoted::Plain });
+            return kind;
+        }
+        self.indented = None;
+        self.introduction.clear();
+        self.introduction.extend_from_slice(&trimmed[trimmed.len().saturating_sub(INTRODUCTION_TAIL)..]);
+        Quoted::Plain
+    }
+
+    /// Whether the last line of prose introduces what follows as an example:
+    /// it ends with a colon, in the words of [`vocabulary::EXAMPLE_INTRODUCTIONS`].
+    fn introduces_an_example(&self) -> bool {
+        self.introduction.ends_with(b":")
+            && regex!(bytes vocabulary::EXAMPLE_INTRODUCTIONS).is_match(&self.introduction)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(log: &str) -> Vec<Quoted> {
+        let mut quotes = Quotes::default();
+        log.lines().map(|line| quotes.observe(line.as_bytes())).collect()
+    }
+
+    #[test]
+    fn a_quote_introduced_as_an_example_is_no_record() {
+        use Quoted::{NotARecord, Plain};
+        let log = "Error message becomes as following:\n\n    cupy.cuda.memory.OutOfMemoryError: out of memory\n\ninstead of:\n\n    cudaErrorMemoryAllocation: out of memory\nFixes it.";
+        assert_eq!(kinds(log), [Plain, Plain, NotARecord, NotARecord, Plain, Plain, NotARecord, Plain]);
+        let log =
+            "Alerts should trigger if the pod has a `Last State` section of:\n\n```\nReason: OOMKilled\n```\nDone.";
+        assert_eq!(kinds(log), [Plain, Plain, NotARecord, NotARecord, Plain, Plain]);
+    }
+
+    #[test]
+    fn a_failure_introduced_as_met_is_output() {
+        use Quoted::{Output, Plain};
+        let log = "I get this error:\n```\nRuntimeError: CUDA out of memory.\n```\n    at frame";
+        assert_eq!(kinds(log), [Plain, Output, Output, Plain, Plain]);
+        let log = "```python\nraise MemoryError\n```\n```diff\n+ OOM\n```";
+        assert_eq!(kinds(log), [Plain, Plain, Plain, Quoted::NotARecord, Quoted::NotARecord, Plain]);
+    }
+}
