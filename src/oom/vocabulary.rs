@@ -113,6 +113,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        name: "low on memory (eviction)",
+        pattern: r"\blow on resource: memory\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "memory limit exceeded",
         pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:limits?|quota)\b",
         closest: HostUnlessDevice,
@@ -281,6 +287,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "enlarge memory",
     "grow memory",
     "larger than",
+    "low on resource: memory",
     "= available",
     "< available",
     "= free",
