@@ -91,8 +91,7 @@ impl Quotes {
     /// Whether the last line of prose introduces what follows as an example:
     /// it ends with a colon, in the words of [`vocabulary::EXAMPLE_INTRODUCTIONS`].
     fn introduces_an_example(&self) -> bool {
-        self.introduction.ends_with(b":")
-            && regex!(bytes vocabulary::EXAMPLE_INTRODUCTIONS).is_match(&self.introduction)
+        self.introduction.ends_with(b":") && vocabulary::compiled().example_introductions.is_match(&self.introduction)
     }
 }
 

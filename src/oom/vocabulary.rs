@@ -508,6 +508,7 @@ pub(super) struct Compiled {
     pub list_marker: Regex,
     pub other_resource: Regex,
     pub memory_named: Regex,
+    pub example_introductions: Regex,
     /// One regex per side: each alternative a row of [`SIZE_ROLES`], as a numbered group.
     pub roles_before: Regex,
     pub roles_after: Regex,
@@ -573,6 +574,7 @@ pub(super) fn compiled() -> &'static Compiled {
             list_marker: ascii(LIST_MARKER),
             other_resource: ascii(OTHER_RESOURCE),
             memory_named: ascii(MEMORY_NAMED),
+            example_introductions: ascii(EXAMPLE_INTRODUCTIONS),
             roles_before: roles(Side::Before, false),
             roles_after: roles(Side::After, true),
         }
