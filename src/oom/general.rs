@@ -218,6 +218,28 @@ pub(super) fn refine(event: &mut OomEvent, reading: &Reading) {
     }
 }
 
+/// Whether `text` opens in the writer's own voice ([`vocabulary::WRITER_OPENS`]).
+pub(super) fn writer_speaks(text: &str) -> bool {
+    vocabulary::compiled().writer_opens.is_match(text.as_bytes())
+}
+
+/// Whether the first place `text` names is a device ([`vocabulary::PLACE_WORDS`]):
+/// a host family's exception class may carry a device's failure (RAPIDS'
+/// `MemoryError: std::bad_alloc: out_of_memory: CUDA error at: …`).
+pub(super) fn names_device_first(text: &str) -> bool {
+    first_place(text) == Some(Place::Device)
+}
+
+/// The place `message` names first, if any.
+fn first_place(message: &str) -> Option<Place> {
+    vocabulary::compiled()
+        .places
+        .iter()
+        .filter_map(|(pattern, place)| pattern.find(message.as_bytes()).map(|m| (m.start(), *place)))
+        .min_by_key(|(at, _)| *at)
+        .map(|(_, place)| place)
+}
+
 /// A line of a traceback or a native stack (`File "…", line 3`, `at java.…(`,
 /// ` 3: 0xf01e57 v8::internal::V8::FatalProcessOutOfMemory`): it names
 /// functions, it reports nothing itself.
@@ -290,14 +312,7 @@ fn clause_start(before: &str) -> usize {
 }
 
 fn closest(closest: Closest, message: &str) -> Kind {
-    let place = || {
-        vocabulary::compiled()
-            .places
-            .iter()
-            .filter_map(|(pattern, place)| pattern.find(message.as_bytes()).map(|m| (m.start(), *place)))
-            .min_by_key(|(at, _)| *at)
-            .map(|(_, place)| place)
-    };
+    let place = || first_place(message);
     match closest {
         Closest::Kind(kind) => kind,
         Closest::HostUnlessDevice if place() == Some(Place::Device) => Kind::RuntimeAllocationFailure,
@@ -349,14 +364,27 @@ fn sizes(text: &str) -> Sizes {
 
 /// Every size in `text` from the byte `from` on, each with the role its words give it.
 fn sizes_from(text: &str, from: usize) -> Sizes {
+    let found: Vec<_> = sizes_and_roles(text).into_iter().filter(|(size, _)| size.start >= from).collect();
+    // A message may state several pairs (YARN's `Current usage: 264.3 MB of 1 GB physical
+    // memory used; 2.8 GB of 2.1 GB virtual memory used`): the one that ran out is the
+    // first whose use reached its capacity, else the first.
+    let pairs: Vec<(usize, u64, u64)> = found
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[0].1 == Some(RoleFrom::Pair(Role::Used)) && w[1].1 == Some(RoleFrom::Pair(Role::Capacity)))
+        .map(|(at, w)| (at, w[0].0.bytes, w[1].0.bytes))
+        .collect();
+    let chosen = pairs.iter().find(|(_, used, capacity)| used >= capacity).or(pairs.first()).map(|p| p.0);
     let mut sizes = Sizes::default();
-    for (size, role) in sizes_and_roles(text).into_iter().filter(|(size, _)| size.start >= from) {
+    for (at, (size, role)) in found.iter().enumerate() {
         let Some(role) = role else { continue };
         if let Some(slot) = sizes.slot(role.role()) {
-            // A pair's figures win over what words elsewhere say; else the first of a role does.
+            // The chosen pair's figures win over what words elsewhere say; else the first of a role does.
             *slot = match role {
-                RoleFrom::Pair(_) => Some(size.bytes),
-                RoleFrom::Row(_) => slot.or(Some(size.bytes)),
+                RoleFrom::Pair(Role::Used | Role::Capacity) if chosen.is_some_and(|c| at == c || at == c + 1) => {
+                    Some(size.bytes)
+                }
+                _ => slot.or(Some(size.bytes)),
             };
         }
     }
@@ -730,6 +758,10 @@ mod tests {
         ("killed for memory", "Task was killed due to the node running low on memory."),
         ("low on memory (eviction)", "The node was low on resource: memory. Container kilo was using 30332Ki"),
         ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),
+        ("memory over a job's limit", "=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648"),
+        ("beyond memory limits", "is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB"),
+        ("session crashed after using all available RAM", "Your session crashed after using all available RAM."),
+        ("System is out of GPU memory", "System is out of GPU and shared host memory"),
         ("memory exhausted", "Allowed memory size of 134217728 bytes exhausted (tried to allocate 81513688 bytes)"),
         ("bad_alloc", "terminate called after throwing an instance of 'std::bad_alloc'"),
         ("Cannot allocate memory (ENOMEM)", "OSError: [Errno 12] Cannot allocate memory"),
@@ -785,6 +817,8 @@ mod tests {
         ("B", "(60096009848B) on device ordinal 0"),
         ("KiB", "and 755.50 KiB is reserved by PyTorch"),
         ("KB", "with 520960 free bytes and 508KB until OOM"),
+        ("kB", "total-vm:3149468kB, anon-rss:164992kB"),
+        ("kb", "job killed: mem 38427376kb exceeded limit 33554432kb"),
         ("Ki", "Container kilo was using 30332Ki"),
         ("K", "global           481.0K"),
         ("MiB", "Tried to allocate 20.00 MiB (GPU 0;"),
@@ -839,6 +873,7 @@ mod tests {
         "(GPU 0; 6.00 GiB total capacity; 781.59 MiB already allocated;",
         "Memory limit of 953M exceeded with 966M used.",
         "size 18300780544 is larger than buffer maximum of 17179869184",
+        "mem job total 115343360 kb exceeded limit 115343360 kb",
         "21.00 MiB free; 150.86 MiB cached)",
     ];
 

@@ -61,7 +61,8 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     let found = regex!(
         r"^\s*((?:[\w.]+\.)?_?(?:Array)?MemoryError)(?::\s*(?:Unable to allocate (\d+(?:\.\d*)? ?(?:[KMGTPE]i?B|bytes)) for an (?:array|object) with shape (\([^)]*\)))?.*)?$"
     )
-    .captures(text)?;
+    .captures(text)
+    .filter(|_| !super::general::names_device_first(text))?;
     let mut event = host_event(line);
     event.exception = Some(found[1].to_string());
     event.requested_bytes = found.get(2).and_then(|s| size::unsigned(size::parse(s.as_str())));

@@ -274,6 +274,7 @@ impl Scanner {
             || line.is_blank()
             || preamble.continued >= MAX_CONTINUATION_LINES
             || general::is_frame(&line.text)
+            || general::writer_speaks(&line.text)
         {
             return false;
         }

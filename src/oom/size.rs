@@ -30,6 +30,8 @@ pub const UNITS: &[Unit] = &[
     Unit { suffix: "B", shift: 0, glued_only: false },
     Unit { suffix: "KiB", shift: 10, glued_only: false },
     Unit { suffix: "KB", shift: 10, glued_only: false },
+    Unit { suffix: "kB", shift: 10, glued_only: false },
+    Unit { suffix: "kb", shift: 10, glued_only: false },
     Unit { suffix: "Ki", shift: 10, glued_only: true },
     Unit { suffix: "K", shift: 10, glued_only: true },
     Unit { suffix: "MiB", shift: 20, glued_only: false },

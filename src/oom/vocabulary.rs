@@ -120,9 +120,33 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:limits?|quota)\b",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b",
         closest: HostUnlessDevice,
         strength: Phrase,
+    },
+    Wording {
+        name: "memory over a job's limit",
+        pattern: r"(?i)\b(?:p?v?mem|rss)\b[^.;]{0,40}\bexceed(?:s|ed)? (?:the |its )?limit\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Phrase,
+    },
+    Wording {
+        name: "beyond memory limits",
+        pattern: r"(?i)\bbeyond (?:the |its )?(?:\w+ )?memory limits?\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
+        name: "session crashed after using all available RAM",
+        pattern: r"(?i)\b(?:your )?session crashed after using all available (?:RAM|memory)\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        name: "System is out of GPU memory",
+        pattern: r"\bSystem is out of GPU(?: and shared host)? memory\b",
+        closest: ByPlace,
+        strength: Token,
     },
     Wording {
         name: "memory exhausted",
@@ -259,6 +283,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "exhausted",
     "exceed",
     "kill",
+    "beyond",
+    "all available",
     "too much memory",
     "not enough",
     "insufficient",
@@ -307,11 +333,11 @@ pub(super) const ANCHOR_EXACT_CASE: &str = "OOM";
 /// place word in the message decides a [`Closest::ByPlace`] row.
 pub(super) const PLACE_WORDS: &[(&str, Place)] = &[
     (
-        r"\b(?:CUDA|[Cc]uda|GPU|[Gg]pu|[Dd]evice|HIP|[Hh]ip|ROCm|VRAM|HBM|hbm|TPU|NPU|XPU|MIOpen|TensorRT|TRT|NCCL|cuMem\w*|cudaMalloc\w*|CUBLAS|cuBLAS|CUDNN|cuDNN)\b|CUDA\d",
+        r"\b(?:CUDA|[Cc]uda|GPU|[Gg]pu|[Dd]evice|HIP|[Hh]ip|ROCm|VRAM|HBM|hbm|TPU|NPU|XPU|MIOpen|TensorRT|TRT|NCCL|cuMem\w*|cudaMalloc\w*|(?:cuda|hip)Error\w*|CUBLAS|cuBLAS|CUDNN|cuDNN)\b|CUDA\d",
         Place::Device,
     ),
     (
-        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|java|JVM|JavaScript|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno)\b",
+        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|java|JVM|JavaScript|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map)\b",
         Place::Host,
     ),
 ];
@@ -326,7 +352,9 @@ pub(super) enum Place {
 /// What makes a [`Strength::Phrase`] line an error record rather than a
 /// sentence about memory: an error word, an exception class, a status code.
 pub(super) const ERROR_MARKS: &str = concat!(
-    r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkilled\b|\bterminat|\bpanic)",
+    r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
+    // A logger's severity in brackets (TensorRT's `[TRT] [W]`, trtexec's `[E]`).
+    r"|\[[EWF]\]",
     r"|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bINTERNAL\b|\bE\d{4}\b|[A-Z]\w*(?:Error|Exception):",
 );
 
@@ -354,6 +382,11 @@ pub(super) const TALK: &str = concat!(
 /// Aborted(Cannot enlarge memory arrays … (OOM). … if you want malloc to
 /// return NULL …` are records).
 pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my|let's|let us)\b";
+
+/// A line that opens in the writer's own voice (`I even checked the RAM
+/// usage and it shows …`, `we see this on …`): the person's next sentence,
+/// never the next line of a program's message, so it adds no sizes to it.
+pub(super) const WRITER_OPENS: &str = r"(?i)^\W*(?:i|i'm|i've|we|my|our)\b";
 
 /// Words that, before the failure words in their sentence, make it a
 /// condition rather than a report: `If processes are killed by the oom
@@ -472,7 +505,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole { words: r"free|available", side: Side::Before, role: Role::Free },
     SizeRole {
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using",
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using|p?v?mem|rss",
         side: Side::Before,
         role: Role::Used,
     },
@@ -486,6 +519,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole { words: r"total capacity|total|capacity|limit", side: Side::After, role: Role::Capacity },
     SizeRole { words: r"already allocated|allocated|in use|used", side: Side::After, role: Role::Used },
     SizeRole { words: r"(?:larger|bigger|greater) than", side: Side::After, role: Role::Requested },
+    SizeRole { words: r"exceed(?:s|ed)? (?:the |its )?limit", side: Side::After, role: Role::Used },
     SizeRole { words: r"reserved|cached|client-requested", side: Side::After, role: Role::Other },
 ];
 
@@ -501,6 +535,7 @@ pub(super) struct Compiled {
     pub talk: Regex,
     pub conditions: Regex,
     pub people: Regex,
+    pub writer_opens: Regex,
     pub code: Regex,
     pub named: Regex,
     pub explained: Regex,
@@ -567,6 +602,7 @@ pub(super) fn compiled() -> &'static Compiled {
             talk: ascii(TALK),
             conditions: ascii(CONDITIONS),
             people: ascii(PEOPLE),
+            writer_opens: ascii(WRITER_OPENS),
             code: ascii(CODE),
             named: ascii(NAMED),
             explained: ascii(EXPLAINED),
