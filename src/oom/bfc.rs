@@ -41,12 +41,17 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found).with_block(Dump::default()));
     }
     if let Some(found) = tensor_oom(text) {
-        // On its own, TensorFlow's message is a BFC failure only when it names a BFC allocator.
-        let bfc = found.get(5).is_some_and(|allocator| allocator.as_str().ends_with("_bfc"));
+        // On its own, TensorFlow's message is a BFC failure only when it names a BFC
+        // allocator, or, in builds too old to name one, a GPU (whose allocator is BFC).
+        let bfc = match found.get(5) {
+            Some(allocator) => allocator.as_str().ends_with("_bfc"),
+            None => found.get(4).is_some_and(|device| names_gpu(device.as_str())),
+        };
         let kind = if bfc { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };
         let mut event = OomEvent::new(kind, line);
         Dump::default().feed(&mut event, line);
-        return Some(Detected::at(event, text, &found));
+        let named_allocator = found.get(5).is_some();
+        return Some(Detected::at(event, text, &found).with_block(NodeLine { named_allocator }));
     }
     if let Some(found) = regex!(r"failed to allocate memory \[Op:(\w+)\]").captures(text) {
         // TensorFlow's eager op, without figures.
@@ -55,6 +60,25 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found));
     }
     let t = text.trim();
+    // The stats alone, their heading cut or elided (`...` then `Limit: 22654317364`): a
+    // report only if the stat that follows is the allocator's own.
+    if let Some(needs_next) = match t {
+        "Stats:" => Some("Limit:"),
+        _ if regex!(r"^Limit:\s+\d{4,}$").is_match(t) => Some("InUse:"),
+        _ => None,
+    } {
+        let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
+        event.truncated = true;
+        event.allocator_warning = true;
+        let mut dump = Dump { in_stats: true, ..Dump::default() };
+        if t != "Stats:" {
+            dump.stat(&mut event, t);
+        }
+        dump.needs_next = Some(needs_next);
+        let mut detected = Detected::new(event, t).with_block(dump);
+        detected.tentative = true;
+        return Some(detected);
+    }
     let fragment = regex!(
         r"^(?:BFCAllocator dump for \S+|Bin \(\d+\):.*|\d+ Chunks of size \d+ totalling .*|Sum Total of in-use chunks: .*|(?:InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+ of size \d+.*|Summary of in-use Chunks by size:?|Next region of size \d+)$"
     );
@@ -68,6 +92,37 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::new(event, t).with_block(dump));
     }
     None
+}
+
+/// A TensorFlow device name of a GPU (`/job:localhost/replica:0/task:0/gpu:0`, `device:GPU:0`).
+fn names_gpu(device: &str) -> bool {
+    regex!(r"(?i)\bgpu:\d").is_match(device)
+}
+
+/// The node line TensorFlow prints after its op-level message
+/// (`[[Node: sub_2518 = Sub[T=DT_FLOAT, _device="/job:localhost/replica:0/task:0/gpu:0"](…)]]`,
+/// `[[{{node conv2d/Conv2D}}]]`): the op, and the device when the message did not name it.
+struct NodeLine {
+    named_allocator: bool,
+}
+
+impl Block for NodeLine {
+    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+        let Some(found) = regex!(r#"^\s*\[\[(?:Node: ([\w/.-]+)|\{\{node ([\w/.-]+)\}\})(?:[^"]*_device="([^"]*)")?"#)
+            .captures(&line.text)
+        else {
+            return Feed::Ended;
+        };
+        event.op = event.op.take().or(found.get(1).or(found.get(2)).map(|op| op.as_str().to_string()));
+        if !self.named_allocator && found.get(3).is_some_and(|device| names_gpu(device.as_str())) {
+            event.kind = Kind::BfcAllocatorOom;
+        }
+        Feed::Consumed
+    }
+
+    fn is_finished(&self) -> bool {
+        true
+    }
 }
 
 /// TensorFlow's op-level message: shape, and in newer versions the allocator.
@@ -86,6 +141,13 @@ pub(super) struct Dump {
     chunks_free: u64,
     largest_free: Option<u64>,
     holders: Holders,
+    /// The in-use chunks as listed (up to [`MAX_ITEMS`]): the report's
+    /// allocations when it has no summary of chunks by size (a log that
+    /// holds only the chunk lines).
+    chunks: Vec<Allocation>,
+    /// How the next line must start for a fragment to be a report at all
+    /// (a bare `Limit:` line is one only if `InUse:` follows it).
+    needs_next: Option<&'static str>,
 }
 
 /// In-use chunks by the executable their annotation names
@@ -135,6 +197,11 @@ impl Block for Dump {
     }
     fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
         let t = line.text.trim();
+        if let Some(start) = self.needs_next.take() {
+            if !t.starts_with(start) {
+                return Feed::Ended;
+            }
+        }
         if t.is_empty() {
             self.blanks += 1;
             return if self.blanks >= 2 { Feed::Ended } else { Feed::Consumed };
@@ -186,6 +253,15 @@ impl Block for Dump {
             } else {
                 self.chunks_in_use += 1;
                 self.holders.add(executable(t), bytes.unwrap_or(0));
+                if self.chunks.len() < MAX_ITEMS {
+                    self.chunks.push(Allocation {
+                        size_bytes: bytes,
+                        op_name: regex!(r" by op (\S+)").captures(t).map(|op| op[1].to_string()),
+                        allocation_type: Some("in use".to_string()),
+                        count: 1,
+                        ..Allocation::default()
+                    });
+                }
             }
         } else if let Some(found) = regex!(r"^Next region of size (\d+)").captures(t) {
             event.fact(CHUNKS, "region", size::parse_exact(&found[1]), None);
@@ -243,6 +319,11 @@ impl Block for Dump {
             event.count(CHUNKS, "free chunks (listed)", self.chunks_free);
             if let Some(largest) = self.largest_free.and_then(|b| i64::try_from(b).ok()) {
                 event.fact(CHUNKS, "largest free chunk", Some(largest), None);
+            }
+        }
+        if event.allocations.is_empty() {
+            for chunk in std::mem::take(&mut self.chunks) {
+                event.push_allocation(chunk);
             }
         }
         // The summary lists sizes smallest first; the report shows the largest first.

@@ -20,7 +20,7 @@ pub(super) fn triggers(text: &[u8]) -> bool {
         r"|Shared memory size limit exceeded|unlikely to have enough memory|Killed process|Kill process|invoked oom-killer|DefaultCPUAllocator|can NOT allocate memory",
         // Report bodies an excerpt may start with, without the line that opened them.
         r"|InUse at |Chunk at |Free at |Free  at |in-use Chunks by size|Next region of size|XLA label: |XLA Label: |Allocation type: |Extra memory due to padding|Buffer \d+:",
-        r"|by rematerialization|exceeds the base limit|Failed to get configs for",
+        r"|by rematerialization|exceeds the base limit|Failed to get configs for|Limit: |Stats:",
     ))
     .is_match(text)
 }
@@ -130,10 +130,23 @@ impl Block for Continuation {
         {
             return Feed::Ended;
         }
+        let before = self.text.len();
         join_wrapped(&mut self.text, self.last_width, &line.text);
         self.last_width = line.text.len();
         self.lines += 1;
         self.complete = (self.fill)(event, &self.text);
+        if !self.complete && self.text.len() == before + line.text.len() {
+            // Joined without a space, as a terminal cuts a word; a console that
+            // wraps at words (rich's boxes) dropped one instead.
+            let mut spaced = self.text.clone();
+            spaced.insert(before, ' ');
+            if (self.fill)(event, &spaced) {
+                self.text = spaced;
+                self.complete = true;
+            } else {
+                (self.fill)(event, &self.text);
+            }
+        }
         Feed::Consumed
     }
 

@@ -35,6 +35,10 @@ pub(super) struct Reading {
     pub memory_space: Option<String>,
     /// Where the failure words start in the line.
     pub at: usize,
+    /// What the failure words say ran out, where they name a part of
+    /// memory (`out of JVM Metaspace`): a capacity whose words name it wins
+    /// over another the message states (the heap's, beside the Metaspace's).
+    pub ran_out: Option<String>,
     /// Only words that other resources share (`RESOURCE_EXHAUSTED`), and
     /// no memory named yet: no memory failure unless the message's next
     /// lines, or a family's message after it, name memory.
@@ -150,10 +154,22 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let quoted_words = text[..at].matches('`').count() % 2 == 1;
     let asserted =
         if quoted_words { asserted } else { regex!(r"`[^`]*`").replace_all(&asserted, " ").into_owned().into() };
+    // Code that names the failure may come before its record on the same line (a
+    // title pasting `raise ValueError("No available memory …") ValueError: No available
+    // memory …`): the record after the code's sentence is the line's.
+    if talk && tables.code.is_match(&text.as_bytes()[..at]) && sentence.end < text.len() {
+        let rest = Line { text: text[sentence.end..].to_string().into(), ..line.clone() };
+        if let Some(reading) = read(&rest).filter(|reading| reading.statement) {
+            return Some(Reading { at: sentence.end + reading.at, ..reading });
+        }
+    }
     let statement = !talk
         && !is_frame(text)
         && (token || line.prefixed || tables.error_marks.is_match(asserted.as_bytes()) || opens_message(&text[..at]));
     let message = &text[message_start(text, at)..];
+    let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
+        .captures(&text[at..])
+        .map(|found| found[1].to_string());
     let kind = closest(FAILURE_WORDS[first_row].closest, message);
     let memory_space = match kind {
         Kind::HostOom => Some("host".to_string()),
@@ -165,7 +181,8 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         kind,
         statement,
         talk,
-        sizes: sizes(message),
+        sizes: sizes_from(message, 0, ran_out.as_deref()),
+        ran_out,
         memory_space,
         at,
         memory_unnamed,
@@ -181,7 +198,7 @@ impl Reading {
     pub fn continue_with(&mut self, before: &str, text: &str) {
         let text = &text[..window_end(text, READ_AFTER)];
         let joined = format!("{before} {text}");
-        self.sizes.fill(sizes_from(&joined, before.len() + 1));
+        self.sizes.fill(sizes_from(&joined, before.len() + 1, self.ran_out.as_deref()));
         self.memory_unnamed &= !vocabulary::compiled().memory_named.is_match(text.as_bytes());
     }
 
@@ -216,6 +233,12 @@ pub(super) fn refine(event: &mut OomEvent, reading: &Reading) {
             event.failure_words.push((*word).to_string());
         }
     }
+}
+
+/// Whether the words before a failure name it as talk does ([`vocabulary::TALK`]):
+/// a title asking for it (`Support OOMKilled`), advice, a hedge.
+pub(super) fn talks_before(text: &str, at: usize) -> bool {
+    vocabulary::compiled().talk.is_match(&text.as_bytes()[..at])
 }
 
 /// Whether `text` opens in the writer's own voice ([`vocabulary::WRITER_OPENS`]).
@@ -357,13 +380,9 @@ fn size_token() -> &'static Regex {
     &TOKEN
 }
 
-/// Every size in `text`, each with the role its words give it.
-fn sizes(text: &str) -> Sizes {
-    sizes_from(text, 0)
-}
-
-/// Every size in `text` from the byte `from` on, each with the role its words give it.
-fn sizes_from(text: &str, from: usize) -> Sizes {
+/// Every size in `text` from the byte `from` on, each with the role its words
+/// give it; a capacity whose words name `ran_out` wins over the others.
+fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
     let found: Vec<_> = sizes_and_roles(text).into_iter().filter(|(size, _)| size.start >= from).collect();
     // A message may state several pairs (YARN's `Current usage: 264.3 MB of 1 GB physical
     // memory used; 2.8 GB of 2.1 GB virtual memory used`): the one that ran out is the
@@ -376,8 +395,16 @@ fn sizes_from(text: &str, from: usize) -> Sizes {
         .collect();
     let chosen = pairs.iter().find(|(_, used, capacity)| used >= capacity).or(pairs.first()).map(|p| p.0);
     let mut sizes = Sizes::default();
+    let mut previous_end = from;
     for (at, (size, role)) in found.iter().enumerate() {
+        let words = &text[previous_end.min(size.start)..size.start];
+        previous_end = size.end;
         let Some(role) = role else { continue };
+        let names_what_ran_out = ran_out.is_some_and(|part| words.to_lowercase().contains(&part.to_lowercase()));
+        if role.role() == Role::Capacity && names_what_ran_out {
+            sizes.capacity = Some(size.bytes);
+            continue;
+        }
         if let Some(slot) = sizes.slot(role.role()) {
             // The chosen pair's figures win over what words elsewhere say; else the first of a role does.
             *slot = match role {

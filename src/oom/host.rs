@@ -45,6 +45,8 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         !regex!(r"`[\w.]*$").is_match(&text[..found.start()]) || !regex!(r"^[\w.]*`").is_match(&text[found.end()..])
     })
     .filter(|found| !regex!(r"(?i)\bnot\s+`?[\w.]*$").is_match(&text[..found.start()]))
+    // Nor is one a title asks for (`Support OOMKilled`).
+    .filter(|found| !super::general::talks_before(text, found.start()))
     {
         let key = text.get(found.start()..).unwrap_or(text).trim_end();
         return Some(Detected::new(host_event(line), key));

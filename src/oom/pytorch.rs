@@ -21,7 +21,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
     // IPEX refuses blocks over 4 GB before trying: `Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate …`.
     if let Some(found) =
-        regex!(r"(?:CUDA|HIP|XPU) out of memory\. Tried to allocate|can NOT allocate memory block with size larger than \w+! Tried to allocate").find(text)
+        regex!(r"(?:CUDA|HIP|XPU|NPU) out of memory\. Tried to allocate|can NOT allocate memory block with size larger than \w+! Tried to allocate").find(text)
     {
         return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), fill));
     }
@@ -111,20 +111,22 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
             event.limit_bytes = size::unsigned(bytes(&allowed[1]));
         }
     } else if let Some(found) = regex!(&format!(
-        r"\(GPU\s+(\d+); ({P}) total capacity; ({P}) already allocated; (?:({P}) free; )?(?:({P}) allowed; )?({P}) (reserved in total by PyTorch|cached)\)"
+        r"\((GPU|NPU|XPU)\s+(\d+); ({P}) total capacity; ({P}) already allocated; (?:({P}) free; )?(?:({P}) allowed; )?(?:{P} current active; )?({P}) (reserved in total by PyTorch|cached)\)"
     ))
     .captures(text)
     {
-        event.memory_space = Some(format!("GPU {}", &found[1]));
-        event.capacity_bytes = size::unsigned(bytes(&found[2]));
+        event.memory_space = Some(format!("{} {}", &found[1], &found[2]));
+        event.capacity_bytes = size::unsigned(bytes(&found[3]));
         event.device_bytes = event.capacity_bytes;
-        event.free_bytes = found.get(4).and_then(|free| size::unsigned(bytes(free.as_str())));
-        event.fact(SECTION, "already allocated", bytes(&found[3]), None);
-        if let Some(allowed) = found.get(5) {
+        event.free_bytes = found.get(5).and_then(|free| size::unsigned(bytes(free.as_str())));
+        // What PyTorch holds is all this form says is in use.
+        event.used_bytes = size::unsigned(bytes(&found[4]));
+        event.fact(SECTION, "already allocated", bytes(&found[4]), None);
+        if let Some(allowed) = found.get(6) {
             event.fact(SECTION, "allowed", bytes(allowed.as_str()), None);
             event.limit_bytes = size::unsigned(bytes(allowed.as_str()));
         }
-        event.fact(SECTION, &found[7], bytes(&found[6]), None);
+        event.fact(SECTION, &found[8], bytes(&found[7]), None);
         complete = true;
     }
     for found in regex!(&format!(r"Process (\d+) has ({P}) memory in use")).captures_iter(text) {

@@ -72,7 +72,7 @@ use Strength::{Phrase, Shared, Token};
 pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "tried to allocate (GPU N; total capacity)",
-        pattern: r"Tried to allocate [^(;]{1,40}\((?:GPU|XPU)\s*\d+; [^;]{1,40}total capacity",
+        pattern: r"Tried to allocate [^(;]{1,40}\((?:GPU|XPU|NPU)\s*\d+; [^;]{1,40}total capacity",
         closest: Closest::Kind(Kind::PytorchCudaOom),
         strength: Token,
     },
@@ -211,7 +211,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "out of memory",
-        pattern: r"(?i)\bout[ -]of[ -](?:\w+ )?memory\b",
+        pattern: r"(?i)\bout[ -]of[ -](?:\w+ )?memory\b|\bout of (?:JVM )?Metaspace\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -371,6 +371,8 @@ pub(super) const TALK: &str = concat!(
     // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
     r"|^\W*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert)(?:\([^)]*\))?!?:",
     r"|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#",
+    // A title that asks for a change (`Support OOMKilled`, `Add OOM detection`): named, not met.
+    r"|^\W*(?:support|add|handle|detect|expose|surface|implement|track|alert on|notify on)\s",
 );
 
 /// People write to people; a program's error record seldom says `you`,
