@@ -80,7 +80,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(detected);
     }
     let fragment = regex!(
-        r"^(?:BFCAllocator dump for \S+|Bin \(\d+\):.*|\d+ Chunks of size \d+ totalling .*|Sum Total of in-use chunks: .*|(?:InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+ of size \d+.*|Summary of in-use Chunks by size:?|Next region of size \d+)$"
+        r"^(?:BFCAllocator dump for \S+|Bin \(\d+\):.*|\d+ Chunks of size \d+ totalling .*|Sum Total of in-use chunks: .*|(?:InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+(?: next \d+)? of size \d+.*|Summary of in-use Chunks by size:?|Next region of size \d+)$"
     );
     if fragment.is_match(t) {
         // The dump without the failure line that comes before it: the log holds only part of the report.
@@ -245,7 +245,7 @@ impl Block for Dump {
         } else if let Some(found) = regex!(&format!(r"^Bin for ({SIZE}) was ({SIZE}), Chunk State:$")).captures(t) {
             event.fact("Chunk state", "request", size::parse(&found[1]), None);
             event.fact("Chunk state", "bin", size::parse(&found[2]), None);
-        } else if let Some(found) = regex!(r"^(InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+ of size (\d+)").captures(t) {
+        } else if let Some(found) = regex!(r"^(InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+(?: next \d+)? of size (\d+)").captures(t) {
             let bytes = found[2].parse().ok();
             if &found[1] == "Free" {
                 self.chunks_free += 1;

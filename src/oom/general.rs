@@ -202,6 +202,21 @@ impl Reading {
         self.memory_unnamed &= !vocabulary::compiled().memory_named.is_match(text.as_bytes());
     }
 
+    /// Takes the sizes of the line right before the failure's, when the
+    /// failure line has none and that line states figures of memory and no
+    /// failure of its own: a status line the program printed first (Heroku's
+    /// `Process running mem=677M(132.3%)` before `Error R14 (Memory quota
+    /// exceeded)`, earlyoom's `mem avail: 21 of 950 MiB` before `low memory!`).
+    pub fn take_status_line(&mut self, previous: &Line) {
+        if !self.sizes.is_empty() || read(previous).is_some() {
+            return;
+        }
+        let text = &previous.text[..window_end(&previous.text, READ_AFTER)];
+        if regex!(r"(?i)\b(?:mem|memory|RAM|rss)\b").is_match(text) {
+            self.sizes.fill(sizes_from(text, 0, self.ran_out.as_deref()));
+        }
+    }
+
     /// Whether `next` (a line's reading) says nothing this one does not:
     /// the same failure printed again by another layer (`what():  std::bad_alloc`).
     pub fn covers(&self, next: &Reading) -> bool {
@@ -277,8 +292,11 @@ fn opens_message(before: &str) -> bool {
     if vocabulary::compiled().list_marker.is_match(before.as_bytes()) {
         return false;
     }
+    // A component's tags in brackets open a message too (`[GPU] `, `[engine/Engine] `).
+    let before = regex!(r"^\s*(?:\[[^\]\s]{1,40}\]\s*)+").replace(before, "");
     let before = before.trim_end();
-    before.chars().all(|c| !c.is_alphanumeric()) || before.ends_with(':')
+    // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
+    before.chars().all(|c| !c.is_alphanumeric()) || before.ends_with([':', '\u{ff1a}'])
 }
 
 /// Whether the failure words at `at` are part of a command-line flag
@@ -443,7 +461,11 @@ fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
     for (at, pair) in found.windows(2).enumerate() {
         let between = &text[pair[0].end..pair[1].start];
         if roles[at].is_none() && regex!(r"^\s*(?:/|of|out of)\s*$").is_match(between) {
-            roles[at] = Some(RoleFrom::Pair(Role::Used));
+            // What is free of a capacity where the words before say so (earlyoom's `mem
+            // avail: 21 of 950 MiB`), else what is used of it.
+            let words = &text[if at == 0 { 0 } else { found[at - 1].end }..pair[0].start];
+            let free = role_before(words).is_some_and(|row| vocabulary::SIZE_ROLES[row].role == Role::Free);
+            roles[at] = Some(RoleFrom::Pair(if free { Role::Free } else { Role::Used }));
             roles[at + 1] = Some(RoleFrom::Pair(Role::Capacity));
         } else if roles[at].is_none() && regex!(r"^\s*(?:>|vs\.?)\s*$").is_match(between) {
             // A failed check's values after its comparison (Paddle's `enforce allocating <=
@@ -475,6 +497,15 @@ fn compared_roles(before: &str) -> Option<(Role, Role)> {
 /// The row of the words right after a size that give it its role.
 fn role_after(after: &str) -> Option<usize> {
     let found = vocabulary::compiled().roles_after.captures(after.as_bytes())?;
+    // A word that goes straight on to a number is that number's (`needed 301991760,
+    // available 268437504`): it says nothing of the size before it. A comparison or an
+    // excess (`N larger than M`, `N kb exceeded limit M kb`) relates the two.
+    let matched = found.get(0)?;
+    let rest = &after[matched.end()..];
+    let relates = regex!(r"(?i)\b(?:than|exceed\w*)\b").is_match(&after[matched.start()..matched.end()]);
+    if !relates && regex!(r"^\s*[:=]?\s*\(?\d").is_match(rest) {
+        return None;
+    }
     vocabulary::role_row(Side::After, &found)
 }
 
@@ -497,6 +528,15 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     if before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '$') {
         return None;
     }
+    // Elasticsearch prints a byte count with its human size: `[3844551592/3.5gb]`.
+    if before.ends_with('[') && found.name("unit").is_none() && regex!(r"^/\d[\d.]*[kmgtp]?b\]").is_match(after) {
+        let count = found.name("int")?.as_str().replace(',', "").parse().ok()?;
+        return Some(Found { start, end, bytes: count });
+    }
+    // (Its human size repeats the count: not a size of its own.)
+    if regex!(r"\[\d+/$").is_match(before) {
+        return None;
+    }
     // (An underscore that closes Markdown's italics ends it: `of size 1.1 Gb_.`)
     let italics_end =
         after.strip_prefix('_').is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'));
@@ -517,10 +557,19 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         let separator = found.name("sep").map_or("", |s| s.as_str());
         let glued = separator.is_empty();
         let hyphen_ok = !separator.contains('-') || unit.shift == 0;
-        if (unit.glued_only && !glued) || !hyphen_ok {
+        // A lone letter apart from the digits is a unit where the words name a size (Kokkos'
+        // `Allocation of size 1.279 G failed`).
+        let named_size = separator == " " && regex!(r"(?i)\bsize\s*[:=]?\s*$").is_match(before);
+        if (unit.glued_only && !glued && !named_size) || !hyphen_ok {
             return None;
         }
         return Some(Found { start, end, bytes: bytes(unit.shift)? });
+    }
+    // A number of a pair whose second figure carries the unit (`21 of   950 MiB`).
+    if let Some(paired) = regex!(r"^\s*(?:of|/)\s*\d[\d.,]*\s?([A-Za-z]+)\b").captures(after) {
+        if let Some(unit) = UNITS.iter().find(|u| u.suffix == &paired[1]) {
+            return Some(Found { start, end, bytes: bytes(unit.shift)? });
+        }
     }
     // A bare number: an integer on its own (not in a shape's list) that the
     // words next to it name as bytes.
@@ -789,6 +838,14 @@ mod tests {
         ("beyond memory limits", "is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB"),
         ("session crashed after using all available RAM", "Your session crashed after using all available RAM."),
         ("System is out of GPU memory", "System is out of GPU and shared host memory"),
+        ("low memory (earlyoom)", "low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%"),
+        ("low virtual memory condition (Windows)", "Windows successfully diagnosed a low virtual memory condition."),
+        ("OOM command not allowed (Redis)", "OOM command not allowed when used memory > 'maxmemory'."),
+        (
+            "circuit breaker: data too large",
+            "CircuitBreakingException: [request] Data too large, data for [<reused_arrays>]",
+        ),
+        ("OUT_OF_RESOURCES", "Native API returns: 40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)"),
         ("memory exhausted", "Allowed memory size of 134217728 bytes exhausted (tried to allocate 81513688 bytes)"),
         ("bad_alloc", "terminate called after throwing an instance of 'std::bad_alloc'"),
         ("Cannot allocate memory (ENOMEM)", "OSError: [Errno 12] Cannot allocate memory"),

@@ -39,8 +39,10 @@ fn prefix() -> &'static Regex {
         r"|-\s+[\w.]+\s+-\s+(?:[\w.]+\s+-\s+)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+-\s+",
         // vLLM: ERROR 06-03 07:41:11 [core.py:1184]
         r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?\s+\[[^\]]*\]\s?",
-        // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165:
-        r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
+        // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165: , 2026/07/03 21:39:56.4413
+        r"|\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
+        // a log classifier's mark before the line it matched: #=MATCH=#
+        r"|#=MATCH=#\s+",
         // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826]
         r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?\s+[\w./-]+:\d+\]\s?",
         // PyTorch's C++ (c10) log, in bold where a Markdown post emphasises it:
@@ -52,7 +54,8 @@ fn prefix() -> &'static Regex {
         // the kernel's log through dmesg (seconds since boot, or -T) and syslog:
         // [ 4018.450000] , [Thu Mar 14 01:57:54 2019] , May 15 23:09:30 host kernel:
         r"|\[\s*\d+\.\d+\]\s+|\[\w{3} \w{3} +\d+ \d{2}:\d{2}:\d{2} \d{4}\]\s+",
-        r"|\w{3} +\d+ \d{2}:\d{2}:\d{2} \S+ kernel:\s+",
+        // syslog and journald, any program: May 15 23:09:30 host kernel: , Sep 10 14:59:49 image systemd-oomd[34]:
+        r"|\w{3} +\d+ \d{2}:\d{2}:\d{2} \S+ [\w.@/-]+(?:\[\d+\])?:\s+",
         // pod logs: 10.128.0.33 [3]
         r"|\d{1,3}(?:\.\d{1,3}){3}\s+\[\d+\]\s+",
         // TensorRT's trtexec: [11/22/2024-13:40:08]
@@ -174,6 +177,10 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
         if let Cow::Owned(stripped) = ansi().replace_all(&text, "") {
             text = Cow::Owned(stripped);
         }
+    }
+    // Marks a log viewer puts around what its classifier matched (`‹CUDA out of memory›`).
+    if text.contains(['\u{2039}', '\u{203a}']) {
+        text = Cow::Owned(text.replace(['\u{2039}', '\u{203a}'], ""));
     }
     let mut repeats = 1;
     if let Some(found) = repeat().captures(&text) {

@@ -178,6 +178,9 @@ impl Scanner {
                 if self.continues_talk(&line) {
                     return;
                 }
+                if line.number > 1 {
+                    reading.take_status_line(&normalise(line.number - 1, &self.previous_tail));
+                }
                 self.flush_preamble();
                 self.preamble = Some(Preamble {
                     number: line.number,

@@ -108,7 +108,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\b(?:oom|memory pressure)\b.{0,40}\bkill(?:ed|ing)?\b|\btoo much memory\b",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure)\b.{0,40}\bkill(?:ed|ing)?\b|\bsystemd-oomd killed\b|\btoo much memory\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -149,8 +149,32 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        name: "low memory (earlyoom)",
+        pattern: r"(?i)\blow memory! at or below SIG\w+ limits\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        name: "low virtual memory condition (Windows)",
+        pattern: r"\bWindows successfully diagnosed a low virtual memory condition\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        name: "OOM command not allowed (Redis)",
+        pattern: r"\bOOM command not allowed\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        name: "circuit breaker: data too large",
+        pattern: r"(?i)\bcircuit_?breaking_?exception\b|\bData too large, data for \[",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "memory exhausted",
-        pattern: r"(?i)\bmemory\b[\w ]{0,30}\bexhausted\b",
+        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -189,6 +213,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "OutOfMemoryException",
         pattern: r"\bOutOfMemoryException\b",
         closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
+        name: "OUT_OF_RESOURCES",
+        pattern: r"\b[A-Z]+(?:_[A-Z]+)*_OUT_OF_RESOURCES\b",
+        closest: ByPlace,
         strength: Token,
     },
     Wording {
@@ -248,7 +278,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "larger than the maximum",
-        pattern: r"\d\)? (?:is|are) (?:larger|bigger|greater) than (?:the )?(?:[\w-]+ ){0,2}max(?:imum)?\b",
+        pattern: r"\d\)?(?: bytes| ?[KMGT]i?B)?,? (?:which )?(?:is|are) (?:larger|bigger|greater) than (?:the )?(?:[\w-]+ ){0,2}max(?:imum)?\b",
         closest: ByPlace,
         strength: Shared,
     },
@@ -260,7 +290,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "exceeds memory",
-        pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,2} (?:memory|resources)\b",
+        pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,3} (?:memory|resources)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -314,6 +344,11 @@ pub(super) const ANCHORS: &[&str] = &[
     "grow memory",
     "larger than",
     "low on resource: memory",
+    "low memory!",
+    "low virtual memory",
+    "oom command",
+    "circuit",
+    "data too large",
     "= available",
     "< available",
     "= free",
@@ -432,7 +467,7 @@ pub(super) const LIST_MARKER: &str = r"^\s*(?:[-*+]|\d{1,3}[.)])\s+$";
 /// thing (`why does this give a MemoryError`, `will throw an
 /// OutOfMemoryError if …`), talk unless the sentence opens as a record
 /// (`Task failed with an OutOfMemoryError`).
-pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)\s+["'`]?$"#;
+pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)\s+(?:[a-z][\w-]*\s+)?["'`]?$"#;
 
 /// A status number explained by the failure's name (`Error -2 is
 /// VK_ERROR_OUT_OF_DEVICE_MEMORY`, `errno 12 means ENOMEM`): a person
@@ -501,11 +536,11 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Requested,
     },
     SizeRole {
-        words: r"total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)?",
+        words: r"total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
-    SizeRole { words: r"free|available", side: Side::Before, role: Role::Free },
+    SizeRole { words: r"free|available|avail", side: Side::Before, role: Role::Free },
     SizeRole {
         words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using|p?v?mem|rss",
         side: Side::Before,
