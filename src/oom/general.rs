@@ -134,7 +134,16 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // `Some of your processes may have been killed`): only the writer's
     // own words around the quote tell that a person writes.
     let people = regex!(r"`[^`]*`").replace_all(people, " ");
+    // An exception class or a code named in prose: followed by a noun or a verb
+    // (`MemoryError message is often empty`), or alone in backticks in a sentence that
+    // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
+    let after_words = &text[at..];
+    let class_as_noun = regex!(r"^\w*(?:Error|Exception)\s+(?:message|messages|handling|class|type|types|objects?|instances?|is|was|are|were|should|will|can|could|would|might|may)\b").is_match(after_words);
+    let code_named =
+        !record && regex!(r"`[\w.:]*$").is_match(&text[..at]) && regex!(r"^[\w.:]+`").is_match(after_words);
     let talk = only_flags
+        || class_as_noun
+        || code_named
         || tables.talk.is_match(text[sentence.clone()].as_bytes())
         || tables.conditions.is_match(opening.as_bytes())
         || tables.people.is_match(people.as_bytes())
@@ -212,7 +221,7 @@ impl Reading {
             return;
         }
         let text = &previous.text[..window_end(&previous.text, READ_AFTER)];
-        if regex!(r"(?i)\b(?:mem|memory|RAM|rss)\b").is_match(text) {
+        if regex!(r"(?i)\b(?:mem|memory|RAM|rss|\w*alloc\w*)\b").is_match(text) {
             self.sizes.fill(sizes_from(text, 0, self.ran_out.as_deref()));
         }
     }
@@ -484,6 +493,17 @@ fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
             roles[at] = role_after(&text[size.end..]).or_else(|| role_before(before)).map(RoleFrom::Row);
         }
     }
+    // A limit exceeded `with` a figure: that figure is what was used (App Engine's
+    // `Exceeded soft memory limit of 256 MB with 340 MB`).
+    for at in 1..found.len() {
+        let capacity_before = roles[at - 1].is_some_and(|role| role.role() == Role::Capacity);
+        if capacity_before
+            && roles[at].is_none()
+            && regex!(r"^\s*with\s*$").is_match(&text[found[at - 1].end..found[at].start])
+        {
+            roles[at] = Some(RoleFrom::Pair(Role::Used));
+        }
+    }
     found.into_iter().zip(roles).collect()
 }
 
@@ -540,7 +560,9 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     // (An underscore that closes Markdown's italics ends it: `of size 1.1 Gb_.`)
     let italics_end =
         after.strip_prefix('_').is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'));
-    if after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '/') && !italics_end {
+    // (A slash goes on to another figure in `260.3 MiB/476.8 MiB used`, not in `MiB/s`.)
+    let slash_pair = regex!(r"^/\d").is_match(after) && found.name("unit").is_some();
+    if after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '/') && !italics_end && !slash_pair {
         return None;
     }
     if let Some(hex) = found.name("hex") {
@@ -623,6 +645,7 @@ const BARE_NEXT_WORDS: &[&str] = &[
     "cannot",
     "not",
     "because",
+    "according",
 ];
 
 /// Whether a bare number is a byte count: the words just before it name a
@@ -644,7 +667,7 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
     }
     // The last few words before the number.
     let tail = before.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '=' | '(' | '['));
-    let start = tail.char_indices().rev().filter(|(_, c)| c.is_whitespace()).nth(3).map_or(0, |(at, _)| at);
+    let start = tail.char_indices().rev().filter(|(_, c)| c.is_whitespace()).nth(5).map_or(0, |(at, _)| at);
     let tail = &tail[start..];
     vocabulary::compiled().roles_before.is_match(format!("{tail} ").as_bytes())
         || regex!(r"(?i)\b(?:size|bytes?|buffer|memory)\b").is_match(tail)
@@ -846,6 +869,17 @@ mod tests {
             "CircuitBreakingException: [request] Data too large, data for [<reused_arrays>]",
         ),
         ("OUT_OF_RESOURCES", "Native API returns: 40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)"),
+        (
+            "memory limit code",
+            "name=EXCEEDED_LOCAL_MEMORY_LIMIT, message=\"Query exceeded per-node memory limit of 40GB",
+        ),
+        ("a device allocation call failed", "cuMemoryAllocate failed res=2"),
+        (
+            "not enough memory resources to complete (Windows)",
+            "Exception(1) 800 7000E to enough memory resources tid(4790) complete this operation.",
+        ),
+        ("heap overflow (GHC)", "\theap overflow"),
+        ("not executed in the allotted memory", "The query could not be executed in the allotted memory."),
         ("memory exhausted", "Allowed memory size of 134217728 bytes exhausted (tried to allocate 81513688 bytes)"),
         ("bad_alloc", "terminate called after throwing an instance of 'std::bad_alloc'"),
         ("Cannot allocate memory (ENOMEM)", "OSError: [Errno 12] Cannot allocate memory"),
@@ -948,6 +982,7 @@ mod tests {
     /// For every row of the size roles (in table order), a piece of a real line whose words give a size that role.
     const ROLE_EXAMPLES: &[&str] = &[
         "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity;",
+        "Exceeded soft private memory limit with 133.961 MB",
         "Reached total allocation of 3969Mb: see help(memory.size)",
         "Cannot allocate 25.002197MB memory on GPU 0, available memory is only 15.187500MB.",
         "Out of memory allocating 25,600,000 bytes (allocated so far: 3,635,267,072 bytes).",

@@ -35,6 +35,7 @@ macro_rules! regex {
 mod advice;
 mod bfc;
 mod block;
+mod code_table;
 mod context;
 mod cupy;
 mod event;

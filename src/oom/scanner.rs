@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use super::block::{join_wrapped, triggers, Block, Detected, Feed};
+use super::code_table::CodeTable;
 use super::context::Context;
 use super::event::{Framework, Incident, OomEvent};
 use super::general::{self, Reading};
@@ -102,6 +103,8 @@ pub(super) struct Scanner {
     advice_texts: Interner,
     /// How Markdown quotes the lines ([`Quotes`]).
     quotes: Quotes,
+    /// A table of error codes that the lines may be in ([`CodeTable`]).
+    code_table: CodeTable,
     /// The line being read is a program's output quoted in a fence.
     quoted_output: bool,
 }
@@ -118,7 +121,7 @@ impl Scanner {
             return;
         }
         let quoted = self.quotes.observe(raw);
-        if quoted == Quoted::NotARecord {
+        if self.code_table.observe(number, raw) || quoted == Quoted::NotARecord {
             return;
         }
         self.quoted_output = quoted == Quoted::Output;
@@ -253,7 +256,11 @@ impl Scanner {
     /// killing …`). Only a line without a log prefix that starts in lower
     /// case, after a line that ends inside a sentence, can go on with one.
     fn continues_talk(&self, line: &Line) -> bool {
-        if line.prefixed || !line.text.starts_with(|c: char| c.is_ascii_lowercase()) {
+        // (A `key=value` or `key: value` field opens a record, not a sentence's next words.)
+        if line.prefixed
+            || !line.text.starts_with(|c: char| c.is_ascii_lowercase())
+            || regex!(r"^[\w.-]+[=:]\S").is_match(&line.text)
+        {
             return false;
         }
         let before = String::from_utf8_lossy(&self.previous_tail);

@@ -34,11 +34,16 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
 /// Early versions printed them run together (`shared memoryRequired: 110592Hardware limit: 101376`).
 fn fill(event: &mut OomEvent, text: &str) -> bool {
     let Some(found) =
-        regex!(r"out of resource: (.+?),?\s*Required: (\d+),?\s*Hardware limit(?:ation)?: (\d+)").captures(text)
+        regex!(r"out of resource: (.+?),?\s*Required: (\d+),?\s*Hardware limit(?:ation)?:\s*(\d+)").captures(text)
     else {
         return false;
     };
-    let resource = found[1].trim().to_lowercase();
+    let mut resource = found[1].trim().to_lowercase();
+    // TorchInductor names its kernel where Triton names the resource
+    // (`out of resource: triton_mm Required: 327680 Hardware limit:232448`): shared memory's bytes.
+    if regex!(r"^triton_\w+$").is_match(&resource) {
+        resource = SHARED_MEMORY.to_string();
+    }
     let (required, limit) = (found[2].parse::<u64>().ok(), found[3].parse::<u64>().ok());
     event.clear_breakdown();
     if resource == SHARED_MEMORY {

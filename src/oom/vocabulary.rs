@@ -216,6 +216,36 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        name: "memory limit code",
+        pattern: r"\bEXCEEDED_\w*MEMORY_LIMIT\b|\bMEMORY_LIMIT_EXCEEDED\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
+        name: "a device allocation call failed",
+        pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* failed\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        name: "not enough memory resources to complete (Windows)",
+        pattern: r"(?i)\benough memory resources\b[^.]{0,40}\b(?:complete|process) this (?:operation|command)\b|\bE_OUTOFMEMORY\b|\b(?:0x)?8007000E\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        name: "heap overflow (GHC)",
+        pattern: r"(?:^\s*|:\s*)heap overflow\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Phrase,
+    },
+    Wording {
+        name: "not executed in the allotted memory",
+        pattern: r"(?i)\bcould not be (?:executed|completed|run) (?:in|within) the (?:allotted|available) memory\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         name: "OUT_OF_RESOURCES",
         pattern: r"\b[A-Z]+(?:_[A-Z]+)*_OUT_OF_RESOURCES\b",
         closest: ByPlace,
@@ -272,7 +302,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to) (?:be |\w+ )?(?:allocated?|[cm]alloc|realloc)\b|\berror allocating\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to) (?:be |\w+ )?(?:(?:re)?allocated?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) \d+ bytes\b|\berror allocating\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -345,6 +375,19 @@ pub(super) const ANCHORS: &[&str] = &[
     "larger than",
     "low on resource: memory",
     "low memory!",
+    "reallocate",
+    "t commit",
+    "o commit",
+    "t reserve",
+    "o reserve",
+    "memory_limit",
+    "loc failed",
+    "locate failed",
+    "enough memory resources",
+    "e_outofmemory",
+    "8007000e",
+    "heap overflow",
+    "allotted memory",
     "low virtual memory",
     "oom command",
     "circuit",
@@ -390,7 +433,7 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
     // A logger's severity in brackets (TensorRT's `[TRT] [W]`, trtexec's `[E]`).
     r"|\[[EWF]\]",
-    r"|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bINTERNAL\b|\bE\d{4}\b|[A-Z]\w*(?:Error|Exception):",
+    r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bINTERNAL\b|\bE\d{4}\b|\b(?:[A-Z]\w*)?(?:Error|Exception):",
 );
 
 /// Words that make a sentence talk about memory failures rather than report
@@ -407,7 +450,11 @@ pub(super) const TALK: &str = concat!(
     r"|^\W*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert)(?:\([^)]*\))?!?:",
     r"|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#",
     // A title that asks for a change (`Support OOMKilled`, `Add OOM detection`): named, not met.
-    r"|^\W*(?:support|add|handle|detect|expose|surface|implement|track|alert on|notify on)\s",
+    r"|^\W*(?:support|add|handle|detect|expose|surface|implement|track|alert on|notify on|reduce|avoid|prevent|improve|lower|allow|enable|disable|document|remove)\s",
+    // A Markdown task item (`- [ ] Oversized allocation produces immediate OOM error`): a to-do.
+    r"|^\s*[-*+] \[[ xX]\]\s",
+    // OOM as a topic's name (`OOM behavior tests`, `OOM handling`, `the OOM score`).
+    r"|\bOOM[- ](?:error messages?|behaviou?r|handling|tests?|testing|protection|prevention|detection|scor(?:e|es|ing)|polic(?:y|ies)|settings?)\b",
 );
 
 /// People write to people; a program's error record seldom says `you`,
@@ -426,13 +473,14 @@ pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my|let's|let us)\b";
 pub(super) const WRITER_OPENS: &str = r"(?i)^\W*(?:i|i'm|i've|we|my|our)\b";
 
 /// Words that, before the failure words in their sentence, make it a
-/// condition rather than a report: `If processes are killed by the oom
+/// condition or an expectation (a test plan's `verify immediate OOM error`,
+/// `should not OOM`) rather than a report: `If processes are killed by the oom
 /// killer, dmesg should …`, `In case the process is being killed by the OOM
 /// killer, no dump …`, `When a container is killed by the kernel OOM killer,
 /// Pelagos doesn't …`, `… support for notification when a container has been
 /// killed by the OOM killer` (`when` only where it opens the sentence or a
 /// subject follows it: `Error when allocating …` is a record).
-pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$";
+pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case|verify|verifies|ensure|ensures|expect|expects|should)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$";
 
 /// Words of a sentence that introduces a quote as an example rather than
 /// as what happened (`Error message becomes as following:`, `instead of:`,
@@ -531,9 +579,17 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|needs?|needed|requires?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|delta|commit|reserve|needs?|needed|requires?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
+    },
+    SizeRole {
+        // Before the capacity words they start with: `limit with 133.961 MB` (App Engine),
+        // `total sbrk() is 314472448 bytes` (Perl), `Max memory usage of this container is N`
+        // (CircleCI: the peak, what was used).
+        words: r"limit with|total sbrk\(\)(?: is)?|would use|max(?:imum)? memory usage",
+        side: Side::Before,
+        role: Role::Used,
     },
     SizeRole {
         words: r"total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
@@ -624,7 +680,7 @@ pub(super) fn compiled() -> &'static Compiled {
             let pattern = if anchored {
                 // Right after the size, past the words that only link it to its role.
                 format!(
-                    r"(?i)^[\s,]*(?:(?:of|which|memory|gpu|device|host|bytes?|is|are|has|have|had|been|was|were|so|far)\s+)*(?:{body})\b"
+                    r"(?i)^\s*(?:(?:of|which|memory|gpu|device|host|bytes?|is|are|has|have|had|been|was|were|so|far)\s+)*(?:{body})\b"
                 )
             } else {
                 format!(r"(?i)\b(?:{body})(?:\s*[:=]\s*|\s+|$)")
