@@ -41,11 +41,11 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found).with_block(Dump::default()));
     }
     if let Some(found) = tensor_oom(text) {
-        // On its own, TensorFlow's message is a BFC failure only when it names a BFC
-        // allocator, or, in builds too old to name one, a GPU (whose allocator is BFC).
+        // TensorFlow's GPU allocator is BFC: the message is BFC's unless it names another
+        // allocator, or a device other than a GPU (`…/cpu:0`, DirectML's `DML:0`).
         let bfc = match found.get(5) {
             Some(allocator) => allocator.as_str().ends_with("_bfc"),
-            None => found.get(4).is_some_and(|device| names_gpu(device.as_str())),
+            None => found.get(4).is_none_or(|device| names_gpu(device.as_str())),
         };
         let kind = if bfc { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };
         let mut event = OomEvent::new(kind, line);
@@ -114,8 +114,11 @@ impl Block for NodeLine {
             return Feed::Ended;
         };
         event.op = event.op.take().or(found.get(1).or(found.get(2)).map(|op| op.as_str().to_string()));
-        if !self.named_allocator && found.get(3).is_some_and(|device| names_gpu(device.as_str())) {
-            event.kind = Kind::BfcAllocatorOom;
+        if !self.named_allocator {
+            if let Some(device) = found.get(3) {
+                event.kind =
+                    if names_gpu(device.as_str()) { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };
+            }
         }
         Feed::Consumed
     }
@@ -417,11 +420,11 @@ mod tests {
     }
 
     #[test]
-    fn without_an_allocator_it_is_not_called_bfc() {
+    fn without_an_allocator_or_a_device_it_is_the_gpu_allocators() {
         let line =
             "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[28000,6,29,29]\n";
         let event = scan("log", line.as_bytes()).unwrap().events.remove(0);
-        assert_eq!(event.kind, Kind::RuntimeAllocationFailure);
+        assert_eq!(event.kind, Kind::BfcAllocatorOom);
         assert_eq!(event.shape.as_deref(), Some("[28000,6,29,29]"));
     }
 }

@@ -159,7 +159,11 @@ impl Block for Continuation {
 /// stops inside a word was cut at a terminal's width and runs on without a
 /// space; one that a person broke, or that stops after punctuation, gets one.
 pub(super) fn join_wrapped(text: &mut String, last_width: usize, next: &str) {
-    let mid_word = last_width >= WRAP_WIDTH && text.ends_with(char::is_alphanumeric);
+    // A logger that indents its next lines (`12:54:10-878543 ERROR    Exception: … 5.24` /
+    // `                         GiB already allocated`) wrapped at a word.
+    let indented = next.starts_with([' ', '\t']);
+    let next = next.trim_start();
+    let mid_word = !indented && last_width >= WRAP_WIDTH && text.ends_with(char::is_alphanumeric);
     if !mid_word && !text.ends_with(char::is_whitespace) {
         text.push(' ');
     }

@@ -838,11 +838,12 @@ mod tests {
         lines
     }
 
-    /// The real log line that holds `example`.
+    /// The real log line that is `example`, or else the first that holds it.
     fn real_line<'a>(lines: &'a [String], example: &str) -> &'a str {
         lines
             .iter()
-            .find(|line| line.contains(example))
+            .find(|line| line.trim() == example)
+            .or_else(|| lines.iter().find(|line| line.contains(example)))
             .unwrap_or_else(|| panic!("no log under fixtures/ holds {example:?}"))
     }
 
@@ -880,6 +881,10 @@ mod tests {
         ),
         ("heap overflow (GHC)", "\theap overflow"),
         ("not executed in the allotted memory", "The query could not be executed in the allotted memory."),
+        ("memory is full", "DaVinci Resolve Error: Your GPU memory is full."),
+        ("not enough memory, in Chinese, Japanese, Korean or Russian", "内存不足"),
+        ("the failure's name alone", "memory out"),
+        ("Allocation on device (cut)", "!!! Exception during processing !!! Allocation on device"),
         ("memory exhausted", "Allowed memory size of 134217728 bytes exhausted (tried to allocate 81513688 bytes)"),
         ("bad_alloc", "terminate called after throwing an instance of 'std::bad_alloc'"),
         ("Cannot allocate memory (ENOMEM)", "OSError: [Errno 12] Cannot allocate memory"),

@@ -173,6 +173,33 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        name: "memory is full",
+        pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?memory is full\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // Chinese, Japanese, Korean and Russian for `not enough memory` and `memory
+        // overflow` (what their posts call an OOM), each as the posts write it.
+        name: "not enough memory, in Chinese, Japanese, Korean or Russian",
+        pattern: r"(?:内存|显存|記憶體|顯存|メモリ)(?:不足|溢出|不够|が足りません)|메모리 ?부족|(?i:недостаточно памяти|нехватка (?:видео)?памяти)",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // A title that is only the failure's name (`Memory Error`, `memory out`).
+        name: "the failure's name alone",
+        pattern: r"(?i)^\W*(?:memory error|memory out)\W*$",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
+        name: "Allocation on device (cut)",
+        pattern: r"\bAllocation on device(?: \d+)?\s*$",
+        closest: Closest::Kind(Kind::PytorchCudaOom),
+        strength: Phrase,
+    },
+    Wording {
         name: "memory exhausted",
         pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b",
         closest: HostUnlessDevice,
@@ -296,7 +323,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory not available",
-        pattern: r"(?i)\bmemory not available\b|\binsufficient (?:\w+ )?memory\b|\bno (?:available|free) memory\b",
+        pattern: r"(?i)\bmemory not available\b|\binsufficient (?:\w+ )?memory\b|\bmemory is insufficient\b|\bno (?:available|free) memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -349,6 +376,18 @@ pub(super) const ANCHORS: &[&str] = &[
     "not enough",
     "insufficient",
     "memory not available",
+    "memory is insufficient",
+    "memory is full",
+    "memory error",
+    "memory out",
+    "内存",
+    "显存",
+    "記憶體",
+    "顯存",
+    "メモリ",
+    "메모리",
+    "памяти",
+    "allocation on device",
     "no available memory",
     "no free memory",
     "calloc",
@@ -433,6 +472,8 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
     // A logger's severity in brackets (TensorRT's `[TRT] [W]`, trtexec's `[E]`).
     r"|\[[EWF]\]",
+    // `error`, `reports an error`, `failed`, `exception` in Chinese.
+    r"|错误|报错|失败|异常",
     r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bINTERNAL\b|\bE\d{4}\b|\b(?:[A-Z]\w*)?(?:Error|Exception):",
 );
 
@@ -534,7 +575,7 @@ pub(super) const EXPLAINED: &str =
 pub(super) const OTHER_RESOURCE: &str = concat!(
     r"(?i)\b(?:ptys?|ttys?|ports?|IPs?|IP address(?:es)?|for range \d+|directory watch|inotify|watch(?:es)?",
     r"|file descriptors?|open files|file handles?|sockets?|disk|drive|file ?system|partition|storage",
-    r"|space left|quota|rate limit|requests? per|429|too many requests)\b",
+    r"|space left|quota|rate limit|requests? per|429|too many requests|resources|time limit|nodes?|cpus?)\b",
 );
 
 /// Words that name memory, or a size: with them, the failure is memory's,
