@@ -128,6 +128,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         return None;
     }
     let opening = &text[sentence.start..at];
+    // A message quoted in a person's sentence is what the program printed (`for any process,
+    // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
+    // memory"`).
+    let quote = regex!(r#"["'\u{201c}\u{2018}](?:[A-Za-z_][\w.]*(?:Error|Exception):[^"'\u{201d}\u{2019}]*)?$"#)
+        .find(&text[..at])
+        .filter(|quote| quote.start() >= sentence.start);
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
     let people = if record { opening } else { text };
     // A program's message quoted in backticks may say `your` (Slurm's
@@ -149,7 +155,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         || tables.people.is_match(people.as_bytes())
         || tables.code.is_match(&text.as_bytes()[..at])
         || tables.explained.is_match(&text.as_bytes()[..at])
-        || (!record && tables.named.is_match(opening.as_bytes()));
+        || (!record && quote.is_none() && tables.named.is_match(opening.as_bytes()));
     // An error word in a clause of what would happen (`… until init itself is
     // killed.`) does not make the line a record of what did.
     // Nor does one in a sentence before theirs (`… so the container is killed on
@@ -163,6 +169,17 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let quoted_words = text[..at].matches('`').count() % 2 == 1;
     let asserted =
         if quoted_words { asserted } else { regex!(r"`[^`]*`").replace_all(&asserted, " ").into_owned().into() };
+    // A quoted record in a sentence that talks (`what issues can lead to this error which is
+    // "RuntimeError: …"?`) is read on its own.
+    if let Some(quote) = quote.filter(|quote| talk && quote.len() > 1) {
+        let from = quote.start() + text[quote.start()..].chars().next().map_or(1, char::len_utf8);
+        let rest = &text[at..];
+        let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}']).unwrap_or(rest.len());
+        let quoted = Line { text: text[from..to].to_string().into(), ..line.clone() };
+        if let Some(reading) = read(&quoted).filter(|reading| reading.statement) {
+            return Some(Reading { at: from + reading.at, ..reading });
+        }
+    }
     // Code that names the failure may come before its record on the same line (a
     // title pasting `raise ValueError("No available memory …") ValueError: No available
     // memory …`): the record after the code's sentence is the line's.
@@ -174,7 +191,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     }
     let statement = !talk
         && !is_frame(text)
-        && (token || line.prefixed || tables.error_marks.is_match(asserted.as_bytes()) || opens_message(&text[..at]));
+        && (token
+            || line.prefixed
+            || quote.is_some()
+            || tables.error_marks.is_match(asserted.as_bytes())
+            || opens_message(&text[..at]));
     let message = &text[message_start(text, at)..];
     let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
         .captures(&text[at..])
@@ -532,6 +553,9 @@ fn role_after(after: &str) -> Option<usize> {
 /// The row of the nearest words before a size (in its clause) that give it its role.
 fn role_before(before: &str) -> Option<usize> {
     let clause = &before[clause_start(before)..];
+    // A parenthesis right after a sentence's end is that sentence's (`Failed to alloc
+    // memory! (gameHeap) (0x98CE0 bytes).`).
+    let clause = if clause.trim_start().starts_with('(') { before } else { clause };
     let nearest = vocabulary::compiled().roles_before.captures_iter(clause.as_bytes()).last()?;
     vocabulary::role_row(Side::Before, &nearest)
 }
@@ -566,8 +590,14 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         return None;
     }
     if let Some(hex) = found.name("hex") {
-        // An address has no unit: a hexadecimal number is a size only with one (`0x02800000 bytes`).
-        let unit = UNITS.iter().find(|u| Some(u.suffix) == found.name("unit").map(|s| s.as_str()))?;
+        // An address has no unit: a hexadecimal number is a size only with one (`0x02800000
+        // bytes`), or where the words name a size (`Heap size: 0x89BED0`).
+        let named_size = regex!(r"(?i)\bsize\s*[:=]?\s*$").is_match(before);
+        let unit = match found.name("unit") {
+            Some(unit) => UNITS.iter().find(|u| u.suffix == unit.as_str())?,
+            None if named_size => &UNITS[0],
+            None => return None,
+        };
         let count = u64::from_str_radix(hex.as_str(), 16).ok()?;
         return Some(Found { start, end, bytes: count.checked_mul(1u64.checked_shl(unit.shift)?)? });
     }
@@ -595,7 +625,7 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     }
     // A bare number: an integer on its own (not in a shape's list) that the
     // words next to it name as bytes.
-    let alone = before.is_empty() || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':');
+    let alone = before.is_empty() || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == '(');
     // A point right after the digits ends the sentence (`request of size 2048.`).
     let decimals = found.name("frac").is_some_and(|d| d.as_str() != ".");
     // Two digits are a byte count only where the words say so outright
@@ -881,6 +911,7 @@ mod tests {
         ),
         ("heap overflow (GHC)", "\theap overflow"),
         ("not executed in the allotted memory", "The query could not be executed in the allotted memory."),
+        ("terminated due to memory (iOS)", "Message from debugger: Terminated due to memory issue"),
         ("memory is full", "DaVinci Resolve Error: Your GPU memory is full."),
         ("not enough memory, in Chinese, Japanese, Korean or Russian", "内存不足"),
         ("the failure's name alone", "memory out"),

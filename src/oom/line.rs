@@ -44,13 +44,14 @@ fn prefix() -> &'static Regex {
         // a log classifier's mark before the line it matched: #=MATCH=#
         r"|#=MATCH=#\s+",
         // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826]
-        r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?\s+[\w./-]+:\d+\]\s?",
+        r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?\s+[\w./\\:-]+:\d+\]\s?",
         // PyTorch's C++ (c10) log, in bold where a Markdown post emphasises it:
         // [W dml_heap_allocator.cc:97] , [W socket.cpp:601] , **[W D:\a\_work\1\s\…\dml_heap_allocator.cc:120]
         r"|\s*(?:\*\*)?\[[IWEF](?:\d{4} [\d:.]+(?: \d+)?)? [^\]\s]+:\d+\]\s?",
         // TF after its timestamp (with the thread id in some builds), or alone in old builds:
         // W tensorflow/core/common_runtime/bfc_allocator.cc:217] , E    1578 tensorflow/compiler/xla/xla_client/xla_util.cc:76]
-        r"|[IWEF]\s+(?:\d+\s+)?[\w./-]+:\d+\]\s?",
+        // (Windows builds print the path with its drive: W T:\src\github\tensorflow\…\bfc_allocator.cc:219])
+        r"|[IWEF]\s+(?:\d+\s+)?[\w./\\:-]+:\d+\]\s?",
         // the kernel's log through dmesg (seconds since boot, or -T) and syslog:
         // [ 4018.450000] , [Thu Mar 14 01:57:54 2019] , May 15 23:09:30 host kernel:
         r"|\[\s*\d+\.\d+\]\s+|\[\w{3} \w{3} +\d+ \d{2}:\d{2}:\d{2} \d{4}\]\s+",
@@ -176,6 +177,13 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
     if text.contains(['\x1b', '[']) {
         if let Cow::Owned(stripped) = ansi().replace_all(&text, "") {
             text = Cow::Owned(stripped);
+        }
+    }
+    // A terminal's rows pasted as one line keep the padding of each row, even inside a
+    // word (`Allowed memory size of 3221225472 b` + 180 spaces + `ytes exhausted`).
+    if text.len() >= 200 && text.contains("                                                            ") {
+        if let Cow::Owned(joined) = regex!(r"([A-Za-z0-9]) {60,}([A-Za-z0-9])").replace_all(&text, "$1$2") {
+            text = Cow::Owned(joined);
         }
     }
     // Marks a log viewer puts around what its classifier matched (`‹CUDA out of memory›`).

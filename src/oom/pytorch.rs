@@ -111,7 +111,7 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
             event.limit_bytes = size::unsigned(bytes(&allowed[1]));
         }
     } else if let Some(found) = regex!(&format!(
-        r"\((GPU|NPU|XPU)\s+(\d+); ({P}) total capacity; ({P}) already allocated; (?:({P}) free; )?(?:({P}) allowed; )?(?:{P} current active; )?({P}) (reserved in total by PyTorch|cached)\)"
+        r"\(\s*(GPU|NPU|XPU)\s+(\d+);\s*({P}) total capacity;\s*({P}) already allocated;\s*(?:({P}) free;\s*)?(?:({P}) allowed;\s*)?(?:{P} current active;\s*)?({P}) (reserved in total by PyTorch|cached)\s*\)"
     ))
     .captures(text)
     {

@@ -173,6 +173,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        name: "terminated due to memory (iOS)",
+        pattern: r"(?i)\bterminated due to memory (?:issue|pressure|error|limit)\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Phrase,
+    },
+    Wording {
         name: "memory is full",
         pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?memory is full\b",
         closest: ByPlace,
@@ -329,7 +335,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to) (?:be |\w+ )?(?:(?:re)?allocated?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) \d+ bytes\b|\berror allocating\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) \d+ bytes\b|\berror allocating\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -378,6 +384,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "memory not available",
     "memory is insufficient",
     "memory is full",
+    "o alloc",
+    "t alloc",
+    "due to memory",
     "memory error",
     "memory out",
     "内存",
@@ -454,7 +463,7 @@ pub(super) const PLACE_WORDS: &[(&str, Place)] = &[
         Place::Device,
     ),
     (
-        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|java|JVM|JavaScript|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map)\b",
+        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|java|JVM|JavaScript|GC overhead|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map)\b",
         Place::Host,
     ),
 ];
@@ -495,7 +504,7 @@ pub(super) const TALK: &str = concat!(
     // A Markdown task item (`- [ ] Oversized allocation produces immediate OOM error`): a to-do.
     r"|^\s*[-*+] \[[ xX]\]\s",
     // OOM as a topic's name (`OOM behavior tests`, `OOM handling`, `the OOM score`).
-    r"|\bOOM[- ](?:error messages?|behaviou?r|handling|tests?|testing|protection|prevention|detection|scor(?:e|es|ing)|polic(?:y|ies)|settings?)\b",
+    r"|\bOOM[- ](?:fix(?:es)?|error messages?|behaviou?r|handling|tests?|testing|protection|prevention|detection|scor(?:e|es|ing)|polic(?:y|ies)|settings?)\b",
 );
 
 /// People write to people; a program's error record seldom says `you`,
@@ -620,7 +629,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|delta|commit|reserve|needs?|needed|requires?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|delta|commit|reserve|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -628,12 +637,12 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         // Before the capacity words they start with: `limit with 133.961 MB` (App Engine),
         // `total sbrk() is 314472448 bytes` (Perl), `Max memory usage of this container is N`
         // (CircleCI: the peak, what was used).
-        words: r"limit with|total sbrk\(\)(?: is)?|would use|max(?:imum)? memory usage",
+        words: r"limit with|total sbrk\(\)(?: is)?|would use|max(?:imum)? memory usage|used size",
         side: Side::Before,
         role: Role::Used,
     },
     SizeRole {
-        words: r"total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"(?:heap|bank|pool|arena|region) size(?: is)?|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
