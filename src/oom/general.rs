@@ -131,9 +131,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // A message quoted in a person's sentence is what the program printed (`for any process,
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
     // memory"`).
-    let quote = regex!(r#"["'\u{201c}\u{2018}](?:[A-Za-z_][\w.]*(?:Error|Exception):[^"'\u{201d}\u{2019}]*)?$"#)
-        .find(&text[..at])
-        .filter(|quote| quote.start() >= sentence.start);
+    let quote = regex!(
+        r#"["'\u{201c}\u{2018}](?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$"#
+    )
+    .find(&text[..at])
+    .filter(|quote| quote.start() >= sentence.start);
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
     let people = if record { opening } else { text };
     // A program's message quoted in backticks may say `your` (Slurm's
@@ -373,13 +375,26 @@ fn window_end(text: &str, end: usize) -> usize {
 /// The sentence of `text` that holds the byte at `at`.
 fn sentence_around(text: &str, at: usize) -> std::ops::Range<usize> {
     let start = clause_start(&text[..at]);
-    let end = regex!(r"[.;!?](?:\s|$)").find(&text[at..]).map_or(text.len(), |m| at + m.end());
+    let end = regex!(r"[.;!?](?:\s|$)")
+        .find_iter(&text[at..])
+        .find(|m| !ends_with_abbreviation(&text[..at + m.start() + 1]))
+        .map_or(text.len(), |m| at + m.end());
     start..end
 }
 
 /// Where the sentence that ends `before` starts.
 fn clause_start(before: &str) -> usize {
-    regex!(r"[.;!?]\s+").find_iter(before).last().map_or(0, |m| m.end())
+    regex!(r"[.;!?]\s+")
+        .find_iter(before)
+        .filter(|m| !ends_with_abbreviation(&before[..m.start() + 1]))
+        .last()
+        .map_or(0, |m| m.end())
+}
+
+/// Whether a full stop ends an abbreviation rather than a sentence (glog's
+/// `Check failed: error == cudaSuccess (2 vs. 0)`, `e.g.`, `etc.`).
+fn ends_with_abbreviation(text: &str) -> bool {
+    regex!(r"(?i)\b(?:vs|e\.g|i\.e|etc|cf|approx|no)\.$").is_match(text)
 }
 
 fn closest(closest: Closest, message: &str) -> Kind {
@@ -585,7 +600,8 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     let italics_end =
         after.strip_prefix('_').is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'));
     // (A slash goes on to another figure in `260.3 MiB/476.8 MiB used`, not in `MiB/s`.)
-    let slash_pair = regex!(r"^/\d").is_match(after) && found.name("unit").is_some();
+    let slash_pair = regex!(r"^/\d").is_match(after)
+        && (found.name("unit").is_some() || regex!(r"^/\d[\d.]*\s?[KMGTPE]i?B\b").is_match(after));
     if after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '/') && !italics_end && !slash_pair {
         return None;
     }
@@ -617,7 +633,7 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         }
         return Some(Found { start, end, bytes: bytes(unit.shift)? });
     }
-    // A number of a pair whose second figure carries the unit (`21 of   950 MiB`).
+    // A number of a pair whose second figure carries the unit (`21 of   950 MiB`, `8.0/64.0 GiB`).
     if let Some(paired) = regex!(r"^\s*(?:of|/)\s*\d[\d.,]*\s?([A-Za-z]+)\b").captures(after) {
         if let Some(unit) = UNITS.iter().find(|u| u.suffix == &paired[1]) {
             return Some(Found { start, end, bytes: bytes(unit.shift)? });
@@ -912,6 +928,11 @@ mod tests {
         ("heap overflow (GHC)", "\theap overflow"),
         ("not executed in the allotted memory", "The query could not be executed in the allotted memory."),
         ("terminated due to memory (iOS)", "Message from debugger: Terminated due to memory issue"),
+        ("could not reserve space for the heap (JVM)", "VMCould not reserve enough space for object heapRestarting"),
+        (
+            "free memory less than desired (vLLM)",
+            "ValueError: Free memory on device (8.0/64.0 GiB) on startup is less than desired",
+        ),
         ("memory is full", "DaVinci Resolve Error: Your GPU memory is full."),
         ("not enough memory, in Chinese, Japanese, Korean or Russian", "内存不足"),
         ("the failure's name alone", "memory out"),

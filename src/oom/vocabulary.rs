@@ -179,6 +179,18 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        name: "could not reserve space for the heap (JVM)",
+        pattern: r"(?i)could not reserve enough space for (?:\S+ )?object heap",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        name: "free memory less than desired (vLLM)",
+        pattern: r"(?i)\bfree memory on device\b.{0,40}\bis less than desired\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         name: "memory is full",
         pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?memory is full\b",
         closest: ByPlace,
@@ -323,7 +335,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording { name: "OOM", pattern: r"\bOOM\b", closest: ByPlace, strength: Phrase },
     Wording {
         name: "not enough memory",
-        pattern: r"(?i)\bnot enough (?:free )?(?:memory|space)\b",
+        pattern: r"(?i)\bnot enough (?:free |GPU |device |video |host |system )?(?:memory|space)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -384,6 +396,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "memory not available",
     "memory is insufficient",
     "memory is full",
+    "enough space for",
+    "less than desired",
     "o alloc",
     "t alloc",
     "due to memory",
@@ -629,7 +643,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|delta|commit|reserve|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
