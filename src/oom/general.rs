@@ -905,7 +905,10 @@ mod tests {
         ("low on memory (eviction)", "The node was low on resource: memory. Container kilo was using 30332Ki"),
         ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),
         ("memory over a job's limit", "=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648"),
-        ("beyond memory limits", "is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB"),
+        (
+            "beyond memory limits",
+            "is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB physical memory used; 43.0 GB of 47.6 TB virtual memory used. Killing container.",
+        ),
         ("session crashed after using all available RAM", "Your session crashed after using all available RAM."),
         ("System is out of GPU memory", "System is out of GPU and shared host memory"),
         ("low memory (earlyoom)", "low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%"),
@@ -926,7 +929,10 @@ mod tests {
             "Exception(1) 800 7000E to enough memory resources tid(4790) complete this operation.",
         ),
         ("heap overflow (GHC)", "\theap overflow"),
-        ("not executed in the allotted memory", "The query could not be executed in the allotted memory."),
+        (
+            "not executed in the allotted memory",
+            "Resources exceeded during query execution: The query could not be executed in the allotted memory.",
+        ),
         ("terminated due to memory (iOS)", "Message from debugger: Terminated due to memory issue"),
         ("could not reserve space for the heap (JVM)", "VMCould not reserve enough space for object heapRestarting"),
         (
@@ -983,6 +989,13 @@ mod tests {
             );
         }
         assert_eq!(WORDING_EXAMPLES.len(), FAILURE_WORDS.len(), "an example for a wording the table does not have");
+    }
+
+    #[test]
+    fn the_anchors_fit_the_packed_search() {
+        // aho-corasick's packed (Teddy) searcher, which keeps a log's plain lines cheap,
+        // takes at most 64 literals; past that the scan of every line slows by half.
+        assert!(vocabulary::ANCHORS.len() <= 64, "{} anchors", vocabulary::ANCHORS.len());
     }
 
     /// For every unit, a piece of a real line that prints a size in it.
