@@ -146,7 +146,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // (`MemoryError message is often empty`), or alone in backticks in a sentence that
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
     let after_words = &text[at..];
-    let class_as_noun = regex!(r"^\w*(?:Error|Exception)\s+(?:message|messages|handling|class|type|types|objects?|instances?|is|was|are|were|should|will|can|could|would|might|may)\b").is_match(after_words);
+    let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes());
     let code_named =
         !record && regex!(r"`[\w.:]*$").is_match(&text[..at]) && regex!(r"^[\w.:]+`").is_match(after_words);
     let talk = only_flags

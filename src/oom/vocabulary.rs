@@ -558,6 +558,11 @@ pub(super) const LIST_MARKER: &str = r"^\s*(?:[-*+]|\d{1,3}[.)])\s+$";
 /// (`Task failed with an OutOfMemoryError`).
 pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)\s+(?:[a-z][\w-]*\s+)?["'`]?$"#;
 
+/// An exception class followed by a noun or a verb, as a sentence names it
+/// (`MemoryError message is often empty`, `OutOfMemoryError handling`): matched
+/// from the failure words on.
+pub(super) const CLASS_AS_NOUN: &str = r"^\w*(?:Error|Exception)\s+(?:message|messages|handling|class|type|types|objects?|instances?|is|was|are|were|should|will|can|could|would|might|may)\b";
+
 /// A status number explained by the failure's name (`Error -2 is
 /// VK_ERROR_OUT_OF_DEVICE_MEMORY`, `errno 12 means ENOMEM`): a person
 /// decoding a code, whatever error words the line holds.
@@ -673,6 +678,7 @@ pub(super) struct Compiled {
     pub code: Regex,
     pub named: Regex,
     pub explained: Regex,
+    pub class_as_noun: Regex,
     pub flag: Regex,
     pub list_marker: Regex,
     pub other_resource: Regex,
@@ -740,6 +746,7 @@ pub(super) fn compiled() -> &'static Compiled {
             code: ascii(CODE),
             named: ascii(NAMED),
             explained: ascii(EXPLAINED),
+            class_as_noun: ascii(CLASS_AS_NOUN),
             flag: ascii(FLAG),
             list_marker: ascii(LIST_MARKER),
             other_resource: ascii(OTHER_RESOURCE),
