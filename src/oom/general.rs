@@ -177,18 +177,16 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         let from = quote.start() + text[quote.start()..].chars().next().map_or(1, char::len_utf8);
         let rest = &text[at..];
         let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}']).unwrap_or(rest.len());
-        let quoted = Line { text: text[from..to].to_string().into(), ..line.clone() };
-        if let Some(reading) = read(&quoted).filter(|reading| reading.statement) {
-            return Some(Reading { at: from + reading.at, ..reading });
+        if let Some(reading) = read_part(line, text, from..to) {
+            return Some(reading);
         }
     }
     // Code that names the failure may come before its record on the same line (a
     // title pasting `raise ValueError("No available memory …") ValueError: No available
     // memory …`): the record after the code's sentence is the line's.
     if talk && tables.code.is_match(&text.as_bytes()[..at]) && sentence.end < text.len() {
-        let rest = Line { text: text[sentence.end..].to_string().into(), ..line.clone() };
-        if let Some(reading) = read(&rest).filter(|reading| reading.statement) {
-            return Some(Reading { at: sentence.end + reading.at, ..reading });
+        if let Some(reading) = read_part(line, text, sentence.end..text.len()) {
+            return Some(reading);
         }
     }
     let statement = !talk
@@ -280,6 +278,15 @@ pub(super) fn refine(event: &mut OomEvent, reading: &Reading) {
             event.failure_words.push((*word).to_string());
         }
     }
+}
+
+/// The reading of a part of the line read on its own (a quote, the record after
+/// code), if it is a record; its failure words' place counted in the whole line.
+fn read_part(line: &Line, text: &str, part: std::ops::Range<usize>) -> Option<Reading> {
+    let from = part.start;
+    let piece = Line { text: text[part].to_string().into(), ..line.clone() };
+    let reading = read(&piece).filter(|reading| reading.statement)?;
+    Some(Reading { at: from + reading.at, ..reading })
 }
 
 /// Whether the words before a failure name it as talk does ([`vocabulary::TALK`]):
@@ -608,10 +615,9 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     if let Some(hex) = found.name("hex") {
         // An address has no unit: a hexadecimal number is a size only with one (`0x02800000
         // bytes`), or where the words name a size (`Heap size: 0x89BED0`).
-        let named_size = regex!(r"(?i)\bsize\s*[:=]?\s*$").is_match(before);
         let unit = match found.name("unit") {
             Some(unit) => UNITS.iter().find(|u| u.suffix == unit.as_str())?,
-            None if named_size => &UNITS[0],
+            None if names_a_size(before) => &UNITS[0],
             None => return None,
         };
         let count = u64::from_str_radix(hex.as_str(), 16).ok()?;
@@ -627,7 +633,7 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         let hyphen_ok = !separator.contains('-') || unit.shift == 0;
         // A lone letter apart from the digits is a unit where the words name a size (Kokkos'
         // `Allocation of size 1.279 G failed`).
-        let named_size = separator == " " && regex!(r"(?i)\bsize\s*[:=]?\s*$").is_match(before);
+        let named_size = separator == " " && names_a_size(before);
         if (unit.glued_only && !glued && !named_size) || !hyphen_ok {
             return None;
         }
@@ -655,6 +661,11 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         return None;
     }
     Some(Found { start, end, bytes: bytes(0)? })
+}
+
+/// Whether the words right before a number name it a size (`Heap size: `, `of size `).
+fn names_a_size(before: &str) -> bool {
+    regex!(r"(?i)\bsize\s*[:=]?\s*$").is_match(before)
 }
 
 /// Words that may follow a bare byte count (`allocate 99485220864 on device 0`,
