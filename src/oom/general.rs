@@ -131,8 +131,10 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // A message quoted in a person's sentence is what the program printed (`for any process,
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
     // memory"`).
+    // In backticks, only a record that opens with its error (`Here you have `RuntimeError:
+    // CUDA failed with error out of memory` error.`): a name in backticks is code.
     let quote = regex!(
-        r#"["'\u{201c}\u{2018}](?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$"#
+        r#"["'\u{201c}\u{2018}](?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^`]*$"#
     )
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
@@ -157,7 +159,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         || tables.people.is_match(people.as_bytes())
         || tables.code.is_match(&text.as_bytes()[..at])
         || tables.explained.is_match(&text.as_bytes()[..at])
-        || (!record && quote.is_none() && tables.named.is_match(opening.as_bytes()));
+        || (!record && quote.is_none() && tables.named.is_match(opening.as_bytes()) && !tables.met.is_match(opening.as_bytes()));
     // An error word in a clause of what would happen (`… until init itself is
     // killed.`) does not make the line a record of what did.
     // Nor does one in a sentence before theirs (`… so the container is killed on
@@ -176,7 +178,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     if let Some(quote) = quote.filter(|quote| talk && quote.len() > 1) {
         let from = quote.start() + text[quote.start()..].chars().next().map_or(1, char::len_utf8);
         let rest = &text[at..];
-        let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}']).unwrap_or(rest.len());
+        let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}', '`']).unwrap_or(rest.len());
         if let Some(reading) = read_part(line, text, from..to) {
             return Some(reading);
         }
@@ -333,7 +335,8 @@ fn opens_message(before: &str) -> bool {
     }
     // A component's tags in brackets open a message too (`[GPU] `, `[engine/Engine] `).
     let before = regex!(r"^\s*(?:\[[^\]\s]{1,40}\]\s*)+").replace(before, "");
-    let before = before.trim_end();
+    // (A label may open a quote of the message: ``release-trigger: `Memory limit of …``.)
+    let before = before.trim_end().trim_end_matches(['`', '"', '\'', '\u{201c}']).trim_end();
     // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
     before.chars().all(|c| !c.is_alphanumeric()) || before.ends_with([':', '\u{ff1a}'])
 }
@@ -453,6 +456,17 @@ fn size_token() -> &'static Regex {
 /// Every size in `text` from the byte `from` on, each with the role its words
 /// give it; a capacity whose words name `ran_out` wins over the others.
 fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
+    // A field's name in snake case is read as its words (PM2's `current_memory=46522368
+    // max_memory_limit=33554432`); an underscore and a space have one byte each, so
+    // every place in the text stays where it was.
+    let fields = regex!(r"\b[A-Za-z]+(?:_[A-Za-z]+)+=");
+    let spaced;
+    let text = if fields.is_match(text) {
+        spaced = fields.replace_all(text, |field: &regex::Captures| field[0].replace('_', " "));
+        spaced.as_ref()
+    } else {
+        text
+    };
     let found: Vec<_> = sizes_and_roles(text).into_iter().filter(|(size, _)| size.start >= from).collect();
     // A message may state several pairs (YARN's `Current usage: 264.3 MB of 1 GB physical
     // memory used; 2.8 GB of 2.1 GB virtual memory used`): the one that ran out is the
@@ -575,9 +589,11 @@ fn role_after(after: &str) -> Option<usize> {
 /// The row of the nearest words before a size (in its clause) that give it its role.
 fn role_before(before: &str) -> Option<usize> {
     let clause = &before[clause_start(before)..];
-    // A parenthesis right after a sentence's end is that sentence's (`Failed to alloc
-    // memory! (gameHeap) (0x98CE0 bytes).`).
-    let clause = if clause.trim_start().starts_with('(') { before } else { clause };
+    // A parenthesis, or a bare `size =` field, right after a sentence's end is that
+    // sentence's (`Failed to alloc memory! (gameHeap) (0x98CE0 bytes).`, Roblox's `Failed to
+    // allocate memory. size = 3979776`).
+    let opens_with_detail = clause.trim_start().starts_with('(') || regex!(r"(?i)^\s*size\s*[:=]").is_match(clause);
+    let clause = if opens_with_detail { before } else { clause };
     let nearest = vocabulary::compiled().roles_before.captures_iter(clause.as_bytes()).last()?;
     vocabulary::role_row(Side::Before, &nearest)
 }
@@ -652,12 +668,16 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     let decimals = found.name("frac").is_some_and(|d| d.as_str() != ".");
     // Two digits are a byte count only where the words say so outright
     // (`of size 16`, TensorFlow's `ran out of memory when allocating 0.`).
+    // A count listed right after a byte count shares its unit (SBCL's `24576 bytes
+    // available, 32776 requested.`).
+    let listed_after_bytes = regex!(r"(?i)\d\s*bytes\s+\w+,\s*$").is_match(before);
     let short_ok = found.name("int").is_some_and(|int| int.len() >= 3)
+        || listed_after_bytes
         || regex!(r"(?i)\b(?:of size|allocat(?:e|ing))\s*$").is_match(before);
     // What follows a full stop is the next sentence, not the number's words.
     let sentence_ends = found.name("frac").is_some_and(|d| d.as_str() == ".");
     let after = if sentence_ends { "" } else { after };
-    if decimals || !short_ok || !alone || !bare_is_bytes(before, after) {
+    if decimals || !short_ok || !alone || !(listed_after_bytes || bare_is_bytes(before, after)) {
         return None;
     }
     Some(Found { start, end, bytes: bytes(0)? })
@@ -698,6 +718,7 @@ const BARE_NEXT_WORDS: &[&str] = &[
     "bytes",
     "total",
     "failed",
+    "requested",
     "could",
     "cannot",
     "not",
@@ -715,7 +736,10 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         return false;
     }
     let next_word = regex!(r"^\s*([A-Za-z%]\w*)").captures(after).map(|c| c[1].to_lowercase());
-    let follows_ok = next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word));
+    // Another field's label may follow a field's value (Postgres' `request size 1225135280
+    // Detail: Hint:`, PM2's `current_memory=46522368 max_memory_limit=…`).
+    let next_field = regex!(r"^\s+[A-Za-z][\w ]{0,40}[:=]").is_match(after);
+    let follows_ok = next_field || next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word));
     if !follows_ok {
         return false;
     }

@@ -186,6 +186,14 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
             text = Cow::Owned(joined);
         }
     }
+    // A message's lines escaped into one (a panic's `Debug` string, a JSON field: `(out of
+    // memory)\nCurrently allocated     : 16.08 GiB\nRequested …`) are its clauses. Only
+    // before a capital or a space: `\nvidia` in a Windows path is no line break.
+    if text.contains("\\n") {
+        if let Cow::Owned(split) = regex!(r"\\n([A-Z ])").replace_all(&text, "; $1") {
+            text = Cow::Owned(split);
+        }
+    }
     // Marks a log viewer puts around what its classifier matched (`‹CUDA out of memory›`).
     if text.contains(['\u{2039}', '\u{203a}']) {
         text = Cow::Owned(text.replace(['\u{2039}', '\u{203a}'], ""));

@@ -84,7 +84,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "ALLOC_FAILED",
-        pattern: r"\b[A-Z]+_(?:STATUS_)?ALLOC_FAILED\b",
+        pattern: r"\b[A-Z]+_(?:STATUS_)?ALLOC(?:ATION)?_FAILED\b|\bcudaErrorMemoryAllocation\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -120,7 +120,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -192,7 +192,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory is full",
-        pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?memory is full\b",
+        pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?(?:memory|v?RAM) is full\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -219,7 +219,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory exhausted",
-        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b",
+        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?exhausted\b|^\s*exhausted during (?:allocation|garbage collection)\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -250,7 +250,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "allocation failed",
-        pattern: r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\b(?:VirtualAlloc|mmap|malloc|calloc|realloc) of .{1,40}? failed|\bfail(?:ure|ed) in \w*alloc",
+        pattern: r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\bmemory allocation (?:failure|error)\b|\b(?:VirtualAlloc|mmap|malloc|calloc|realloc) of .{1,40}? failed|\bfail(?:ure|ed) in \w*alloc",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -316,7 +316,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "out of memory",
-        pattern: r"(?i)\bout[ -]of[ -](?:\w+ )?memory\b|\bout of (?:JVM )?Metaspace\b",
+        pattern: r"(?i)\bout[ -]of[ -](?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -335,19 +335,19 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording { name: "OOM", pattern: r"\bOOM\b", closest: ByPlace, strength: Phrase },
     Wording {
         name: "not enough memory",
-        pattern: r"(?i)\bnot enough (?:free |GPU |device |video |host |system )?(?:memory|space)\b",
+        pattern: r"(?i)\bnot enough (?:free |GPU |device |video |host |system )?(?:memory|space|v?RAM)\b",
         closest: ByPlace,
         strength: Phrase,
     },
     Wording {
         name: "memory not available",
-        pattern: r"(?i)\bmemory not available\b|\binsufficient (?:\w+ )?memory\b|\bmemory is insufficient\b|\bno (?:available|free) memory\b",
+        pattern: r"(?i)\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is insufficient\b|\bno (?:available|free) memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) \d+ bytes\b|\berror allocating\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:\d+ bytes|(?:\w+ )?memory)\b|\berror allocating\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -364,8 +364,29 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // PostgreSQL's refusal of a request past its largest allocation (1 GB).
+        name: "invalid memory alloc request size (PostgreSQL)",
+        pattern: r"\binvalid memory alloc(?: request size)?\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // Kaggle's `tried to allocate more memory than is available`, a judge's
+        // `used more memory than allowed`.
+        name: "more memory than available",
+        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
+        name: "low on memory",
+        pattern: r"(?i)\b(?:is|are|was|running|run|ran) low on (?:\w+ )?(?:memory|v?RAM)\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
         name: "exceeds memory",
-        pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,3} (?:memory|resources)\b",
+        pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,3}[ _-](?:memory|resources)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -393,9 +414,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "not enough",
     "insufficient",
     "memory not available",
-    "memory is full",
+    "is full",
     "enough space for",
-    "less than desired",
+    "than",
     "o alloc",
     "t alloc",
     "due to memory",
@@ -414,6 +435,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "error allocating",
     "allocation",
     "alloc of",
+    "memory alloc",
     "failure in",
     "failed in",
     "mmap of",
@@ -425,13 +447,12 @@ pub(super) const ANCHORS: &[&str] = &[
     "paging file",
     "shared memory",
     "enlarge memory",
-    "larger than",
-    "low on resource: memory",
+    "low on ",
     "low memory!",
     "reallocate",
     "o commit",
     "o reserve",
-    "memory_limit",
+    "memory limit",
     "locate failed",
     "enough memory resources",
     "heap overflow",
@@ -439,8 +460,6 @@ pub(super) const ANCHORS: &[&str] = &[
     "circuit",
     "= available",
     "< available",
-    "bigger than",
-    "greater than",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).
@@ -484,7 +503,9 @@ pub(super) const ERROR_MARKS: &str = concat!(
 /// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
     r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
-    r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe)\b|\bI (?:think|guess|suspect|believe)\b",
+    r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely|unlikely)\b|\bI (?:think|guess|suspect|believe)\b",
+    // A title asking about it (`Questions about OutOfMemory Error:`).
+    r"|^\W*questions? (?:about|on|regarding)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
     // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
     // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
@@ -557,6 +578,11 @@ pub(super) const LIST_MARKER: &str = r"^\s*(?:[-*+]|\d{1,3}[.)])\s+$";
 /// OutOfMemoryError if …`), talk unless the sentence opens as a record
 /// (`Task failed with an OutOfMemoryError`).
 pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)\s+(?:[a-z][\w-]*\s+)?["'`]?$"#;
+
+/// A verb of the failure's occurrence before [`NAMED`]'s determiner: the writer reports
+/// a failure met (`there will be a MemoryError`, `I got an out of memory error`), not a
+/// thing named.
+pub(super) const MET: &str = r#"(?i)\b(?:get|gets|got|getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave)\s+(?:a|an|the|this|that)\s+(?:[a-z][\w-]*\s+)?["'`]?$"#;
 
 /// An exception class followed by a noun or a verb, as a sentence names it
 /// (`MemoryError message is often empty`, `OutOfMemoryError handling`): matched
@@ -644,7 +670,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole { words: r"free|available|avail", side: Side::Before, role: Role::Free },
     SizeRole {
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using|p?v?mem|rss",
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using|p?v?mem|rss|current (?:memory|usage)|memory usage",
         side: Side::Before,
         role: Role::Used,
     },
@@ -658,6 +684,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole { words: r"total capacity|total|capacity|limit", side: Side::After, role: Role::Capacity },
     SizeRole { words: r"already allocated|allocated|in use|used", side: Side::After, role: Role::Used },
     SizeRole { words: r"(?:larger|bigger|greater) than", side: Side::After, role: Role::Requested },
+    SizeRole { words: r"requested|needed|required", side: Side::After, role: Role::Requested },
     SizeRole { words: r"exceed(?:s|ed)? (?:the |its )?limit", side: Side::After, role: Role::Used },
     SizeRole { words: r"reserved|cached|client-requested", side: Side::After, role: Role::Other },
 ];
@@ -677,6 +704,7 @@ pub(super) struct Compiled {
     pub writer_opens: Regex,
     pub code: Regex,
     pub named: Regex,
+    pub met: Regex,
     pub explained: Regex,
     pub class_as_noun: Regex,
     pub flag: Regex,
@@ -745,6 +773,7 @@ pub(super) fn compiled() -> &'static Compiled {
             writer_opens: ascii(WRITER_OPENS),
             code: ascii(CODE),
             named: ascii(NAMED),
+            met: ascii(MET),
             explained: ascii(EXPLAINED),
             class_as_noun: ascii(CLASS_AS_NOUN),
             flag: ascii(FLAG),
