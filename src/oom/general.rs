@@ -944,7 +944,9 @@ mod tests {
             "beyond memory limits",
             "is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB physical memory used; 43.0 GB of 47.6 TB virtual memory used. Killing container.",
         ),
-        ("session crashed after using all available RAM", "Your session crashed after using all available RAM."),
+        ("a notebook's kernel out of RAM (Colab, Kaggle)", "Your session crashed after using all available RAM."),
+        ("more memory than available", "model requires more system memory (164.8 GiB) than is available (13.4 GiB)"),
+        ("invalid memory alloc request size (PostgreSQL)", "Message:invalid memory alloc request size 1225135280"),
         ("System is out of GPU memory", "System is out of GPU and shared host memory"),
         ("low memory (earlyoom)", "low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%"),
         ("low virtual memory condition (Windows)", "Windows successfully diagnosed a low virtual memory condition."),
@@ -1097,6 +1099,7 @@ mod tests {
         "(GPU 0; 6.00 GiB total capacity; 781.59 MiB already allocated;",
         "Memory limit of 953M exceeded with 966M used.",
         "size 18300780544 is larger than buffer maximum of 17179869184",
+        "24576 bytes available, 32776 requested.",
         "mem job total 115343360 kb exceeded limit 115343360 kb",
         "21.00 MiB free; 150.86 MiB cached)",
     ];

@@ -137,8 +137,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        name: "session crashed after using all available RAM",
-        pattern: r"(?i)\b(?:your )?session crashed after using all available (?:RAM|memory)\b",
+        name: "a notebook's kernel out of RAM (Colab, Kaggle)",
+        pattern: r"(?i)\b(?:your )?session crashed after using all available (?:RAM|memory)\b|\b(?:your )?notebook tried to allocate more memory than is available\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -379,12 +379,6 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        name: "low on memory",
-        pattern: r"(?i)\b(?:is|are|was|running|run|ran) low on (?:\w+ )?(?:memory|v?RAM)\b",
-        closest: HostUnlessDevice,
-        strength: Phrase,
-    },
-    Wording {
         name: "exceeds memory",
         pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,3}[ _-](?:memory|resources)\b",
         closest: ByPlace,
@@ -447,7 +441,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "paging file",
     "shared memory",
     "enlarge memory",
-    "low on ",
+    "low on resource: memory",
     "low memory!",
     "reallocate",
     "o commit",
@@ -504,8 +498,10 @@ pub(super) const ERROR_MARKS: &str = concat!(
 pub(super) const TALK: &str = concat!(
     r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
     r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely|unlikely)\b|\bI (?:think|guess|suspect|believe)\b",
-    // A title asking about it (`Questions about OutOfMemory Error:`).
+    // A title asking about it (`Questions about OutOfMemory Error:`), or about its message
+    // (`Out of VRAM message might be misleading`).
     r"|^\W*questions? (?:about|on|regarding)\b",
+    r"|\b(?:message|error|warning)s? (?:is |are |might be |may be |can be |seems? )?(?:misleading|confusing|wrong|incorrect|unclear)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
     // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
     // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
@@ -664,7 +660,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"(?:heap|bank|pool|arena|region) size(?: is)?|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
