@@ -945,6 +945,8 @@ mod tests {
             "is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB physical memory used; 43.0 GB of 47.6 TB virtual memory used. Killing container.",
         ),
         ("a notebook's kernel out of RAM (Colab, Kaggle)", "Your session crashed after using all available RAM."),
+        ("EXC_RESOURCE RESOURCE_TYPE_MEMORY (iOS)", "EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)"),
+        ("Java heap space", "Error: Java heap space"),
         ("more memory than available", "model requires more system memory (164.8 GiB) than is available (13.4 GiB)"),
         ("invalid memory alloc request size (PostgreSQL)", "Message:invalid memory alloc request size 1225135280"),
         ("System is out of GPU memory", "System is out of GPU and shared host memory"),

@@ -108,7 +108,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure)\b.{0,40}\bkill(?:ed|ing)?\b|\bsystemd-oomd killed\b|\btoo much memory\b",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure)\b.{0,40}\bkill(?:ed|ing)?\b|\bsystemd-oomd killed\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -120,7 +120,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -274,7 +274,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "not enough memory resources to complete (Windows)",
-        pattern: r"(?i)\benough memory resources\b[^.]{0,40}\b(?:complete|process) this (?:operation|command)\b|\bE_OUTOFMEMORY\b|\b(?:0x)?8007000E\b",
+        pattern: r"(?i)\benough (?:memory resources|storage is available)\b[^.]{0,40}\b(?:complete|process) this (?:operation|command)\b|\bE_OUTOFMEMORY\b|\b(?:0x)?8007000E\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -364,6 +364,20 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // iOS and macOS: a process over its memory limit (jetsam).
+        name: "EXC_RESOURCE RESOURCE_TYPE_MEMORY (iOS)",
+        pattern: r"\bRESOURCE_TYPE_MEMORY\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // Hadoop and the JVM's tools print the heap's OutOfMemoryError by its cause alone.
+        name: "Java heap space",
+        pattern: r"\bJava heap space\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Phrase,
+    },
+    Wording {
         // PostgreSQL's refusal of a request past its largest allocation (1 GB).
         name: "invalid memory alloc request size (PostgreSQL)",
         pattern: r"\binvalid memory alloc(?: request size)?\b",
@@ -429,6 +443,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "error allocating",
     "allocation",
     "alloc of",
+    "resource_type_memory",
+    "heap space",
     "memory alloc",
     "failure in",
     "failed in",
@@ -608,7 +624,7 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
 pub(super) const MEMORY_NAMED: &str =
-    r"(?i)\b(?:memory|RAM|VRAM|HBM|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b";
+    r"(?i)\b(?:memory|RAM|VRAM|HBM|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to process this command\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -647,7 +663,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|acquire|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -672,7 +688,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole { words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by", side: Side::Before, role: Role::ExceededBy },
     SizeRole {
-        words: r"reserved|cached|rounded to|peak|largest|allocations|fragmentation|client-requested",
+        words: r"reserved|cached|rounded to|peak|largest|allocations|fragmentation|client-requested|to free",
         side: Side::Before,
         role: Role::Other,
     },
