@@ -287,6 +287,26 @@ impl OomEvent {
         }
     }
 
+    /// Whether the event holds a report's body: allocations, a breakdown or bins.
+    pub(super) fn has_report(&self) -> bool {
+        !self.allocations.is_empty() || !self.breakdown.is_empty() || !self.bins.is_empty()
+    }
+
+    /// Takes in what a report's body read on its own found (`body`, a headerless event):
+    /// its figures where this event has none, and its sections, allocations and bins.
+    pub(super) fn take_report_of(&mut self, body: OomEvent) {
+        self.capacity_bytes = self.capacity_bytes.or(body.capacity_bytes);
+        self.limit_bytes = self.limit_bytes.or(body.limit_bytes);
+        self.used_bytes = self.used_bytes.or(body.used_bytes);
+        self.allocations.extend(body.allocations);
+        self.bins.extend(body.bins);
+        for section in body.breakdown {
+            if let Some(own) = self.section(&section.name) {
+                own.items.extend(section.items);
+            }
+        }
+    }
+
     /// The section named `name`, created at the end if the event has none yet.
     /// A log can name any number of sections; past [`MAX_ITEMS`] they are not kept
     /// (`None`), like the items of a section.

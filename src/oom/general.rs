@@ -139,11 +139,15 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
-    let people = if record { opening } else { text };
+    let people = if record { opening } else { &text[sentence.clone()] };
     // A program's message quoted in backticks may say `your` (Slurm's
     // `Some of your processes may have been killed`): only the writer's
     // own words around the quote tell that a person writes.
     let people = regex!(r"`[^`]*`").replace_all(people, " ");
+    // Nor does the writer who reports meeting the failure (`We get HBM0 RESOURCE_EXHAUSTED
+    // error when loading 8b models`).
+    let people = regex!(r"(?i)\b(?:I|we)\s+(?:get|got|getting|keep getting|am getting|are getting|hit|ran into|run into|encounter(?:ed)?|received?|saw)\b")
+        .replace_all(&people, " ");
     // An exception class or a code named in prose: followed by a noun or a verb
     // (`MemoryError message is often empty`), or alone in backticks in a sentence that
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
@@ -151,6 +155,14 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes());
     let code_named =
         !record && regex!(r"`[\w.:]*$").is_match(&text[..at]) && regex!(r"^[\w.:]+`").is_match(after_words);
+    // Failure words that are a clause of their own (`The RAM is instantly full`) make the
+    // determiner before them their subject's, not a name's.
+    let own_clause = matched.iter().any(|&row| {
+        tables.rows[row].find_at(text.as_bytes(), at).is_some_and(|found| {
+            found.start() == at
+                && text.get(found.range()).is_some_and(|words| regex!(r"\b(?:is|was|are|were)\b").is_match(words))
+        })
+    });
     let talk = only_flags
         || class_as_noun
         || code_named
@@ -159,15 +171,24 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         || tables.people.is_match(people.as_bytes())
         || tables.code.is_match(&text.as_bytes()[..at])
         || tables.explained.is_match(&text.as_bytes()[..at])
-        || (!record && quote.is_none() && tables.named.is_match(opening.as_bytes()) && !tables.met.is_match(opening.as_bytes()));
+        || (!record
+            && quote.is_none()
+            && tables.named.is_match(opening.as_bytes())
+            && !tables.met.is_match(opening.as_bytes())
+            && !own_clause);
     // An error word in a clause of what would happen (`… until init itself is
     // killed.`) does not make the line a record of what did.
     // Nor does one in a sentence before theirs (`… so the container is killed on
-    // overrun; shift … instead of rigging OOM scores.`); the sentences after
-    // may tell what the failure led to (`… exceeds the memory usage
-    // threshold of 0.95. Ray killed this worker`).
-    let asserted =
-        regex!(r"(?i)\b(?:until|unless|whenever|in case)\b[^.;!?]*").replace_all(&text[sentence.start..], " ");
+    // overrun; shift … instead of rigging OOM scores.`). The next sentence may tell
+    // what the failure led to (`… exceeds the memory usage threshold of 0.95. Ray
+    // killed this worker`), unless it talks itself (`… killer for linux systems.
+    // Background Out of memory killing has historically happened …`); the ones after
+    // it are other statements (`… malloc(2) and friends will never fail.`).
+    // Nor does `error` naming messages (`an FAQ for Out of Memory error messages`).
+    let next = if sentence.end < text.len() { sentence_around(text, sentence.end) } else { sentence.clone() };
+    let told_until = if tables.talk.is_match(text[next.clone()].as_bytes()) { sentence.end } else { next.end };
+    let asserted = regex!(r"(?i)\b(?:until|unless|whenever|in case)\b[^.;!?]*|\b(?:error|warning) messages?\b")
+        .replace_all(&text[sentence.start..told_until], " ");
     // Nor does a name quoted in backticks (`misattributed to a generic
     // `Error``) when the failure words are the writer's own, outside the quotes.
     let quoted_words = text[..at].matches('`').count() % 2 == 1;
@@ -197,7 +218,8 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             || line.prefixed
             || quote.is_some()
             || tables.error_marks.is_match(asserted.as_bytes())
-            || opens_message(&text[..at]));
+            || opens_message(&text[..at])
+            || names_alone(text, at));
     let message = &text[message_start(text, at)..];
     let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
         .captures(&text[at..])
@@ -341,6 +363,21 @@ fn opens_message(before: &str) -> bool {
     before.chars().all(|c| !c.is_alphanumeric()) || before.ends_with([':', '\u{ff1a}'])
 }
 
+/// Whether the line is the failure's name with a few words around it, as an issue's title
+/// is (`HIP out of memory`, `train.py OOM on TPUv3-8`, `hbm OOM`): short, one clause, at
+/// most two words before the failure words and four after.
+fn names_alone(text: &str, at: usize) -> bool {
+    let line = text.trim();
+    let after = text[at..].split_whitespace().count();
+    // (A list's item is no title.)
+    let first_word = regex!(r"^\s*\S+\s+").find(text).map_or("", |found| found.as_str());
+    line.len() <= 60
+        && !vocabulary::compiled().list_marker.is_match(first_word.as_bytes())
+        && !regex!(r"[.;!?,:](?:\s|$)").is_match(line)
+        && text[..at].split_whitespace().count() <= 2
+        && after <= 8
+}
+
 /// Whether the failure words at `at` are part of a command-line flag
 /// ([`vocabulary::FLAG`]); only the few bytes before them are looked at.
 fn in_flag(text: &str, at: usize) -> bool {
@@ -424,7 +461,10 @@ fn closest(closest: Closest, message: &str) -> Kind {
 /// The numbered device the message names, as it names it (`GPU 0`,
 /// Ascend's `NPU 3`, `XPU 1`, `device 1`).
 fn device(message: &str) -> Option<String> {
-    let found = regex!(r"\b(GPU|gpu|NPU|npu|XPU|xpu|[Dd]evice)[ :]?(\d+)\b").captures(message)?;
+    let Some(found) = regex!(r"\b(GPU|gpu|NPU|npu|XPU|xpu|[Dd]evice)[ :]?(\d+)\b").captures(message) else {
+        // A TPU's high-bandwidth memory, named alone (`out of hbm memory`, `hbm OOM`).
+        return regex!(r"(?i)\bhbm\d*\b").is_match(message).then(|| "hbm".to_string());
+    };
     let name =
         if found[1].eq_ignore_ascii_case("device") { "device".to_string() } else { found[1].to_ascii_uppercase() };
     Some(format!("{name} {}", &found[2]))

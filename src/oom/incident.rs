@@ -20,10 +20,15 @@ pub(super) struct Gathering {
 }
 
 impl Gathering {
+    /// Whether `line` is close enough after the incident's last line to belong to it.
+    pub fn is_near(&self, line: u64) -> bool {
+        line <= self.last_line.saturating_add(INCIDENT_GAP_LINES)
+    }
+
     /// Whether `event` is part of this failure: close after it, and of a kind
     /// it does not have yet (a second failure of the same kind is a failure of its own).
     pub fn admits(&self, event: &OomEvent, events: &[OomEvent]) -> bool {
-        let near = event.line <= self.last_line.saturating_add(INCIDENT_GAP_LINES);
+        let near = self.is_near(event.line);
         let mut same_kind = self.events.iter().filter_map(|&at| events.get(at)).filter(|e| e.kind == event.kind);
         // The kernel kills several processes for one shortage; a line no parser knows (the general
         // reader's) goes with its neighbours: stacks report one failure at each layer. XLA's

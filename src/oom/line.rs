@@ -28,7 +28,7 @@ fn prefix() -> &'static Regex {
     regex!(concat!(
         r"^(?:",
         // vLLM / Ray actors: (EngineCore pid=106339) , (RayWorker pid=1, ip=10.0.0.1)
-        r"\(\w[\w-]* pid=\d+(?:, ip=[\d.]+)?\)\s*",
+        r"\((?:\w[\w-]* )?pid=\d*(?:, ip=[\d.]+)?\)\s*",
         // kubectl logs --prefix: [pod/trainer-0/main]
         r"|\[pod/[^\]\s]+\]\s+",
         // a job or process number: [1] ; TorchDynamo's frame and compile ids: [7/0]
@@ -40,7 +40,9 @@ fn prefix() -> &'static Regex {
         // vLLM: ERROR 06-03 07:41:11 [core.py:1184]
         r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?\s+\[[^\]]*\]\s?",
         // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165: , 2026/07/03 21:39:56.4413
-        r"|\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
+        r"|\s*\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
+        // MongoDB's severity and component after its timestamp: F -        [conn4] , I COMMAND  [conn3]
+        r"|[FEWID]\s+(?:-|[A-Z]+)\s+\[[\w-]+\]\s+",
         // a log classifier's mark before the line it matched: #=MATCH=#
         r"|#=MATCH=#\s+",
         // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826]

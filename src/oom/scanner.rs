@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::block::{join_wrapped, triggers, Block, Detected, Feed};
 use super::code_table::CodeTable;
 use super::context::Context;
-use super::event::{Framework, Incident, OomEvent};
+use super::event::{Framework, Incident, Kind, OomEvent};
 use super::general::{self, Reading};
 use super::line::{looks_cut, normalise, Line, Numbering};
 use super::quotes::{Quoted, Quotes};
@@ -345,18 +345,49 @@ impl Scanner {
                 incident.last_line = line.number;
             }
             if let Some(block) = block {
-                let has_report = !first.allocations.is_empty() || !first.breakdown.is_empty() || !first.bins.is_empty();
-                let target = if has_report { Target::Discard(Box::new(event)) } else { Target::Event(at) };
+                let target = if first.has_report() { Target::Discard(Box::new(event)) } else { Target::Event(at) };
                 let last_wrapped = false;
                 self.open = Some(Open { target, block, taken: 0, last_cut: false, last_wrapped, tentative: false });
             }
             return;
+        }
+        // A report's body without its header, right after a device's failure of the same
+        // incident that has no report yet (the TPU runtime's `[OOM Summary: … Allocator
+        // stats:`, then `Limit:` and `InUse:`), is that failure's report, not one of its own.
+        if event.truncated && block.is_some() {
+            if let Some(at) = self.reportless_device_failure(&event) {
+                self.events[at].take_report_of(event);
+                self.open = block.map(|block| Open {
+                    target: Target::Event(at),
+                    block,
+                    taken: 0,
+                    last_cut: false,
+                    last_wrapped: false,
+                    tentative: false,
+                });
+                return;
+            }
         }
         let at = self.push(event, (!tentative).then_some(key));
         let last_cut = looks_cut(&line.text);
         let last_wrapped = self.last_raw_wrapped;
         self.open =
             block.map(|block| Open { target: Target::Event(at), block, taken: 0, last_cut, last_wrapped, tentative });
+    }
+
+    /// The open incident's last event, if it is a device's allocation failure that states
+    /// neither its pool's limit nor its use and lists no allocations, close enough before
+    /// `body` to be its failure.
+    fn reportless_device_failure(&self, body: &OomEvent) -> Option<usize> {
+        let incident = self.incident.as_ref()?;
+        let &at = incident.events.last()?;
+        let failure = self.events.get(at)?;
+        let device = matches!(failure.kind, Kind::RuntimeAllocationFailure | Kind::BfcAllocatorOom);
+        let figures = failure.capacity_bytes.is_some()
+            || failure.used_bytes.is_some()
+            || !failure.allocations.is_empty()
+            || !failure.bins.is_empty();
+        (device && !figures && !failure.truncated && incident.is_near(body.line)).then_some(at)
     }
 
     /// Adds a new event, to the open incident if it belongs to the same failure.

@@ -108,7 +108,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure)\b.{0,40}\bkill(?:ed|ing)?\b|\bsystemd-oomd killed\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure)\b.{0,40}\bkill(?:ed|ing)?\b|\bsystemd-oomd killed\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -120,7 +120,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota) exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -310,7 +310,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "RESOURCE_EXHAUSTED",
-        pattern: r"RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhausted",
+        pattern: r"RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhausted(?:Error)?",
         closest: ByPlace,
         strength: Shared,
     },
@@ -353,7 +353,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "larger than the maximum",
-        pattern: r"\d\)?(?: bytes| ?[KMGT]i?B)?,? (?:which )?(?:is|are) (?:larger|bigger|greater) than (?:the )?(?:[\w-]+ ){0,2}max(?:imum)?\b",
+        pattern: r"\d\)?(?: bytes| ?[KMGT]i?B)?,? (?:which )?(?:is|are) (?:larger|bigger|greater|more) than (?:the )?(?:[\w-]+ ){0,2}(?:max(?:imum)?|total (?:mem|memory)(?: size)?)\b",
         closest: ByPlace,
         strength: Shared,
     },
@@ -362,6 +362,22 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         pattern: r"(?i)\b(?:allocat\w*|request\w*) <=? (?:available|free|capacity|limit)\b",
         closest: ByPlace,
         strength: Phrase,
+    },
+    Wording {
+        // TensorFlow's error class for a tensor that found no memory (gRPC's quota errors are
+        // `ResourceExhausted` without it), and its message when a paste lost its first letter
+        // (`OM when allocating tensor with shape[…]`).
+        name: "ResourceExhaustedError (TensorFlow)",
+        pattern: r"\bResourceExhaustedError\b|\bO?OM when allocating tensor\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
+        // XLA's compiler giving up before it starts (`Requires 3.47E, has 14.49G available`).
+        name: "unlikely to have enough memory (XLA)",
+        pattern: r"\bunlikely to have enough memory\b",
+        closest: Closest::Kind(Kind::CompileTimeOom),
+        strength: Token,
     },
     Wording {
         // iOS and macOS: a process over its memory limit (jetsam).
@@ -382,6 +398,13 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "invalid memory alloc request size (PostgreSQL)",
         pattern: r"\binvalid memory alloc(?: request size)?\b",
         closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // A failure told with its cause (`It kept failing due to lack of RAM and swap space`).
+        name: "failed for lack of memory",
+        pattern: r"(?i)\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|died|dies|killed|abort(?:s|ed)?) (?:\w+ ){0,2}(?:due to|because of|for|from|with) (?:a |the )?(?:lack of|insufficient|not enough|no more) (?:free )?(?:memory|v?RAM)\b",
+        closest: HostUnlessDevice,
         strength: Token,
     },
     Wording {
@@ -419,11 +442,10 @@ pub(super) const ANCHORS: &[&str] = &[
     "kill",
     "all available",
     "too much memory",
-    "not enough",
+    "enough",
     "insufficient",
     "memory not available",
     "is full",
-    "enough space for",
     "than",
     "o alloc",
     "t alloc",
@@ -435,7 +457,6 @@ pub(super) const ANCHORS: &[&str] = &[
     "メモリ",
     "메모리",
     "памяти",
-    "no available memory",
     "no free memory",
     "calloc",
     "malloc",
@@ -443,6 +464,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "error allocating",
     "allocation",
     "alloc of",
+    "lack of",
     "resource_type_memory",
     "heap space",
     "memory alloc",
@@ -450,10 +472,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "failed in",
     "mmap of",
     "enomem",
-    "errno 12",
-    "errno=12",
+    "errno",
     "error 1455",
-    "errno=1455",
+    "allocating tensor",
     "paging file",
     "shared memory",
     "enlarge memory",
@@ -464,12 +485,10 @@ pub(super) const ANCHORS: &[&str] = &[
     "o reserve",
     "memory limit",
     "locate failed",
-    "enough memory resources",
     "heap overflow",
     "low virtual memory",
     "circuit",
-    "= available",
-    "< available",
+    "available",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).
@@ -513,18 +532,21 @@ pub(super) const ERROR_MARKS: &str = concat!(
 /// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
     r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
-    r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely|unlikely)\b|\bI (?:think|guess|suspect|believe)\b",
+    r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely)\b|\bI (?:think|guess|suspect|believe)\b",
     // A title asking about it (`Questions about OutOfMemory Error:`), or about its message
     // (`Out of VRAM message might be misleading`).
     r"|^\W*questions? (?:about|on|regarding)\b",
     r"|\b(?:message|error|warning)s? (?:is |are |might be |may be |can be |seems? )?(?:misleading|confusing|wrong|incorrect|unclear)\b",
+    // A request for a better message (`Proper error message when program runs out of memory`),
+    // and what happens as a rule (`Out of memory killing has historically happened …`).
+    r"|\b(?:proper|better|clear|clearer|helpful|useful|friendlier|improved?) (?:error |warning )?messages?\b|\b(?:historically|in general|generally)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
     // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
     // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
     r"|^\W*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert)(?:\([^)]*\))?!?:",
     r"|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#",
     // A title that asks for a change (`Support OOMKilled`, `Add OOM detection`): named, not met.
-    r"|^\W*(?:support|add|handle|detect|expose|surface|implement|track|alert on|notify on|reduce|avoid|prevent|improve|lower|allow|enable|disable|document|remove)\s",
+    r"|^\W*(?:fix|fixes|fixed|fixing|support|add|handle|detect|expose|surface|implement|track|alert on|notify on|reduce|avoid|prevent|improve|lower|allow|enable|disable|document|remove)\s",
     // A Markdown task item (`- [ ] Oversized allocation produces immediate OOM error`): a to-do.
     r"|^\s*[-*+] \[[ xX]\]\s",
     // OOM as a topic's name (`OOM behavior tests`, `OOM handling`, `the OOM score`).
@@ -624,7 +646,7 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
 pub(super) const MEMORY_NAMED: &str =
-    r"(?i)\b(?:memory|RAM|VRAM|HBM|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to process this command\b";
+    r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to process this command\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -663,7 +685,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|allocat(?:e|es|ing|ion)|\w*alloc|acquire|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc|acquire|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
