@@ -155,12 +155,16 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes());
     let code_named =
         !record && regex!(r"`[\w.:]*$").is_match(&text[..at]) && regex!(r"^[\w.:]+`").is_match(after_words);
-    // Failure words that are a clause of their own (`The RAM is instantly full`) make the
-    // determiner before them their subject's, not a name's.
+    // Failure words that are a clause of their own (`The RAM is instantly full`, `The
+    // program crashed … because it ran out …`) make the determiner before them their
+    // subject's, not a name's.
     let own_clause = matched.iter().any(|&row| {
         tables.rows[row].find_at(text.as_bytes(), at).is_some_and(|found| {
             found.start() == at
-                && text.get(found.range()).is_some_and(|words| regex!(r"\b(?:is|was|are|were)\b").is_match(words))
+                && text.get(found.range()).is_some_and(|words| {
+                    regex!(r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were)\b")
+                        .is_match(words)
+                })
         })
     });
     let talk = only_flags
@@ -496,17 +500,11 @@ fn size_token() -> &'static Regex {
 /// Every size in `text` from the byte `from` on, each with the role its words
 /// give it; a capacity whose words name `ran_out` wins over the others.
 fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
-    // A field's name in snake case is read as its words (PM2's `current_memory=46522368
-    // max_memory_limit=33554432`); an underscore and a space have one byte each, so
-    // every place in the text stays where it was.
-    let fields = regex!(r"\b[A-Za-z]+(?:_[A-Za-z]+)+=");
-    let spaced;
-    let text = if fields.is_match(text) {
-        spaced = fields.replace_all(text, |field: &regex::Captures| field[0].replace('_', " "));
-        spaced.as_ref()
-    } else {
-        text
-    };
+    // A field's name is read as its words (PM2's `current_memory=46522368`, MindSpore's
+    // `TotalUsedMemStatistics : 24725382656`); `from` moves with the words it is after.
+    let spaced = field_names_as_words(text);
+    let from = if spaced.len() == text.len() { from } else { field_names_as_words(&text[..from]).len() };
+    let text = spaced.as_ref();
     let found: Vec<_> = sizes_and_roles(text).into_iter().filter(|(size, _)| size.start >= from).collect();
     // A message may state several pairs (YARN's `Current usage: 264.3 MB of 1 GB physical
     // memory used; 2.8 GB of 2.1 GB virtual memory used`): the one that ran out is the
@@ -523,6 +521,12 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
     for (at, (size, role)) in found.iter().enumerate() {
         let words = &text[previous_end.min(size.start)..size.start];
         previous_end = size.end;
+        // The amount of the memory that ran out, in parentheses after it (`it ran out
+        // allocated RAM (16GB)`), is all there was of it.
+        if regex!(r"(?i)\bout (?:of )?(?:\w+ )?(?:memory|v?RAM)\s*\($").is_match(words) {
+            sizes.capacity = sizes.capacity.or(Some(size.bytes));
+            continue;
+        }
         let Some(role) = role else { continue };
         let names_what_ran_out = ran_out.is_some_and(|part| words.to_lowercase().contains(&part.to_lowercase()));
         if role.role() == Role::Capacity && names_what_ran_out {
@@ -540,6 +544,20 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
         }
     }
     sizes
+}
+
+/// `text` with every field's name in snake or camel case (before `=`, or before `:` and a
+/// number) written as words: `current_memory=` as `current memory=`, `TotalUsedMemStatistics :`
+/// as `Total Used Mem Statistics :`, so that the words of [`vocabulary::SIZE_ROLES`] find it.
+fn field_names_as_words(text: &str) -> std::borrow::Cow<'_, str> {
+    let fields = regex!(r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Z][a-z]+(?:[A-Z][a-z]+)+\s*:\s*\d)");
+    if !fields.is_match(text) {
+        return text.into();
+    }
+    fields.replace_all(text, |field: &regex::Captures| {
+        let field = field[0].replace('_', " ");
+        regex!(r"([a-z])([A-Z])").replace_all(&field, "$1 $2").into_owned()
+    })
 }
 
 /// What gave a size its role.
@@ -987,6 +1005,8 @@ mod tests {
         ("a notebook's kernel out of RAM (Colab, Kaggle)", "Your session crashed after using all available RAM."),
         ("EXC_RESOURCE RESOURCE_TYPE_MEMORY (iOS)", "EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)"),
         ("Java heap space", "Error: Java heap space"),
+        ("ResourceExhaustedError (TensorFlow)", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found."),
+        ("failed for lack of memory", "It kept failing due to lack of RAM and swap space."),
         ("more memory than available", "model requires more system memory (164.8 GiB) than is available (13.4 GiB)"),
         ("invalid memory alloc request size (PostgreSQL)", "Message:invalid memory alloc request size 1225135280"),
         ("System is out of GPU memory", "System is out of GPU and shared host memory"),
@@ -1098,13 +1118,14 @@ mod tests {
         ("Gb", "cannot allocate vector of size 24.6 Gb"),
         ("Gi", "exceeding its memory limit of 4Gi"),
         ("G", "Used 18.56G of 16.00G hbm."),
+        ("E", "Requires 3.47E, has 14.49G available."),
         ("PiB", "Unable to allocate 48.9 PiB for an array"),
         ("EB", "Tried to allocate more than 1EB memory"),
     ];
 
     /// Units no public log we found prints, kept because the steps between
     /// `G` and `E` must read whichever of them a log uses.
-    const UNITS_WITHOUT_A_PUBLIC_LINE: &[&str] = &["TiB", "TB", "T", "PB", "P", "EiB", "E"];
+    const UNITS_WITHOUT_A_PUBLIC_LINE: &[&str] = &["TiB", "TB", "T", "PB", "P", "EiB"];
 
     #[test]
     fn every_unit_reads_a_size_of_a_real_line() {

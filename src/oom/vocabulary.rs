@@ -192,7 +192,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory is full",
-        pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?(?:memory|v?RAM) is full\b",
+        pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?(?:memory|v?RAM) is (?:\w+ly )?full\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -316,7 +316,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "out of memory",
-        pattern: r"(?i)\bout[ -]of[ -](?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
+        pattern: r"(?i)\bout[ -]of[ -](?:\w+ )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -373,13 +373,6 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
-        // XLA's compiler giving up before it starts (`Requires 3.47E, has 14.49G available`).
-        name: "unlikely to have enough memory (XLA)",
-        pattern: r"\bunlikely to have enough memory\b",
-        closest: Closest::Kind(Kind::CompileTimeOom),
-        strength: Token,
-    },
-    Wording {
         // iOS and macOS: a process over its memory limit (jetsam).
         name: "EXC_RESOURCE RESOURCE_TYPE_MEMORY (iOS)",
         pattern: r"\bRESOURCE_TYPE_MEMORY\b",
@@ -401,9 +394,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
-        // A failure told with its cause (`It kept failing due to lack of RAM and swap space`).
+        // A failure told with its cause (`It kept failing due to lack of RAM and swap space`,
+        // `crashed after 380k epochs because it ran out allocated RAM`).
         name: "failed for lack of memory",
-        pattern: r"(?i)\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|died|dies|killed|abort(?:s|ed)?) (?:\w+ ){0,2}(?:due to|because of|for|from|with) (?:a |the )?(?:lack of|insufficient|not enough|no more) (?:free )?(?:memory|v?RAM)\b",
+        pattern: r"(?i)\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|died|dies|killed|abort(?:s|ed)?) (?:[\w-]+ ){0,4}(?:due to|because(?: of)?|for|from|with|as) (?:a |the |it |we )?(?:lack of |insufficient |not enough |no more |ran out (?:of )?|run out (?:of )?|running out (?:of )?)(?:\w+ )?(?:memory|v?RAM)\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -445,7 +439,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "enough",
     "insufficient",
     "memory not available",
-    "is full",
+    "full",
     "than",
     "o alloc",
     "t alloc",
@@ -465,6 +459,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "allocation",
     "alloc of",
     "lack of",
+    "ran out",
     "resource_type_memory",
     "heap space",
     "memory alloc",
@@ -533,10 +528,8 @@ pub(super) const ERROR_MARKS: &str = concat!(
 pub(super) const TALK: &str = concat!(
     r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
     r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely)\b|\bI (?:think|guess|suspect|believe)\b",
-    // A title asking about it (`Questions about OutOfMemory Error:`), or about its message
-    // (`Out of VRAM message might be misleading`).
+    // A title asking about it (`Questions about OutOfMemory Error:`).
     r"|^\W*questions? (?:about|on|regarding)\b",
-    r"|\b(?:message|error|warning)s? (?:is |are |might be |may be |can be |seems? )?(?:misleading|confusing|wrong|incorrect|unclear)\b",
     // A request for a better message (`Proper error message when program runs out of memory`),
     // and what happens as a rule (`Out of memory killing has historically happened …`).
     r"|\b(?:proper|better|clear|clearer|helpful|useful|friendlier|improved?) (?:error |warning )?messages?\b|\b(?:historically|in general|generally)\b",
@@ -645,8 +638,7 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
-pub(super) const MEMORY_NAMED: &str =
-    r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to process this command\b";
+pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to process this command\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -698,7 +690,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|total (?:mem|memory) size|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
