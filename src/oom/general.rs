@@ -369,14 +369,19 @@ fn opens_message(before: &str) -> bool {
 
 /// Whether the line is the failure's name with a few words around it, as an issue's title
 /// is (`HIP out of memory`, `train.py OOM on TPUv3-8`, `hbm OOM`): short, one clause, at
-/// most two words before the failure words and four after.
+/// most two words before the failure words and four after, none of them saying that it did
+/// not happen ([`vocabulary::UNMET`]) and no `killer` after `OOM` (the mechanism named).
 fn names_alone(text: &str, at: usize) -> bool {
+    let tables = vocabulary::compiled();
+    if tables.unmet.is_match(text[..at].as_bytes()) || regex!(r"(?i)^OOM[- ]killer\b").is_match(&text[at..]) {
+        return false;
+    }
     let line = text.trim();
     let after = text[at..].split_whitespace().count();
     // (A list's item is no title.)
     let first_word = regex!(r"^\s*\S+\s+").find(text).map_or("", |found| found.as_str());
     line.len() <= 60
-        && !vocabulary::compiled().list_marker.is_match(first_word.as_bytes())
+        && !tables.list_marker.is_match(first_word.as_bytes())
         && !regex!(r"[.;!?,:](?:\s|$)").is_match(line)
         && text[..at].split_whitespace().count() <= 2
         && after <= 8

@@ -606,6 +606,11 @@ pub(super) const LIST_MARKER: &str = r"^\s*(?:[-*+]|\d{1,3}[.)])\s+$";
 /// (`Task failed with an OutOfMemoryError`).
 pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)\s+(?:[a-z][\w-]*\s+)?["'`]?$"#;
 
+/// Words before a failure's name that say it did not happen, might, or is what work is
+/// about (`Trains without OOM`, `Possible OOM`, `Avoiding OOM with large batches`): a
+/// short title with them states no failure.
+pub(super) const UNMET: &str = r"(?i)\b(?:without|no|not|never|avoid\w*|prevent\w*|possible|possibly|potential|reduc\w*|fix\w*|handl\w*|detect\w*|catch\w*|debug\w*|test\w*|simulat\w*)\b";
+
 /// A verb of the failure's occurrence before [`NAMED`]'s determiner: the writer reports
 /// a failure met (`there will be a MemoryError`, `I got an out of memory error`), not a
 /// thing named.
@@ -731,6 +736,7 @@ pub(super) struct Compiled {
     pub code: Regex,
     pub named: Regex,
     pub met: Regex,
+    pub unmet: Regex,
     pub explained: Regex,
     pub class_as_noun: Regex,
     pub flag: Regex,
@@ -800,6 +806,7 @@ pub(super) fn compiled() -> &'static Compiled {
             code: ascii(CODE),
             named: ascii(NAMED),
             met: ascii(MET),
+            unmet: ascii(UNMET),
             explained: ascii(EXPLAINED),
             class_as_noun: ascii(CLASS_AS_NOUN),
             flag: ascii(FLAG),
