@@ -506,9 +506,10 @@ fn size_token() -> &'static Regex {
 /// give it; a capacity whose words name `ran_out` wins over the others.
 fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
     // A field's name is read as its words (PM2's `current_memory=46522368`, MindSpore's
-    // `TotalUsedMemStatistics : 24725382656`); `from` moves with the words it is after.
-    let spaced = field_names_as_words(text);
-    let from = if spaced.len() == text.len() { from } else { field_names_as_words(&text[..from]).len() };
+    // `TotalUsedMemStatistics : 24725382656`), another language's role words as English's;
+    // `from` moves with the words it is after.
+    let spaced = words_for_roles(text);
+    let from = if spaced.len() == text.len() { from } else { words_for_roles(&text[..from]).len() };
     let text = spaced.as_ref();
     let found: Vec<_> = sizes_and_roles(text).into_iter().filter(|(size, _)| size.start >= from).collect();
     // A message may state several pairs (YARN's `Current usage: 264.3 MB of 1 GB physical
@@ -548,21 +549,41 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
             };
         }
     }
+    // A failed allocation call's argument is its request where no words name one
+    // (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`).
+    let call = regex!(r"\b(?:mmap|mach_vm_map|malloc|calloc|realloc|VirtualAlloc)\s*\([^)]*?\b(\d{3,})\)\s*failed\b");
+    if let Some(found) = call.captures(text).filter(|found| found.get(1).is_some_and(|n| n.start() >= from)) {
+        sizes.requested = sizes.requested.or(found[1].parse().ok());
+    }
     sizes
 }
 
-/// `text` with every field's name in snake or camel case (before `=`, or before `:` and a
-/// number) written as words: `current_memory=` as `current memory=`, `TotalUsedMemStatistics :`
-/// as `Total Used Mem Statistics :`, so that the words of [`vocabulary::SIZE_ROLES`] find it.
-fn field_names_as_words(text: &str) -> std::borrow::Cow<'_, str> {
-    let fields = regex!(r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Z][a-z]+(?:[A-Z][a-z]+)+\s*:\s*\d)");
-    if !fields.is_match(text) {
-        return text.into();
+/// `text` with every field's name in snake or camel case (before `=`, or before `:` or `=`
+/// and a number) written as words (`current_memory=` as `current memory=`,
+/// `TotalUsedMemStatistics :` as `Total Used Mem Statistics :`), and the role words of other
+/// languages ([`vocabulary::ROLE_WORDS_IN_ENGLISH`]) in English, so that the words of
+/// [`vocabulary::SIZE_ROLES`] find them.
+fn words_for_roles(text: &str) -> std::borrow::Cow<'_, str> {
+    let fields = regex!(r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Z][a-z]+(?:[A-Z][a-z]+)+\s*[:=]\s*\d)");
+    let mut text: std::borrow::Cow<'_, str> = if fields.is_match(text) {
+        fields
+            .replace_all(text, |field: &regex::Captures| {
+                let field = field[0].replace('_', " ");
+                regex!(r"([a-z])([A-Z])").replace_all(&field, "$1 $2").into_owned()
+            })
+            .into_owned()
+            .into()
+    } else {
+        text.into()
+    };
+    if !text.is_ascii() {
+        for (word, english) in vocabulary::ROLE_WORDS_IN_ENGLISH {
+            if text.contains(word) {
+                text = text.replace(word, english).into();
+            }
+        }
     }
-    fields.replace_all(text, |field: &regex::Captures| {
-        let field = field[0].replace('_', " ");
-        regex!(r"([a-z])([A-Z])").replace_all(&field, "$1 $2").into_owned()
-    })
+    text
 }
 
 /// What gave a size its role.
@@ -629,6 +650,11 @@ fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
 
 /// The roles of the two figures a check compares (`allocating <= available`), by their names.
 fn compared_roles(before: &str) -> Option<(Role, Role)> {
+    // A limit exceeded, with the two figures after it (Slurm's `exceeded memory limit
+    // (1295467052032 > 1288490188800)`): what was used, then the limit.
+    if regex!(r"(?i)\bexceed\w*\s+(?:\w+\s+){0,2}limit\s*\($").is_match(before) {
+        return Some((Role::Used, Role::Capacity));
+    }
     let found = regex!(r"(?i)\b([a-z]\w*) <=? ([a-z]\w*)\b").captures_iter(before).last()?;
     let role = |name: &str| Some(vocabulary::SIZE_ROLES[role_before(&format!("{name} "))?].role);
     Some((role(&found[1])?, role(&found[2])?))
@@ -669,8 +695,9 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     let (start, end) = (all.start(), all.end());
     let before = &text[..start];
     let after = &text[end..];
-    // Part of a name or another number: `CUDA0`, `0x7f`, `sm_80`, `v1.2`, `cc:376`.
-    if before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.' || c == '$') {
+    // Part of a name or another number: `CUDA0`, `0x7f`, `sm_80`, `v1.2`, `cc:376`. (Chinese
+    // and Japanese glue words to figures: `分配50.000000MB内存`.)
+    if before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') {
         return None;
     }
     // Elasticsearch prints a byte count with its human size: `[3844551592/3.5gb]`.
@@ -688,7 +715,7 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     // (A slash goes on to another figure in `260.3 MiB/476.8 MiB used`, not in `MiB/s`.)
     let slash_pair = regex!(r"^/\d").is_match(after)
         && (found.name("unit").is_some() || regex!(r"^/\d[\d.]*\s?[KMGTPE]i?B\b").is_match(after));
-    if after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '/') && !italics_end && !slash_pair {
+    if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '/') && !italics_end && !slash_pair {
         return None;
     }
     if let Some(hex) = found.name("hex") {

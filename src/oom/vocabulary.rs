@@ -205,6 +205,13 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // French, Spanish, Portuguese and Italian for `not enough memory`.
+        name: "not enough memory, in French, Spanish, Portuguese or Italian",
+        pattern: r"[Mm](?:é|e|É|E)moire [Ii]nsuffisante|[Mm]em(?:ó|o)ria [Ii]nsuf(?:f)?iciente",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         // A title that is only the failure's name (`Memory Error`, `memory out`).
         name: "the failure's name alone",
         pattern: r"(?i)^\W*(?:memory error|memory out)\W*$",
@@ -219,7 +226,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory exhausted",
-        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?exhausted\b|^\s*exhausted during (?:allocation|garbage collection)\b",
+        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -250,7 +257,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "allocation failed",
-        pattern: r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\bmemory allocation (?:failure|error)\b|\b(?:VirtualAlloc|mmap|malloc|calloc|realloc) of .{1,40}? failed|\bfail(?:ure|ed) in \w*alloc",
+        pattern: r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\bmemory allocation (?:failure|error)\b|\b(?:VirtualAlloc|mmap|malloc|calloc|realloc) of .{1,40}? failed|\b(?:mmap|mach_vm_map)\([^)]{0,80}\) failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -298,7 +305,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "OutOfMemory",
-        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_)?MEMORY|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory",
+        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_)?MEMORY|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory",
         closest: ByPlace,
         strength: Token,
     },
@@ -373,6 +380,21 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Stata's r(909): `op. sys. refuses to provide memory`.
+        name: "refuses to provide memory (Stata)",
+        pattern: r"\brefuses to provide memory\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // Electron's and VS Code's renderer killed for memory: `The window terminated
+        // unexpectedly (reason: 'oom', code: '-536870904')`.
+        name: "reason: oom (Electron)",
+        pattern: r"(?i)\breason\W{0,3}oom\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         // iOS and macOS: a process over its memory limit (jetsam).
         name: "EXC_RESOURCE RESOURCE_TYPE_MEMORY (iOS)",
         pattern: r"\bRESOURCE_TYPE_MEMORY\b",
@@ -437,7 +459,10 @@ pub(super) const ANCHORS: &[&str] = &[
     "all available",
     "too much memory",
     "enough",
-    "insufficient",
+    "insuf",
+    "to provide memory",
+    "reason",
+    "alloc()",
     "memory not available",
     "full",
     "than",
@@ -643,7 +668,7 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
-pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to process this command\b";
+pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -682,7 +707,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc|acquire|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -695,7 +720,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|total (?:mem|memory) size|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
@@ -718,6 +743,23 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole { words: r"requested|needed|required", side: Side::After, role: Role::Requested },
     SizeRole { words: r"exceed(?:s|ed)? (?:the |its )?limit", side: Side::After, role: Role::Used },
     SizeRole { words: r"reserved|cached|client-requested", side: Side::After, role: Role::Other },
+];
+
+/// Role words of other languages, as [`SIZE_ROLES`] says them: Chinese, as Paddle's and
+/// MindSpore's users translate their messages (`已分配11.999512 GB内存，可用内存仅为0.000000B`).
+/// The longer word first: `已分配` before `分配`.
+pub(super) const ROLE_WORDS_IN_ENGLISH: &[(&str, &str)] = &[
+    ("已分配", " already allocated "),
+    ("已使用", " used "),
+    ("已用", " used "),
+    ("可用", " available "),
+    ("剩余", " free "),
+    ("空闲", " free "),
+    ("总共", " total "),
+    ("总量", " total "),
+    ("尝试分配", " tried to allocate "),
+    ("申请", " request "),
+    ("分配", " allocate "),
 ];
 
 /// The failure vocabulary compiled: a set to find every row that matches,
