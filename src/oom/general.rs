@@ -470,7 +470,9 @@ fn closest(closest: Closest, message: &str) -> Kind {
 /// The numbered device the message names, as it names it (`GPU 0`,
 /// Ascend's `NPU 3`, `XPU 1`, `device 1`).
 fn device(message: &str) -> Option<String> {
-    let Some(found) = regex!(r"\b(GPU|gpu|NPU|npu|XPU|xpu|[Dd]evice)[ :]?(\d+)\b").captures(message) else {
+    // (A Chinese word may follow the number: `GPU 0上`.)
+    let Some(found) = regex!(r"\b(GPU|gpu|NPU|npu|XPU|xpu|[Dd]evice)[ :]?(\d+)(?:[^0-9A-Za-z_]|$)").captures(message)
+    else {
         // A TPU's high-bandwidth memory, named alone (`out of hbm memory`, `hbm OOM`).
         return regex!(r"(?i)\bhbm\d*\b").is_match(message).then(|| "hbm".to_string());
     };
@@ -1039,6 +1041,9 @@ mod tests {
         ("Java heap space", "Error: Java heap space"),
         ("ResourceExhaustedError (TensorFlow)", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found."),
         ("failed for lack of memory", "It kept failing due to lack of RAM and swap space."),
+        ("not enough memory, in French, Spanish, Portuguese or Italian", "Memoire Insuffisante"),
+        ("refuses to provide memory (Stata)", "op. sys. refuses to provide memory"),
+        ("reason: oom (Electron)", "The window terminated unexpectedly reason oom code: -536870904"),
         ("more memory than available", "model requires more system memory (164.8 GiB) than is available (13.4 GiB)"),
         ("invalid memory alloc request size (PostgreSQL)", "Message:invalid memory alloc request size 1225135280"),
         ("System is out of GPU memory", "System is out of GPU and shared host memory"),
