@@ -373,7 +373,7 @@ fn opens_message(before: &str) -> bool {
 /// not happen ([`vocabulary::UNMET`]) and no `killer` after `OOM` (the mechanism named).
 fn names_alone(text: &str, at: usize) -> bool {
     let tables = vocabulary::compiled();
-    if tables.unmet.is_match(text[..at].as_bytes()) || regex!(r"(?i)^OOM[- ]killer\b").is_match(&text[at..]) {
+    if tables.unmet.is_match(&text.as_bytes()[..at]) || regex!(r"(?i)^OOM[- ]killer\b").is_match(&text[at..]) {
         return false;
     }
     let line = text.trim();
