@@ -146,8 +146,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let people = regex!(r"`[^`]*`").replace_all(people, " ");
     // Nor does the writer who reports meeting the failure (`We get HBM0 RESOURCE_EXHAUSTED
     // error when loading 8b models`).
-    let people = regex!(r"(?i)\b(?:I|we)\s+(?:get|got|getting|keep getting|am getting|are getting|hit|ran into|run into|encounter(?:ed)?|received?|saw)\b")
-        .replace_all(&people, " ");
+    let people = tables.writer_meets.replace_all(people.as_bytes(), &b" "[..]);
     // An exception class or a code named in prose: followed by a noun or a verb
     // (`MemoryError message is often empty`), or alone in backticks in a sentence that
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
@@ -172,7 +171,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         || code_named
         || tables.talk.is_match(text[sentence.clone()].as_bytes())
         || tables.conditions.is_match(opening.as_bytes())
-        || tables.people.is_match(people.as_bytes())
+        || tables.people.is_match(&people)
         || tables.code.is_match(&text.as_bytes()[..at])
         || tables.explained.is_match(&text.as_bytes()[..at])
         || (!record
@@ -553,9 +552,10 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
     }
     // A failed allocation call's argument is its request where no words name one
     // (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`).
-    let call = regex!(r"\b(?:mmap|mach_vm_map|malloc|calloc|realloc|VirtualAlloc)\s*\([^)]*?\b(\d{3,})\)\s*failed\b");
-    if let Some(found) = call.captures(text).filter(|found| found.get(1).is_some_and(|n| n.start() >= from)) {
-        sizes.requested = sizes.requested.or(found[1].parse().ok());
+    let call = vocabulary::compiled().failed_call.captures(text.as_bytes());
+    if let Some(argument) = call.and_then(|found| found.get(1)).filter(|argument| argument.start() >= from) {
+        sizes.requested =
+            sizes.requested.or(std::str::from_utf8(argument.as_bytes()).ok().and_then(|n| n.parse().ok()));
     }
     sizes
 }

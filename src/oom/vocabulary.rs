@@ -22,6 +22,23 @@ use regex::bytes::{Captures, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::event::Kind;
 
+/// The calls that allocate memory, as logs name them when they fail: in a row of
+/// [`FAILURE_WORDS`], and in [`FAILED_CALL`], which reads the size they were given.
+macro_rules! allocation_calls {
+    () => {
+        "VirtualAlloc|mmap|mach_vm_map|malloc|calloc|realloc"
+    };
+}
+
+/// The verbs with which a writer reports meeting a failure: before its name ([`MET`]:
+/// `there will be a MemoryError`), or after `I` or `we` ([`WRITER_MEETS`]: `We get HBM0
+/// RESOURCE_EXHAUSTED error`).
+macro_rules! meeting_verbs {
+    () => {
+        "get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw"
+    };
+}
+
 /// What a wording says about where memory ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Closest {
@@ -257,7 +274,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "allocation failed",
-        pattern: r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\bmemory allocation (?:failure|error)\b|\b(?:VirtualAlloc|mmap|malloc|calloc|realloc) of .{1,40}? failed|\b(?:mmap|mach_vm_map)\([^)]{0,80}\) failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc",
+        pattern: concat!(
+            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\bmemory allocation (?:failure|error)\b",
+            r"|\b(?:",
+            allocation_calls!(),
+            r") of .{1,40}? failed|\b(?:",
+            allocation_calls!(),
+            r")\([^)]{0,80}\) failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc"
+        ),
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -639,7 +663,16 @@ pub(super) const UNMET: &str = r"(?i)\b(?:without|no|not|never|avoid\w*|prevent\
 /// A verb of the failure's occurrence before [`NAMED`]'s determiner: the writer reports
 /// a failure met (`there will be a MemoryError`, `I got an out of memory error`), not a
 /// thing named.
-pub(super) const MET: &str = r#"(?i)\b(?:get|gets|got|getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave)\s+(?:a|an|the|this|that)\s+(?:[a-z][\w-]*\s+)?["'`]?$"#;
+pub(super) const MET: &str =
+    concat!(r"(?i)\b(?:", meeting_verbs!(), r#")\s+(?:a|an|the|this|that)\s+(?:[a-z][\w-]*\s+)?["'`]?$"#);
+
+/// The writer, reporting that they met the failure: their pronoun does not make the sentence
+/// talk ([`PEOPLE`]).
+pub(super) const WRITER_MEETS: &str = concat!(r"(?i)\b(?:I|we)\s+(?:", meeting_verbs!(), r")\b");
+
+/// A failed allocation call with the size it was given, its last argument of three digits
+/// or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`).
+pub(super) const FAILED_CALL: &str = concat!(r"\b(?:", allocation_calls!(), r")\s*\([^)]*?\b(\d{3,})\)\s*failed\b");
 
 /// An exception class followed by a noun or a verb, as a sentence names it
 /// (`MemoryError message is often empty`, `OutOfMemoryError handling`): matched
@@ -778,6 +811,8 @@ pub(super) struct Compiled {
     pub code: Regex,
     pub named: Regex,
     pub met: Regex,
+    pub writer_meets: Regex,
+    pub failed_call: Regex,
     pub unmet: Regex,
     pub explained: Regex,
     pub class_as_noun: Regex,
@@ -848,6 +883,8 @@ pub(super) fn compiled() -> &'static Compiled {
             code: ascii(CODE),
             named: ascii(NAMED),
             met: ascii(MET),
+            writer_meets: ascii(WRITER_MEETS),
+            failed_call: ascii(FAILED_CALL),
             unmet: ascii(UNMET),
             explained: ascii(EXPLAINED),
             class_as_noun: ascii(CLASS_AS_NOUN),
