@@ -128,6 +128,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         return None;
     }
     let opening = &text[sentence.start..at];
+    let clause = clause_around(text, sentence.clone(), at);
     // A message quoted in a person's sentence is what the program printed (`for any process,
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
     // memory"`).
@@ -139,7 +140,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
-    let people = if record { opening } else { &text[sentence.clone()] };
+    let people = if record { opening } else { &text[clause.clone()] };
     // A program's message quoted in backticks may say `your` (Slurm's
     // `Some of your processes may have been killed`): only the writer's
     // own words around the quote tell that a person writes.
@@ -169,8 +170,8 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let talk = only_flags
         || class_as_noun
         || code_named
-        || tables.talk.is_match(text[sentence.clone()].as_bytes())
-        || tables.conditions.is_match(opening.as_bytes())
+        || tables.talk.is_match(text[clause.clone()].as_bytes())
+        || tables.conditions.is_match(&text.as_bytes()[clause.start..at])
         || tables.people.is_match(&people)
         || tables.code.is_match(&text.as_bytes()[..at])
         || tables.explained.is_match(&text.as_bytes()[..at])
@@ -222,7 +223,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             || quote.is_some()
             || tables.error_marks.is_match(asserted.as_bytes())
             || opens_message(&text[..at])
-            || names_alone(text, at));
+            || names_alone(text, at)
+            // (What the failure caused: `two node processes are down. is all because of OOM problems`.)
+            || regex!(r"(?i)\b(?:because of|due to)\s+(?:an?\s+|the\s+)?$").is_match(opening));
     let message = &text[message_start(text, at)..];
     let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
         .captures(&text[at..])
@@ -434,6 +437,21 @@ fn sentence_around(text: &str, at: usize) -> std::ops::Range<usize> {
         .find_iter(&text[at..])
         .find(|m| !ends_with_abbreviation(&text[..at + m.start() + 1]))
         .map_or(text.len(), |m| at + m.end());
+    start..end
+}
+
+/// The clause of `sentence` that holds the failure words at `at`: a sentence may join the
+/// writer's aside to the report (`Sorry to bother you again, but I seem to be getting a
+/// "MemoryError"`, `I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of
+/// RAM should be enough`), and what the aside says (a `you`, a hedge) is not the report's.
+fn clause_around(text: &str, sentence: std::ops::Range<usize>, at: usize) -> std::ops::Range<usize> {
+    let start = regex!(r"(?i),\s*(?:but|however|yet)\s+")
+        .find_iter(&text[sentence.start..at])
+        .last()
+        .map_or(sentence.start, |aside| sentence.start + aside.end());
+    let end = regex!(r"(?i),\s*(?:but|even though|although|though|whereas)\b")
+        .find(&text[at..sentence.end])
+        .map_or(sentence.end, |aside| at + aside.start());
     start..end
 }
 
@@ -781,8 +799,10 @@ fn names_a_size(before: &str) -> bool {
 }
 
 /// Words that may follow a bare byte count (`allocate 99485220864 on device 0`,
-/// `520960 free bytes`, `of size 118497280 failed`); any other word says the
-/// number counts something else (`7899 pages`, `23 tokens`).
+/// `520960 free bytes`, `of size 118497280 failed`, Paddle's `Fail to alloc memory of
+/// 5060694016 size`), as may any participle (TensorRT's `on requested size of 11580055552
+/// detected for tactic`); any other word says the number counts something else (`7899
+/// pages`, `23 tokens`).
 const BARE_NEXT_WORDS: &[&str] = &[
     "on",
     "in",
@@ -816,6 +836,7 @@ const BARE_NEXT_WORDS: &[&str] = &[
     "not",
     "because",
     "according",
+    "size",
 ];
 
 /// Whether a bare number is a byte count: the words just before it name a
@@ -831,7 +852,9 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
     // Another field's label may follow a field's value (Postgres' `request size 1225135280
     // Detail: Hint:`, PM2's `current_memory=46522368 max_memory_limit=…`).
     let next_field = regex!(r"^\s+[A-Za-z][\w ]{0,40}[:=]").is_match(after);
-    let follows_ok = next_field || next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word));
+    let participle = |word: &str| word.len() > 4 && word.ends_with("ed") && !word.ends_with("eed");
+    let follows_ok = next_field
+        || next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word) || participle(word));
     if !follows_ok {
         return false;
     }

@@ -67,6 +67,8 @@ fn prefix() -> &'static Regex {
         r"|\[\d{2}:\d{2}:\d{2}(?:\.\d+)?\]\s+(?:[\w-]+/[A-Z]+\s+)?",
         // Elixir Logger: 12:00:00.000 [error]
         r"|(?:\d{2}:\d{2}:\d{2}\.\d{3}\s+)?\[(?:debug|info|notice|warning|warn|error|critical|alert|emergency)\]\s+",
+        // MySQL 5.5's timestamp: 150126 22:31:29 ,  2:31:29 with the hour padded
+        r"|\d{6}\s+\d{1,2}:\d{2}:\d{2}\s+",
         // line numbers from an editor or a CI viewer: 123 | , 123 │
         r"|\s*\d+\s*[|│]\s?",
         // a paste commented out with #, or quoted in Markdown with >
@@ -273,6 +275,10 @@ mod tests {
         );
         assert_eq!(clean("#XlaRuntimeError: RESOURCE_EXHAUSTED"), "XlaRuntimeError: RESOURCE_EXHAUSTED");
         assert_eq!(clean("  42 | Used 1G"), "Used 1G");
+        assert_eq!(
+            clean("150126 22:31:29 InnoDB: Fatal error: cannot allocate memory for the buffer pool"),
+            "InnoDB: Fatal error: cannot allocate memory for the buffer pool"
+        );
         assert_eq!(clean("> RuntimeError: CUDA out of memory."), "RuntimeError: CUDA out of memory.");
         assert_eq!(
             clean("[pod/trainer-0/main] RuntimeError: CUDA out of memory."),

@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw"
+        "get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw"
     };
 }
 
@@ -329,7 +329,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "OutOfMemory",
-        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_)?MEMORY|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory",
+        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_)?MEMORY|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b[A-Z0-9]+_OUTOF(?:VIDEO)?MEMORY\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -562,6 +562,8 @@ pub(super) enum Place {
 /// sentence about memory: an error word, an exception class, a status code.
 pub(super) const ERROR_MARKS: &str = concat!(
     r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
+    // What the failure did to the process (`the job did exit with OOM last night`).
+    r"|(?i:\bcrash(?:es|ed)?\b|\bdied\b|\bexit(?:s|ed)? with\b)",
     // A logger's severity in brackets (TensorRT's `[TRT] [W]`, trtexec's `[E]`).
     r"|\[[EWF]\]",
     // `error`, `reports an error`, `failed`, `exception` in Chinese.
@@ -575,7 +577,7 @@ pub(super) const ERROR_MARKS: &str = concat!(
 /// advice (`If reserved but unallocated memory is large try …`, `if you
 /// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
-    r"(?i)\b(?:may|might|can|could|will|would) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
+    r"(?i)\b(?:may|might|can|could|will|would|should|must) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
     r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely)\b|\bI (?:think|guess|suspect|believe)\b",
     // A title asking about it (`Questions about OutOfMemory Error:`).
     r"|^\W*questions? (?:about|on|regarding)\b",
@@ -583,6 +585,13 @@ pub(super) const TALK: &str = concat!(
     // and what happens as a rule (`Out of memory killing has historically happened …`).
     r"|\b(?:proper|better|clear|clearer|helpful|useful|friendlier|improved?) (?:error |warning )?messages?\b|\b(?:historically|in general|generally)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
+    // A guide's words (`PRB: Avoiding "Insufficient Memory to Run" Errors`, `Types of
+    // OutOfMemoryError`).
+    r"|\b(?:avoiding|preventing|troubleshooting)\b|\b(?:types|kinds) of\b",
+    // A message judged rather than met (`Buffer creation out of memory warning is incorrect`).
+    r"|\b(?:error|warning|message)s? (?:is|are) (?:incorrect|wrong|misleading|spurious|inaccurate)\b",
+    // A title tagged as a request (`[Feature Request] java.lang.OutOfMemoryError: Metaspace error`).
+    r"|^\W*\[?(?:feature request|feature|enhancement|rfc|proposal)\]?:?\s",
     // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
     // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
     r"|^\W*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert)(?:\([^)]*\))?!?:",
@@ -591,8 +600,8 @@ pub(super) const TALK: &str = concat!(
     r"|^\W*(?:fix|fixes|fixed|fixing|support|add|handle|detect|expose|surface|implement|track|alert on|notify on|reduce|avoid|prevent|improve|lower|allow|enable|disable|document|remove)\s",
     // A Markdown task item (`- [ ] Oversized allocation produces immediate OOM error`): a to-do.
     r"|^\s*[-*+] \[[ xX]\]\s",
-    // OOM as a topic's name (`OOM behavior tests`, `OOM handling`, `the OOM score`).
-    r"|\bOOM[- ](?:fix(?:es)?|error messages?|behaviou?r|handling|tests?|testing|protection|prevention|detection|scor(?:e|es|ing)|polic(?:y|ies)|settings?)\b",
+    // OOM as a topic's name (`OOM behavior tests`, `OOM handling`, `the OOM score`, `Cgroup OOM controller`).
+    r"|\bOOM[- ](?:fix(?:es)?|error messages?|behaviou?r|handling|tests?|testing|protection|prevention|detection|scor(?:e|es|ing)|polic(?:y|ies)|settings?|controllers?)\b",
 );
 
 /// People write to people; a program's error record seldom says `you`,
@@ -617,8 +626,10 @@ pub(super) const WRITER_OPENS: &str = r"(?i)^\W*(?:i|i'm|i've|we|my|our)\b";
 /// killer, no dump …`, `When a container is killed by the kernel OOM killer,
 /// Pelagos doesn't …`, `… support for notification when a container has been
 /// killed by the OOM killer` (`when` only where it opens the sentence or a
-/// subject follows it: `Error when allocating …` is a record).
-pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case|verify|verifies|ensure|ensures|expect|expects|should)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$";
+/// subject follows it: `Error when allocating …` is a record). A condition's clause ends at
+/// its comma: the failure after it is what happened (`even if I change the batch size from
+/// 128 to 1, I still get the same 'hipErrorOutOfMemory' error`).
+pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b[^,:]*$|\b(?:verify|verifies|ensure|ensures|expect|expects|should)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$";
 
 /// Words of a sentence that introduces a quote as an example rather than
 /// as what happened (`Error message becomes as following:`, `instead of:`,
@@ -634,9 +645,14 @@ pub(super) const EXAMPLE_INTRODUCTIONS: &str = concat!(
 /// Source code before the failure words (a statement that throws, catches
 /// or compares with the failure, in a diff or a traceback's quoted line):
 /// `throw std::bad_alloc();`, `if (res == VK_ERROR_OUT_OF_DEVICE_MEMORY)`,
-/// `raise MemoryError(...)`. Code names the failure, it does not report one.
-pub(super) const CODE: &str =
-    r"^[\s+>-]*(?:throw|raise|catch|except|if|elif|while|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$";
+/// `raise MemoryError(...)`; or a command that searches logs for it, by its flags or its
+/// pipe (`grep -i
+/// "OutOfMemoryError\|heap space" /var/log/…`, `dmesg | grep -i oom`). Code names the
+/// failure, it does not report one.
+pub(super) const CODE: &str = concat!(
+    r"^[\s+>-]*(?:throw|raise|catch|except|if|elif|while|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$",
+    r"|^[\s$>]*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s+[-/][^|]*$|\|\s*(?:grep|egrep|rg|findstr)\s[^|]*$",
+);
 
 /// A command-line flag that the failure words are part of (`-XX:+HeapDumpOnOutOfMemoryError`,
 /// `--oom-kill-disable`, `--oom-score-adj`): the flag is named, nothing
@@ -671,8 +687,9 @@ pub(super) const MET: &str =
 pub(super) const WRITER_MEETS: &str = concat!(r"(?i)\b(?:I|we)\s+(?:", meeting_verbs!(), r")\b");
 
 /// A failed allocation call with the size it was given, its last argument of three digits
-/// or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`).
-pub(super) const FAILED_CALL: &str = concat!(r"\b(?:", allocation_calls!(), r")\s*\([^)]*?\b(\d{3,})\)\s*failed\b");
+/// or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`, InnoDB's `mmap(137363456 bytes)
+/// failed`).
+pub(super) const FAILED_CALL: &str = concat!(r"\b(?:", allocation_calls!(), r")\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\)\s*failed\b");
 
 /// An exception class followed by a noun or a verb, as a sentence names it
 /// (`MemoryError message is often empty`, `OutOfMemoryError handling`): matched
