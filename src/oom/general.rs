@@ -845,6 +845,9 @@ const BARE_NEXT_WORDS: &[&str] = &[
 fn bare_is_bytes(before: &str, after: &str) -> bool {
     if regex!(r"(?i)\b(?:errno|code|line|pid|device|gpu|rank|step|task|port|version|node|layer|thread|error|epoch|iteration|id|index|signal|status|exit|batch|retries|attempt)\s*[:=#]?\s*$").is_match(before)
         || regex!(r"(?i)\b(?:batch|block|page|chunk|beam|window|kernel|hidden|vocab|sample|tile|step)[_ ]size\s*[:=]?\s*$").is_match(before)
+        // (A scheduler's figure of use whose unit it does not print: HTCondor's `due to
+        // memory usage 3000000.`, in its own units.)
+        || regex!(r"(?i)\bdue to memory usage\s*$").is_match(before)
     {
         return false;
     }
@@ -853,8 +856,8 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
     // Detail: Hint:`, PM2's `current_memory=46522368 max_memory_limit=…`).
     let next_field = regex!(r"^\s+[A-Za-z][\w ]{0,40}[:=]").is_match(after);
     let participle = |word: &str| word.len() > 4 && word.ends_with("ed") && !word.ends_with("eed");
-    let follows_ok = next_field
-        || next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word) || participle(word));
+    let follows_ok =
+        next_field || next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word) || participle(word));
     if !follows_ok {
         return false;
     }
@@ -1093,6 +1096,10 @@ mod tests {
             "Resources exceeded during query execution: The query could not be executed in the allotted memory.",
         ),
         ("terminated due to memory (iOS)", "Message from debugger: Terminated due to memory issue"),
+        (
+            "held due to memory usage (batch schedulers)",
+            "Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.",
+        ),
         ("could not reserve space for the heap (JVM)", "VMCould not reserve enough space for object heapRestarting"),
         (
             "free memory less than desired (vLLM)",

@@ -292,7 +292,14 @@ impl Scanner {
             return false;
         }
         if let Some(next) = general::read(line).filter(|next| next.statement) {
-            if !preamble.reading.covers(&next) {
+            // The same message, whatever its figures, under another record's head (HTCondor's
+            // `1051049.0 dbrown … put on hold … due to memory usage 3250000.`, after job
+            // 1050981.0's) is that record's own.
+            let message = |text: &str, at: usize| {
+                text.get(at..).map(|message| message.trim_end().replace(|c: char| c.is_ascii_digit(), "#"))
+            };
+            let again = message(&line.text, next.at) == message(&preamble.text, preamble.reading.at);
+            if again || !preamble.reading.covers(&next) {
                 return false;
             }
         }
@@ -321,6 +328,12 @@ impl Scanner {
         // The family's reading first; what the general reader finds besides, it keeps.
         if let Some(reading) = &reading {
             general::refine(&mut event, reading);
+        }
+        // Two records of one program, each under its tag (the kernel's `kernel: Out of memory
+        // and no killable processes...` that ends one kill, then `kernel: systemd invoked
+        // oom-killer` that starts the next), are two failures, not a title and its message.
+        if self.preamble.as_ref().is_some_and(|preamble| same_program(&preamble.text, &line.text)) {
+            self.flush_preamble();
         }
         let preamble = self.preamble.take();
         if let Some(preamble) = &preamble {
@@ -475,6 +488,18 @@ impl Scanner {
             incident.last_line = incident.last_line.max(preamble.last);
         }
     }
+}
+
+/// Whether two lines open with the same program's tag (`kernel: `, `mysqld[812]: `): a
+/// program's name, in lower case, not a severity's word or an exception's class.
+fn same_program(first: &str, second: &str) -> bool {
+    let tag = |text| {
+        regex!(r"^\s*([a-z][\w.-]*(?:\[\d+\])?):\s")
+            .captures(text)
+            .map(|found| found[1].to_string())
+            .filter(|tag| !regex!(r"^(?:error|warning|warn|fatal|info|note|hint|debug|critical)$").is_match(tag))
+    };
+    tag(first).is_some_and(|tag_of_first| tag(second).as_deref() == Some(tag_of_first.as_str()))
 }
 
 /// Whether a raw line stops inside a word at a terminal's width (a long

@@ -196,6 +196,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        name: "held due to memory usage (batch schedulers)",
+        pattern: r"(?i)\b(?:put on hold|held|evicted|preempted)\b[^.;]{0,60}\bdue to (?:excessive |high )?memory (?:usage|use|limit)\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "could not reserve space for the heap (JVM)",
         pattern: r"(?i)could not reserve enough space for (?:\S+ )?object heap",
         closest: Closest::Kind(Kind::HostOom),
@@ -689,7 +695,8 @@ pub(super) const WRITER_MEETS: &str = concat!(r"(?i)\b(?:I|we)\s+(?:", meeting_v
 /// A failed allocation call with the size it was given, its last argument of three digits
 /// or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`, InnoDB's `mmap(137363456 bytes)
 /// failed`).
-pub(super) const FAILED_CALL: &str = concat!(r"\b(?:", allocation_calls!(), r")\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\)\s*failed\b");
+pub(super) const FAILED_CALL: &str =
+    concat!(r"\b(?:", allocation_calls!(), r")\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\)\s*failed\b");
 
 /// An exception class followed by a noun or a verb, as a sentence names it
 /// (`MemoryError message is often empty`, `OutOfMemoryError handling`): matched
