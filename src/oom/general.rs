@@ -223,9 +223,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             || quote.is_some()
             || tables.error_marks.is_match(asserted.as_bytes())
             || opens_message(&text[..at])
-            || names_alone(text, at)
-            // (What the failure caused: `two node processes are down. is all because of OOM problems`.)
-            || regex!(r"(?i)\b(?:because of|due to)\s+(?:an?\s+|the\s+)?$").is_match(opening));
+            || names_alone(text, at));
     let message = &text[message_start(text, at)..];
     let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
         .captures(&text[at..])
@@ -983,6 +981,44 @@ mod tests {
         {
             assert!(reading(memory).statement, "{memory}");
         }
+    }
+
+    #[test]
+    fn an_aside_or_a_condition_before_its_comma_does_not_make_the_report_talk() {
+        for record in [
+            "Sorry to bother you again, but I downloaded the checkpoint but had not tried loading it in and I seem to be getting a \"MemoryError\" when using torch.load() with that checkpoint?",
+            "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
+            "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",
+            "ok, well the job did exit with OOM last night:",
+        ] {
+            let reading = read(&normalise(1, record.as_bytes()));
+            assert!(reading.as_ref().is_some_and(|r| r.statement), "{record}: {reading:?}");
+        }
+        for talk in [
+            "running out of request memory should not crash the application",
+            "Is this caused by insufficient graphics memory?",
+            "PRB: Avoiding \"Insufficient Memory to Run\" Errors (86230)",
+            "Buffer creation out of memory warning is incorrect",
+            "[Feature Request] java.lang.OutOfMemoryError: Metaspace error",
+            "[mm] Cgroup OOM controller",
+            "grep -i \"OutOfMemoryError\\|heap space\\|GC overhead\" /var/log/elasticsearch/*.log",
+        ] {
+            let reading = read(&normalise(1, talk.as_bytes()));
+            assert!(reading.as_ref().is_none_or(|r| !r.statement), "{talk}: {reading:?}");
+        }
+    }
+
+    #[test]
+    fn a_bare_count_before_a_participle_or_size_is_the_request() {
+        let r = reading("ResourceExhaustedError: Fail to alloc memory of 5060694016 size.");
+        assert_eq!(r.sizes.requested, Some(5_060_694_016));
+        let r = reading("`[W] UNSUPPORTED_STATESkipping tactic 0 due to insufficient memory on requested size of 11580055552 detected for tactic 0x0000000000000000.Try decreasing the workspace size with IBuilderConfig::setMemoryPoolLimit().`");
+        assert_eq!(r.sizes.requested, Some(11_580_055_552));
+        let r = reading("InnoDB: mmap(137363456 bytes) failed; errno 12");
+        assert_eq!(r.sizes.requested, Some(137_363_456));
+        // A scheduler's figure in units it does not print is no byte count.
+        let r = reading("Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.");
+        assert_eq!(r.sizes, Sizes::default());
     }
 
     #[test]

@@ -43,6 +43,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "the traceback is cut before its exception line; the frame's `raise` is code",
     ),
     (
+        "round17-host/elasticsearch-forum-two-nodes-down-oom-netty.txt",
+        "the poster says the nodes went down `because of OOM problems`; a cause named is not read as met",
+    ),
+    (
         "round17-host/clickhouse-total-118-of-115-gib-quoted-tip.txt",
         "the title states the failure, the body quotes its figures without failure words",
     ),
