@@ -140,6 +140,73 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
+    let spot = Spot { text, at, sentence: sentence.clone(), clause };
+    let talk = only_flags || talks(&spot, &matched, record, quote.is_some());
+    // A quoted record in a sentence that talks (`what issues can lead to this error which is
+    // "RuntimeError: …"?`) is read on its own.
+    if let Some(quote) = quote.filter(|quote| talk && quote.len() > 1) {
+        let from = quote.start() + text[quote.start()..].chars().next().map_or(1, char::len_utf8);
+        let rest = &text[at..];
+        let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}', '`']).unwrap_or(rest.len());
+        if let Some(reading) = read_part(line, text, from..to) {
+            return Some(reading);
+        }
+    }
+    // Code that names the failure may come before its record on the same line (a
+    // title pasting `raise ValueError("No available memory …") ValueError: No available
+    // memory …`): the record after the code's sentence is the line's.
+    if talk && tables.code.is_match(&text.as_bytes()[..at]) && sentence.end < text.len() {
+        if let Some(reading) = read_part(line, text, sentence.end..text.len()) {
+            return Some(reading);
+        }
+    }
+    let statement = !talk
+        && !is_frame(text)
+        && (token
+            || line.prefixed
+            || quote.is_some()
+            || tables.error_marks.is_match(asserted(&spot).as_bytes())
+            || opens_message(&text[..at])
+            || names_alone(text, at));
+    let message = &text[message_start(text, at)..];
+    let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
+        .captures(&text[at..])
+        .map(|found| found[1].to_string());
+    let kind = closest(FAILURE_WORDS[first_row].closest, message);
+    let memory_space = match kind {
+        Kind::HostOom => Some("host".to_string()),
+        Kind::TritonOutOfResources => Some("shared memory".to_string()),
+        _ => device(message),
+    };
+    Some(Reading {
+        words: matched.iter().map(|&row| FAILURE_WORDS[row].name).collect(),
+        kind,
+        statement,
+        talk,
+        sizes: sizes_from(message, 0, ran_out.as_deref()),
+        ran_out,
+        memory_space,
+        at,
+        memory_unnamed,
+    })
+}
+
+/// Where a line's failure words stand: the line as read, where the words start, and the
+/// sentence and the clause of it that hold them.
+struct Spot<'a> {
+    text: &'a str,
+    at: usize,
+    sentence: std::ops::Range<usize>,
+    clause: std::ops::Range<usize>,
+}
+
+/// Whether the failure words at `spot` are talk about memory failures (a person's, a guide's,
+/// code's) rather than a report of one. `record`: the sentence opens as a record (a label, an
+/// error word before the words); `quoted`: the words are in a quote of what a program printed.
+fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
+    let tables = vocabulary::compiled();
+    let Spot { text, at, ref clause, .. } = *spot;
+    let opening = &text[spot.sentence.start..at];
     let people = if record { opening } else { &text[clause.clone()] };
     // A program's message quoted in backticks may say `your` (Slurm's
     // `Some of your processes may have been killed`): only the writer's
@@ -167,8 +234,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
                 })
         })
     });
-    let talk = only_flags
-        || class_as_noun
+    class_as_noun
         || code_named
         || tables.talk.is_match(text[clause.clone()].as_bytes())
         || tables.conditions.is_match(&text.as_bytes()[clause.start..at])
@@ -176,10 +242,17 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         || tables.code.is_match(&text.as_bytes()[..at])
         || tables.explained.is_match(&text.as_bytes()[..at])
         || (!record
-            && quote.is_none()
+            && !quoted
             && tables.named.is_match(opening.as_bytes())
             && !tables.met.is_match(opening.as_bytes())
-            && !own_clause);
+            && !own_clause)
+}
+
+/// The words that assert what happened around the failure words at `spot`: their sentence,
+/// and the next one unless it talks, without clauses of what would happen and names quoted.
+fn asserted(spot: &Spot) -> String {
+    let tables = vocabulary::compiled();
+    let Spot { text, at, ref sentence, .. } = *spot;
     // An error word in a clause of what would happen (`… until init itself is
     // killed.`) does not make the line a record of what did.
     // Nor does one in a sentence before theirs (`… so the container is killed on
@@ -196,55 +269,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // Nor does a name quoted in backticks (`misattributed to a generic
     // `Error``) when the failure words are the writer's own, outside the quotes.
     let quoted_words = text[..at].matches('`').count() % 2 == 1;
-    let asserted =
-        if quoted_words { asserted } else { regex!(r"`[^`]*`").replace_all(&asserted, " ").into_owned().into() };
-    // A quoted record in a sentence that talks (`what issues can lead to this error which is
-    // "RuntimeError: …"?`) is read on its own.
-    if let Some(quote) = quote.filter(|quote| talk && quote.len() > 1) {
-        let from = quote.start() + text[quote.start()..].chars().next().map_or(1, char::len_utf8);
-        let rest = &text[at..];
-        let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}', '`']).unwrap_or(rest.len());
-        if let Some(reading) = read_part(line, text, from..to) {
-            return Some(reading);
-        }
+    if quoted_words {
+        asserted.into_owned()
+    } else {
+        regex!(r"`[^`]*`").replace_all(&asserted, " ").into_owned()
     }
-    // Code that names the failure may come before its record on the same line (a
-    // title pasting `raise ValueError("No available memory …") ValueError: No available
-    // memory …`): the record after the code's sentence is the line's.
-    if talk && tables.code.is_match(&text.as_bytes()[..at]) && sentence.end < text.len() {
-        if let Some(reading) = read_part(line, text, sentence.end..text.len()) {
-            return Some(reading);
-        }
-    }
-    let statement = !talk
-        && !is_frame(text)
-        && (token
-            || line.prefixed
-            || quote.is_some()
-            || tables.error_marks.is_match(asserted.as_bytes())
-            || opens_message(&text[..at])
-            || names_alone(text, at));
-    let message = &text[message_start(text, at)..];
-    let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
-        .captures(&text[at..])
-        .map(|found| found[1].to_string());
-    let kind = closest(FAILURE_WORDS[first_row].closest, message);
-    let memory_space = match kind {
-        Kind::HostOom => Some("host".to_string()),
-        Kind::TritonOutOfResources => Some("shared memory".to_string()),
-        _ => device(message),
-    };
-    Some(Reading {
-        words: matched.iter().map(|&row| FAILURE_WORDS[row].name).collect(),
-        kind,
-        statement,
-        talk,
-        sizes: sizes_from(message, 0, ran_out.as_deref()),
-        ran_out,
-        memory_space,
-        at,
-        memory_unnamed,
-    })
 }
 
 impl Reading {
