@@ -246,7 +246,10 @@ impl Block for Dump {
         } else if regex!(r"^Bin \(\d+\):").is_match(t) {
             // A bin line a terminal cut: its figures are on the lines after it.
         } else if let Some(found) = regex!(&format!(r"^Bin for ({SIZE}) was ({SIZE}), Chunk State:$")).captures(t) {
-            event.fact("Chunk state", "request", size::parse(&found[1]), None);
+            let request = size::parse(&found[1]);
+            // (A report without its header tells the request only here.)
+            event.requested_bytes = event.requested_bytes.or(request.and_then(|bytes| u64::try_from(bytes).ok()));
+            event.fact("Chunk state", "request", request, None);
             event.fact("Chunk state", "bin", size::parse(&found[2]), None);
         } else if let Some(found) = regex!(r"^(InUse|Chunk|Free)\s+at\s+(?:0x)?[0-9a-fA-F]+(?: next \d+)? of size (\d+)").captures(t) {
             let bytes = found[2].parse().ok();

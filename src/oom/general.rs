@@ -123,8 +123,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let sentence = sentence_around(text, at);
     // Failure words about another resource (a pty, a disk, an API quota)
     // make no memory failure.
-    let rest = &text.as_bytes()[at..sentence.end];
-    if tables.other_resource.is_match(rest) && !tables.memory_named.is_match(rest) {
+    // (A dotted name is code's, not the resource's: `cltorch.tests.storage.test_get`.)
+    let rest = regex!(r"\w+(?:\.\w+)+").replace_all(&text[at..sentence.end], " ");
+    if tables.other_resource.is_match(rest.as_bytes()) && !tables.memory_named.is_match(rest.as_bytes()) {
         return None;
     }
     let opening = &text[sentence.start..at];
@@ -165,6 +166,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         && (token
             || line.prefixed
             || quote.is_some()
+            || tables.writer_met.is_match(opening.as_bytes())
             || tables.error_marks.is_match(asserted(&spot).as_bytes())
             || opens_message(&text[..at])
             || names_alone(text, at));
@@ -215,26 +217,49 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
     // Nor does the writer who reports meeting the failure (`We get HBM0 RESOURCE_EXHAUSTED
     // error when loading 8b models`).
     let people = tables.writer_meets.replace_all(people.as_bytes(), &b" "[..]);
+    // The failure's own words, the longest of the rows found where they start.
+    let failure_words = matched
+        .iter()
+        .filter_map(|&row| tables.rows[row].find_at(text.as_bytes(), at))
+        .filter(|found| found.start() == at)
+        .max_by_key(|found| found.end())
+        .and_then(|found| text.get(found.range()));
+    let after_words = &text[at..];
     // An exception class or a code named in prose: followed by a noun or a verb
     // (`MemoryError message is often empty`), or alone in backticks in a sentence that
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
-    let after_words = &text[at..];
     let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes());
-    let code_named =
-        !record && regex!(r"`[\w.:]*$").is_match(&text[..at]) && regex!(r"^[\w.:]+`").is_match(after_words);
+    // The failure's words before a noun they qualify, unless the writer met it (`out of memory
+    // message should not require memory allocation`, not `I keep getting out of memory messages`).
+    let qualifies_a_noun = !tables.error_marks.is_match(opening.as_bytes())
+        && !tables.met.is_match(opening.as_bytes())
+        && !tables.writer_met.is_match(opening.as_bytes())
+        && failure_words.is_some_and(|words| {
+            regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?)\b").is_match(&text[at + words.len()..])
+        });
+    let code = regex!(r"`[\w.:]*$").find(&text[..at]);
+    let code_named = !record
+        && code.is_some_and(|code| {
+            regex!(r"^[\w.:]+`").is_match(after_words)
+                && !tables.met.is_match(&text.as_bytes()[spot.sentence.start..code.start() + 1])
+        });
     // Failure words that are a clause of their own (`The RAM is instantly full`, `The
     // program crashed … because it ran out …`) make the determiner before them their
     // subject's, not a name's.
-    let own_clause = matched.iter().any(|&row| {
-        tables.rows[row].find_at(text.as_bytes(), at).is_some_and(|found| {
-            found.start() == at
-                && text.get(found.range()).is_some_and(|words| {
-                    regex!(r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were)\b")
-                        .is_match(words)
-                })
-        })
+    let own_clause = failure_words.is_some_and(|words| {
+        regex!(
+            r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in)\b"
+        )
+        .is_match(words)
     });
     class_as_noun
+        || qualifies_a_noun
+        || tables.worked_on.is_match(opening.as_bytes())
+        || tables.negated.is_match(opening.as_bytes())
+        // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
+        || failure_words.is_some_and(|words| {
+            regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
+        })
         || code_named
         || tables.talk.is_match(text[clause.clone()].as_bytes())
         || tables.conditions.is_match(&text.as_bytes()[clause.start..at])
@@ -388,8 +413,9 @@ fn opens_message(before: &str) -> bool {
     if vocabulary::compiled().list_marker.is_match(before.as_bytes()) {
         return false;
     }
-    // A component's tags in brackets open a message too (`[GPU] `, `[engine/Engine] `).
-    let before = regex!(r"^\s*(?:\[[^\]\s]{1,40}\]\s*)+").replace(before, "");
+    // A component's tags in brackets open a message too (`[GPU] `, `[engine/Engine] `, V-Ray's
+    // `[GPU Light Cache ]`).
+    let before = regex!(r"^\s*(?:\[[^\]]{1,40}\]\s*)+").replace(before, "");
     // (A label may open a quote of the message: ``release-trigger: `Memory limit of …``.)
     let before = before.trim_end().trim_end_matches(['`', '"', '\'', '\u{201c}']).trim_end();
     // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
@@ -460,9 +486,9 @@ fn window_end(text: &str, end: usize) -> usize {
 /// The sentence of `text` that holds the byte at `at`.
 fn sentence_around(text: &str, at: usize) -> std::ops::Range<usize> {
     let start = clause_start(&text[..at]);
-    let end = regex!(r"[.;!?](?:\s|$)")
+    let end = regex!(r"[.;!?]+(?:\s|$)")
         .find_iter(&text[at..])
-        .find(|m| !ends_with_abbreviation(&text[..at + m.start() + 1]))
+        .find(|m| !ends_with_abbreviation(&text[..at + m.start() + 1]) && !m.as_str().starts_with("!!"))
         .map_or(text.len(), |m| at + m.end());
     start..end
 }
@@ -482,11 +508,12 @@ fn clause_around(text: &str, sentence: std::ops::Range<usize>, at: usize) -> std
     start..end
 }
 
-/// Where the sentence that ends `before` starts.
+/// Where the sentence that ends `before` starts. A run of `!` is emphasis, not an end
+/// (`CUDA error !!!!! <out of memory> !!!!!`).
 fn clause_start(before: &str) -> usize {
-    regex!(r"[.;!?]\s+")
+    regex!(r"[.;!?]+\s+")
         .find_iter(before)
-        .filter(|m| !ends_with_abbreviation(&before[..m.start() + 1]))
+        .filter(|m| !ends_with_abbreviation(&before[..m.start() + 1]) && !m.as_str().starts_with("!!"))
         .last()
         .map_or(0, |m| m.end())
 }
@@ -678,7 +705,21 @@ fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
         let before = &text[previous_end..size.start];
         previous_end = size.end;
         if roles[at].is_none() {
-            roles[at] = role_after(&text[size.end..]).or_else(|| role_before(before)).map(RoleFrom::Row);
+            let role = |row: usize| vocabulary::SIZE_ROLES[row].role;
+            let before_words = before;
+            roles[at] = match (role_after(&text[size.end..]), role_before(before)) {
+                // What is needed free is asked for (AUTOMATIC1111's `Need: 1.5GB free, Have:0.1GB free`).
+                (Some(after), Some(before))
+                    if role(after) == Role::Free
+                        && role(before) == Role::Requested
+                        && regex!(r"(?i)\b(?:need|needs|needed|require|requires|required)\W*$")
+                            .is_match(before_words) =>
+                {
+                    Some(before)
+                }
+                (after, before) => after.or(before),
+            }
+            .map(RoleFrom::Row);
         }
     }
     // A limit exceeded `with` a figure: that figure is what was used (App Engine's
@@ -1019,6 +1060,12 @@ mod tests {
             "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
             "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",
             "ok, well the job did exit with OOM last night:",
+            "CUDA error !!!!! <out of memory> !!!!! ",
+            "Every time I get CUDA out of memory issue as given below",
+            "there is a problem with `hipMallocAsync` which errors out with `hipErrorOutOfMemory` while `hipMalloc` works fine.",
+            "Malloc fails even if memory is available.",
+            "[GPU Light Cache ]could not allocate buffer of size",
+            "I'm trying to run `blender -b -P generate-bistro.py `on a Ryzen2 8GB laptop with integrated GPU on the bistro scene and the linux oom killer kicks-in and kill my shell. Can I tell blender to try to use less memory?",
         ] {
             let reading = read(&normalise(1, record.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| r.statement), "{record}: {reading:?}");
@@ -1031,6 +1078,13 @@ mod tests {
             "[Feature Request] java.lang.OutOfMemoryError: Metaspace error",
             "[mm] Cgroup OOM controller",
             "grep -i \"OutOfMemoryError\\|heap space\\|GC overhead\" /var/log/elasticsearch/*.log",
+            "[root@boot1 etc]# grep \"out of swap space\" /var/log/messages.* ",
+            "unable to diagnose OOM",
+            "How to Solve GPU Out of Memory Error on Google Colab",
+            "- **Init OOM** (large model, KV cache allocation fails): increase `mem_fraction_static`",
+            "out of memory message should not require memory allocation",
+            "My crashes are not due to insufficient memory, even when running with lower batch size where I'm only using 8/11 Gb train.py occasionally crashes silently...",
+            "- In `lv_meter_add_needle_line`, `lv_meter_add_needle_img`, `lv_meter_add_arc` and `lv_meter_add_scale_lines` when malloc fails the functions keep going, shouldn't they return NULL after `LV_ASSERT_MALLOC`?",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
             assert!(reading.as_ref().is_none_or(|r| !r.statement), "{talk}: {reading:?}");
@@ -1043,6 +1097,10 @@ mod tests {
         assert_eq!(r.sizes.requested, Some(5_060_694_016));
         let r = reading("`[W] UNSUPPORTED_STATESkipping tactic 0 due to insufficient memory on requested size of 11580055552 detected for tactic 0x0000000000000000.Try decreasing the workspace size with IBuilderConfig::setMemoryPoolLimit().`");
         assert_eq!(r.sizes.requested, Some(11_580_055_552));
+        let r = reading("RuntimeError: Not enough memory, use lower resolution (max approx. 640x640). Need: 1.5GB free, Have:0.1GB free");
+        assert_eq!((r.sizes.requested, r.sizes.free), (Some(3 << 29), Some(107_374_182)));
+        let r = reading("InternalError: Check failed: (offset + needed_size <= this->buffer.size) is false: storage allocation failure, attempted to allocate 16785408 at offset 0 in region that is 16777216bytes");
+        assert_eq!((r.sizes.requested, r.sizes.capacity), (Some(16_785_408), Some(16_777_216)));
         let r = reading("InnoDB: mmap(137363456 bytes) failed; errno 12");
         assert_eq!(r.sizes.requested, Some(137_363_456));
         // A scheduler's figure in units it does not print is no byte count.
@@ -1186,6 +1244,10 @@ mod tests {
             "System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.",
         ),
         ("OutOfMemory", "java.lang.OutOfMemoryError: Java heap space"),
+        (
+            "killed: out of swap space (FreeBSD)",
+            "Jan 24 01:46:15 sense4.pvt.psc.edu kernel: pid 41663 (sliod), uid 0, was killed: out of swap space",
+        ),
         ("MemoryError", "MemoryError: Unable to allocate 201. GiB for an array with shape (2999, 2999, 2999)"),
         ("RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED: Out of memory while trying to allocate"),
         ("out of memory", "NCCL WARN Cuda failure 'out of memory'"),

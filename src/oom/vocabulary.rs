@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw"
+        "get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw"
     };
 }
 
@@ -281,15 +281,23 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "allocation failed",
         pattern: concat!(
-            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\bmemory allocation (?:failure|error)\b",
+            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\b(?:memory|storage) allocation (?:failure|error)\b",
             r"|\b(?:",
             allocation_calls!(),
             r") of .{1,40}? failed|\b(?:",
             allocation_calls!(),
-            r")\([^)]{0,80}\) failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc"
+            r")\([^)]{0,80}\) failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc",
+            // The call named alone as what fails (`Malloc fails even if memory is available.`).
+            r"|(?i:\b(?:malloc|calloc|realloc)\s+(?:fails|failed)\b)"
         ),
         closest: HostUnlessDevice,
         strength: Phrase,
+    },
+    Wording {
+        name: "killed: out of swap space (FreeBSD)",
+        pattern: r"(?i)\bkilled:? out of swap(?: space)?\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
     },
     Wording {
         name: "OutOfMemoryException",
@@ -384,7 +392,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fail to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:\d+ bytes|(?:\w+ )?memory)\b|\berror allocating\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:\d+ bytes|(?:\w+ )?memory)\b|\berror allocating\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -568,8 +576,9 @@ pub(super) enum Place {
 /// sentence about memory: an error word, an exception class, a status code.
 pub(super) const ERROR_MARKS: &str = concat!(
     r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
-    // What the failure did to the process (`the job did exit with OOM last night`).
-    r"|(?i:\bcrash(?:es|ed)?\b|\bdied\b|\bexit(?:s|ed)? with\b)",
+    // What the failure did to the process (`the job did exit with OOM last night`, `the linux
+    // oom killer kicks-in and kill my shell`).
+    r"|(?i:\bcrash(?:es|ed)?\b|\bdied\b|\bexit(?:s|ed)? with\b|\boom[- ]killer\b.{0,20}\bkills?\b)",
     // A logger's severity in brackets (TensorRT's `[TRT] [W]`, trtexec's `[E]`).
     r"|\[[EWF]\]",
     // `error`, `reports an error`, `failed`, `exception` in Chinese.
@@ -594,6 +603,12 @@ pub(super) const TALK: &str = concat!(
     // A guide's words (`PRB: Avoiding "Insufficient Memory to Run" Errors`, `Types of
     // OutOfMemoryError`).
     r"|\b(?:avoiding|preventing|troubleshooting)\b|\b(?:types|kinds) of\b",
+    // What happens as a rule (`consistent with what happens when CUDA … fails to allocate memory`).
+    r"|\bwhat happens (?:when|if)\b",
+    // A how-to (`How to Solve GPU Out of Memory Error on Google Colab`), and a remedy after the
+    // failure's name (`- **Init OOM** (…, KV cache allocation fails): increase `mem_fraction_static``).
+    r"|^\W*how (?:to|do i|can i|do you|can you|should i) (?:solve|fix|avoid|prevent|handle|deal with|resolve|debug|reduce)\b",
+    r"|:\s+(?:increase|decrease|reduce|lower|raise|set|use|try|enable|disable)\b",
     // A message judged rather than met (`Buffer creation out of memory warning is incorrect`).
     r"|\b(?:error|warning|message)s? (?:is|are) (?:incorrect|wrong|misleading|spurious|inaccurate)\b",
     // A title tagged as a request (`[Feature Request] java.lang.OutOfMemoryError: Metaspace error`).
@@ -617,8 +632,9 @@ pub(super) const TALK: &str = concat!(
 /// (`This error means you ran out of memory` is talk; `DefaultCPUAllocator:
 /// not enough memory: you tried to allocate …` and `RuntimeError:
 /// Aborted(Cannot enlarge memory arrays … (OOM). … if you want malloc to
-/// return NULL …` are records).
-pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|my|let's|let us)\b";
+/// return NULL …` are records). `my` is no such word: the writer telling what happened to
+/// their own (`the linux oom killer kicks-in and kill my shell`) reports.
+pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|let's|let us)\b";
 
 /// A line that opens in the writer's own voice (`I even checked the RAM
 /// usage and it shows …`, `we see this on …`): the person's next sentence,
@@ -634,8 +650,9 @@ pub(super) const WRITER_OPENS: &str = r"(?i)^\W*(?:i|i'm|i've|we|my|our)\b";
 /// killed by the OOM killer` (`when` only where it opens the sentence or a
 /// subject follows it: `Error when allocating …` is a record). A condition's clause ends at
 /// its comma: the failure after it is what happened (`even if I change the batch size from
-/// 128 to 1, I still get the same 'hipErrorOutOfMemory' error`).
-pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b[^,:]*$|\b(?:verify|verifies|ensure|ensures|expect|expects|should)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$";
+/// 128 to 1, I still get the same 'hipErrorOutOfMemory' error`). `when` right before the
+/// failure words is a condition too (`when malloc fails the functions keep going`).
+pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b[^,:]*$|\b(?:verify|verifies|ensure|ensures|expect|expects|should)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$|\bwhen\s+$";
 
 /// Words of a sentence that introduces a quote as an example rather than
 /// as what happened (`Error message becomes as following:`, `instead of:`,
@@ -652,12 +669,13 @@ pub(super) const EXAMPLE_INTRODUCTIONS: &str = concat!(
 /// or compares with the failure, in a diff or a traceback's quoted line):
 /// `throw std::bad_alloc();`, `if (res == VK_ERROR_OUT_OF_DEVICE_MEMORY)`,
 /// `raise MemoryError(...)`; or a command that searches logs for it, by its flags or its
-/// pipe (`grep -i
+/// pipe, after a shell's prompt or not (`[root@boot1 etc]# grep "out of swap space" …`, `grep -i
 /// "OutOfMemoryError\|heap space" /var/log/…`, `dmesg | grep -i oom`). Code names the
 /// failure, it does not report one.
 pub(super) const CODE: &str = concat!(
     r"^[\s+>-]*(?:throw|raise|catch|except|if|elif|while|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$",
-    r"|^[\s$>]*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s+[-/][^|]*$|\|\s*(?:grep|egrep|rg|findstr)\s[^|]*$",
+    r"|^[\s>]*(?:\[[^\]]+\]\s*)?[#$%]\s*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s[^|]*$",
+    r"|^[\s>]*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s+-[^|]*$|\|\s*(?:grep|egrep|rg|findstr)\s[^|]*$",
 );
 
 /// A command-line flag that the failure words are part of (`-XX:+HeapDumpOnOutOfMemoryError`,
@@ -680,13 +698,21 @@ pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)
 /// Words before a failure's name that say it did not happen, might, or is what work is
 /// about (`Trains without OOM`, `Possible OOM`, `Avoiding OOM with large batches`): a
 /// short title with them states no failure.
-pub(super) const UNMET: &str = r"(?i)\b(?:without|no|not|never|avoid\w*|prevent\w*|possible|possibly|potential|reduc\w*|fix\w*|handl\w*|detect\w*|catch\w*|debug\w*|test\w*|simulat\w*)\b";
+pub(super) const UNMET: &str = r"(?i)\b(?:without|no|not|never|avoid\w*|prevent\w*|possible|possibly|potential|reduc\w*|fix\w*|handl\w*|detect\w*|catch\w*|debug\w*|test\w*|simulat\w*|diagnos\w*|reproduc\w*|investigat\w*)\b";
 
-/// A verb of the failure's occurrence before [`NAMED`]'s determiner: the writer reports
-/// a failure met (`there will be a MemoryError`, `I got an out of memory error`), not a
-/// thing named.
+/// A negation right before the failure's words: the failure did not happen, or was not the
+/// cause (`My crashes are not due to insufficient memory`).
+pub(super) const NEGATED: &str = r"(?i)\b(?:(?:not|never)\s+(?:due to|because of|caused by|related to)|isn't|wasn't|aren't|weren't)\s+(?:(?:an?|the)\s+)?$";
+
+/// A verb of work right before the failure's words: the failure is what the work is about,
+/// not what happened (`unable to diagnose OOM`, `Testing OOM issues`, `how to reproduce the OOM`).
+pub(super) const WORKED_ON: &str = r"(?i)\b(?:avoid\w*|prevent\w*|reduc\w*|fix\w*|handl\w*|detect\w*|catch\w*|debug\w*|test\w*|simulat\w*|diagnos\w*|reproduc\w*|investigat\w*)\s+(?:(?:the|an?|this|these|those)\s+)?$";
+
+/// A verb of the failure's occurrence before [`NAMED`]'s determiner, or before a code in
+/// backticks: the writer reports a failure met (`there will be a MemoryError`, `I got an out
+/// of memory error`, ``which errors out with `hipErrorOutOfMemory` ``), not a thing named.
 pub(super) const MET: &str =
-    concat!(r"(?i)\b(?:", meeting_verbs!(), r#")\s+(?:a|an|the|this|that)\s+(?:[a-z][\w-]*\s+)?["'`]?$"#);
+    concat!(r"(?i)\b(?:", meeting_verbs!(), r#")\s+(?:(?:a|an|the|this|that)\s+(?:[a-z][\w-]*\s+)?)?["'`]?$"#);
 
 /// The writer, reporting that they met the failure: their pronoun does not make the sentence
 /// talk ([`PEOPLE`]).
@@ -697,6 +723,14 @@ pub(super) const WRITER_MEETS: &str = concat!(r"(?i)\b(?:I|we)\s+(?:", meeting_v
 /// failed`).
 pub(super) const FAILED_CALL: &str =
     concat!(r"\b(?:", allocation_calls!(), r")\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\)\s*failed\b");
+
+/// The writer, reporting the failure met right before its words (`Every time I get CUDA out of
+/// memory issue`, `we still hit OOM`): a report, though no error word follows.
+pub(super) const WRITER_MET: &str = concat!(
+    r"(?i)\b(?:I|we)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
+    meeting_verbs!(),
+    r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#
+);
 
 /// An exception class followed by a noun or a verb, as a sentence names it
 /// (`MemoryError message is often empty`, `OutOfMemoryError handling`): matched
@@ -725,7 +759,7 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
-pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
+pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\dbytes?\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -777,7 +811,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
@@ -837,6 +871,9 @@ pub(super) struct Compiled {
     pub met: Regex,
     pub writer_meets: Regex,
     pub failed_call: Regex,
+    pub writer_met: Regex,
+    pub worked_on: Regex,
+    pub negated: Regex,
     pub unmet: Regex,
     pub explained: Regex,
     pub class_as_noun: Regex,
@@ -909,6 +946,9 @@ pub(super) fn compiled() -> &'static Compiled {
             met: ascii(MET),
             writer_meets: ascii(WRITER_MEETS),
             failed_call: ascii(FAILED_CALL),
+            writer_met: ascii(WRITER_MET),
+            worked_on: ascii(WORKED_ON),
+            negated: ascii(NEGATED),
             unmet: ascii(UNMET),
             explained: ascii(EXPLAINED),
             class_as_noun: ascii(CLASS_AS_NOUN),
