@@ -945,6 +945,14 @@ mod tests {
     use super::*;
     use crate::oom::line::normalise;
 
+    /// Every line is read as a record of a failure.
+    fn assert_records(lines: &[&str]) {
+        for line in lines {
+            let reading = read(&normalise(1, line.as_bytes()));
+            assert!(reading.as_ref().is_some_and(|r| r.statement), "{line}: {reading:?}");
+        }
+    }
+
     fn reading(text: &str) -> Reading {
         read(&normalise(1, text.as_bytes())).unwrap_or_else(|| panic!("no failure words in {text}"))
     }
@@ -1028,6 +1036,22 @@ mod tests {
             "fix: OOM when loading from checkpoints",
             "- Closes #[torch.OutOfMemoryError: CUDA out of memory. When restoring from checkpoint. ]",
             "Let's add \"oom-killed\" status info for OOM-killed kernels (in addition to \"self-terminated\").",
+            // A condition's `should`, a question, a guide, a request, a search, work on the
+            // failure, a how-to, a remedy, a message named, a negated cause, `when` before it.
+            "running out of request memory should not crash the application",
+            "Is this caused by insufficient graphics memory?",
+            "PRB: Avoiding \"Insufficient Memory to Run\" Errors (86230)",
+            "Buffer creation out of memory warning is incorrect",
+            "[Feature Request] java.lang.OutOfMemoryError: Metaspace error",
+            "[mm] Cgroup OOM controller",
+            "grep -i \"OutOfMemoryError\\|heap space\\|GC overhead\" /var/log/elasticsearch/*.log",
+            "[root@boot1 etc]# grep \"out of memory\" /var/log/messages.* ",
+            "unable to diagnose OOM",
+            "How to Solve GPU Out of Memory Error on Google Colab",
+            "- **Init OOM** (large model, KV cache allocation fails): increase `mem_fraction_static`",
+            "out of memory message should not require memory allocation",
+            "My crashes are not due to insufficient memory, even when running with lower batch size where I'm only using 8/11 Gb train.py occasionally crashes silently...",
+            "- In `lv_meter_add_needle_line`, `lv_meter_add_needle_img`, `lv_meter_add_arc` and `lv_meter_add_scale_lines` when malloc fails the functions keep going, shouldn't they return NULL after `LV_ASSERT_MALLOC`?",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| !r.statement), "{talk}: {reading:?}");
@@ -1055,7 +1079,7 @@ mod tests {
 
     #[test]
     fn an_aside_or_a_condition_before_its_comma_does_not_make_the_report_talk() {
-        for record in [
+        assert_records(&[
             "Sorry to bother you again, but I downloaded the checkpoint but had not tried loading it in and I seem to be getting a \"MemoryError\" when using torch.load() with that checkpoint?",
             "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
             "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",
@@ -1066,29 +1090,7 @@ mod tests {
             "Malloc fails even if memory is available.",
             "[GPU Light Cache ]could not allocate buffer of size",
             "I'm trying to run `blender -b -P generate-bistro.py `on a Ryzen2 8GB laptop with integrated GPU on the bistro scene and the linux oom killer kicks-in and kill my shell. Can I tell blender to try to use less memory?",
-        ] {
-            let reading = read(&normalise(1, record.as_bytes()));
-            assert!(reading.as_ref().is_some_and(|r| r.statement), "{record}: {reading:?}");
-        }
-        for talk in [
-            "running out of request memory should not crash the application",
-            "Is this caused by insufficient graphics memory?",
-            "PRB: Avoiding \"Insufficient Memory to Run\" Errors (86230)",
-            "Buffer creation out of memory warning is incorrect",
-            "[Feature Request] java.lang.OutOfMemoryError: Metaspace error",
-            "[mm] Cgroup OOM controller",
-            "grep -i \"OutOfMemoryError\\|heap space\\|GC overhead\" /var/log/elasticsearch/*.log",
-            "[root@boot1 etc]# grep \"out of swap space\" /var/log/messages.* ",
-            "unable to diagnose OOM",
-            "How to Solve GPU Out of Memory Error on Google Colab",
-            "- **Init OOM** (large model, KV cache allocation fails): increase `mem_fraction_static`",
-            "out of memory message should not require memory allocation",
-            "My crashes are not due to insufficient memory, even when running with lower batch size where I'm only using 8/11 Gb train.py occasionally crashes silently...",
-            "- In `lv_meter_add_needle_line`, `lv_meter_add_needle_img`, `lv_meter_add_arc` and `lv_meter_add_scale_lines` when malloc fails the functions keep going, shouldn't they return NULL after `LV_ASSERT_MALLOC`?",
-        ] {
-            let reading = read(&normalise(1, talk.as_bytes()));
-            assert!(reading.as_ref().is_none_or(|r| !r.statement), "{talk}: {reading:?}");
-        }
+        ]);
     }
 
     #[test]
@@ -1116,7 +1118,7 @@ mod tests {
 
     #[test]
     fn a_program_may_say_you_after_its_failure_words() {
-        for record in [
+        assert_records(&[
             "DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.",
             "RuntimeError: Aborted(Cannot enlarge memory arrays to size 675418112 bytes (OOM). Either (1) compile with -sINITIAL_MEMORY=X, or (3) if you want malloc to return NULL (0) instead of this abort, compile with -sABORTING_MALLOC=0)",
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
@@ -1124,10 +1126,7 @@ mod tests {
             // `your` in the program's message quoted in backticks, not the writer's.
             "the job seems to have been killed due to oom `in StepId=5770797.batch. Some of your processes may have been killed by the cgroup out-of-memory handler`",
             "java -Xmx2g -XX:+HeapDumpOnOutOfMemoryError -jar app.jar: java.lang.OutOfMemoryError: Java heap space",
-        ] {
-            let reading = read(&normalise(1, record.as_bytes()));
-            assert!(reading.as_ref().is_some_and(|r| r.statement), "{record}: {reading:?}");
-        }
+        ]);
     }
 
     #[test]
