@@ -180,12 +180,19 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         Kind::TritonOutOfResources => Some("shared memory".to_string()),
         _ => device(message),
     };
+    let mut sizes = sizes_from(message, 0, ran_out.as_deref());
+    // A program's record may state its figures in a sentence before the failure's (TensorRT's
+    // `[W] Tactic Device request: 448MB Available: 425MB. Device memory is insufficient …`).
+    let progress_before = message_start(text, at) > clause_start(&text[..at]);
+    if sizes.is_empty() && line.prefixed && !progress_before {
+        sizes = sizes_from(text, 0, ran_out.as_deref());
+    }
     Some(Reading {
         words: matched.iter().map(|&row| FAILURE_WORDS[row].name).collect(),
         kind,
         statement,
         talk,
-        sizes: sizes_from(message, 0, ran_out.as_deref()),
+        sizes,
         ran_out,
         memory_space,
         at,
@@ -230,12 +237,14 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
     let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes());
     // The failure's words before a noun they qualify, unless the writer met it (`out of memory
-    // message should not require memory allocation`, not `I keep getting out of memory messages`).
+    // message should not require memory allocation`, `CUDA Out of Memory Solutions`, not `I keep
+    // getting out of memory messages`).
     let qualifies_a_noun = !tables.error_marks.is_match(opening.as_bytes())
         && !tables.met.is_match(opening.as_bytes())
         && !tables.writer_met.is_match(opening.as_bytes())
         && failure_words.is_some_and(|words| {
-            regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?)\b").is_match(&text[at + words.len()..])
+            regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?)\b")
+                .is_match(&text[at + words.len()..])
         });
     let code = regex!(r"`[\w.:]*$").find(&text[..at]);
     let code_named = !record
@@ -916,6 +925,8 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         // (A scheduler's figure of use whose unit it does not print: HTCondor's `due to
         // memory usage 3000000.`, in its own units.)
         || regex!(r"(?i)\bdue to memory usage\s*$").is_match(before)
+        // (TeX counts its main memory in words: `[main memory size=3000000]`.)
+        || regex!(r"(?i)\bmain memory size\s*=\s*$").is_match(before)
     {
         return false;
     }
@@ -1050,6 +1061,7 @@ mod tests {
             "How to Solve GPU Out of Memory Error on Google Colab",
             "- **Init OOM** (large model, KV cache allocation fails): increase `mem_fraction_static`",
             "out of memory message should not require memory allocation",
+            "CUDA Out of Memory Solutions",
             "My crashes are not due to insufficient memory, even when running with lower batch size where I'm only using 8/11 Gb train.py occasionally crashes silently...",
             "- In `lv_meter_add_needle_line`, `lv_meter_add_needle_img`, `lv_meter_add_arc` and `lv_meter_add_scale_lines` when malloc fails the functions keep going, shouldn't they return NULL after `LV_ASSERT_MALLOC`?",
         ] {
@@ -1088,6 +1100,10 @@ mod tests {
             "Every time I get CUDA out of memory issue as given below",
             "there is a problem with `hipMallocAsync` which errors out with `hipErrorOutOfMemory` while `hipMalloc` works fine.",
             "Malloc fails even if memory is available.",
+            "# \"VirtualAlloc commit failed\" when loading rmine2.",
+            "RuntimeError: Malloc for kernel output failed, Memory isn't enough, node:Default/Cast-op446",
+            "ImportError: DLL load failed while importing _pywrap_tensorflow_internal: Die Auslagerungsdatei ist zu klein, um diesen Vorgang durchzuführen.",
+            "Compiling https://gist.github.com/8187461 with -O2 crashes GHC 7.6.3 with memory exhaustion / stack overflow.",
             "[GPU Light Cache ]could not allocate buffer of size",
             "I'm trying to run `blender -b -P generate-bistro.py `on a Ryzen2 8GB laptop with integrated GPU on the bistro scene and the linux oom killer kicks-in and kill my shell. Can I tell blender to try to use less memory?",
         ]);
@@ -1103,6 +1119,10 @@ mod tests {
         assert_eq!((r.sizes.requested, r.sizes.free), (Some(3 << 29), Some(107_374_182)));
         let r = reading("InternalError: Check failed: (offset + needed_size <= this->buffer.size) is false: storage allocation failure, attempted to allocate 16785408 at offset 0 in region that is 16777216bytes");
         assert_eq!((r.sizes.requested, r.sizes.capacity), (Some(16_785_408), Some(16_777_216)));
+        let r = reading("[10/18/2023-20:27:01] [TRT] [W] Tactic Device request: 448MB Available: 425MB. Device memory is insufficient to use tactic.");
+        assert_eq!((r.sizes.requested, r.sizes.free), (Some(448 << 20), Some(425 << 20)));
+        // TeX counts its main memory in words.
+        assert_eq!(reading("! TeX capacity exceeded, sorry [main memory size=3000000].").sizes, Sizes::default());
         let r = reading("InnoDB: mmap(137363456 bytes) failed; errno 12");
         assert_eq!(r.sizes.requested, Some(137_363_456));
         // A scheduler's figure in units it does not print is no byte count.
@@ -1243,6 +1263,12 @@ mod tests {
             "System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.",
         ),
         ("OutOfMemory", "java.lang.OutOfMemoryError: Java heap space"),
+        ("vkAllocateMemory failed -2 (Vulkan)", "vkAllocateMemory failed -2"),
+        (
+            "page allocation failure (Linux)",
+            "Apr 01 16:27:01 sm21-r22.pun.seagate.com kernel: swapper/21: page allocation failure: order:0, mode:0x20",
+        ),
+        ("TeX capacity exceeded (main memory)", "! TeX capacity exceeded, sorry [main memory size=3000000]."),
         (
             "killed: out of swap space (FreeBSD)",
             "Jan 24 01:46:15 sense4.pvt.psc.edu kernel: pid 41663 (sliod), uid 0, was killed: out of swap space",

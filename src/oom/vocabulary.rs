@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw"
     };
 }
 
@@ -249,7 +249,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory exhausted",
-        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b",
+        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b|\bmemory exhaustion\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -262,7 +262,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "paging file too small",
-        pattern: r"(?i)\b(?:the )?paging file is too small\b|\bWinError 1455\b|\b(?:os error|errno=)1455\b",
+        // (Windows in German: `Die Auslagerungsdatei ist zu klein, um diesen Vorgang durchzuführen.`)
+        pattern: r"(?i)\b(?:the )?paging file is too small\b|\bWinError 1455\b|\b(?:os error|errno=)1455\b|\bAuslagerungsdatei ist zu klein\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -284,14 +285,36 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\b(?:memory|storage) allocation (?:failure|error)\b",
             r"|\b(?:",
             allocation_calls!(),
-            r") of .{1,40}? failed|\b(?:",
+            r") (?:of|for) .{1,40}? failed|\b(?:",
             allocation_calls!(),
             r")\([^)]{0,80}\) failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc",
-            // The call named alone as what fails (`Malloc fails even if memory is available.`).
-            r"|(?i:\b(?:malloc|calloc|realloc)\s+(?:fails|failed)\b)"
+            // The call named alone as what fails (`Malloc fails even if memory is available.`,
+            // `"VirtualAlloc commit failed" when loading rmine2.`).
+            r"|(?i:\b(?:",
+            allocation_calls!(),
+            r")\s+(?:commit\s+)?(?:fails|failed)\b)"
         ),
         closest: HostUnlessDevice,
         strength: Phrase,
+    },
+    Wording {
+        name: "vkAllocateMemory failed -2 (Vulkan)",
+        // -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY, -1 VK_ERROR_OUT_OF_HOST_MEMORY.
+        pattern: r"\bvkAllocateMemory failed\s*:?\s*-[12]\b",
+        closest: Closest::Kind(Kind::RuntimeAllocationFailure),
+        strength: Token,
+    },
+    Wording {
+        name: "page allocation failure (Linux)",
+        pattern: r"\bpage allocation failure: order:\s*\d+",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        name: "TeX capacity exceeded (main memory)",
+        pattern: r"\bTeX capacity exceeded, sorry \[main memory size",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
     },
     Wording {
         name: "killed: out of swap space (FreeBSD)",
@@ -488,10 +511,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "out_of",
     "outof",
     "memoryerror",
-    "bad_alloc",
-    "badalloc",
-    "alloc_failed",
-    "exhausted",
+    "alloc",
+    "exhaust",
     "exceed",
     "kill",
     "all available",
@@ -500,12 +521,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "insuf",
     "to provide memory",
     "reason",
-    "alloc()",
     "memory not available",
     "full",
     "than",
-    "o alloc",
-    "t alloc",
     "due to memory",
     "memory error",
     "memory out",
@@ -515,17 +533,10 @@ pub(super) const ANCHORS: &[&str] = &[
     "메모리",
     "памяти",
     "no free memory",
-    "calloc",
-    "malloc",
-    "be allocated",
-    "error allocating",
-    "allocation",
-    "alloc of",
     "lack of",
     "ran out",
     "resource_type_memory",
     "heap space",
-    "memory alloc",
     "failure in",
     "failed in",
     "mmap of",
@@ -534,15 +545,14 @@ pub(super) const ANCHORS: &[&str] = &[
     "error 1455",
     "allocating tensor",
     "paging file",
+    "auslagerungsdatei",
     "shared memory",
     "enlarge memory",
     "low on resource: memory",
     "low memory!",
-    "reallocate",
     "o commit",
     "o reserve",
     "memory limit",
-    "locate failed",
     "heap overflow",
     "low virtual memory",
     "circuit",

@@ -51,6 +51,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "the failure is told only in a wish (`an event telling me that the pod got SystemOOM`) beside exit 137",
     ),
     (
+        "round19-host/imagemagick-memory-limit-regression-cache-exhausted-pdf.txt",
+        "ImageMagick's `cache resources exhausted` names memory and disk alike; the post tells memory in prose",
+    ),
+    (
+        "round19-host/valheim-droplet-reply-its-an-out-of-memory-error-grep-oom.txt",
+        "`You are right, it's an out of memory error.`: the `you` of the reply makes the sentence talk",
+    ),
+    (
         "round17-host/clickhouse-total-118-of-115-gib-quoted-tip.txt",
         "the title states the failure, the body quotes its figures without failure words",
     ),
