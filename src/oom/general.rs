@@ -224,6 +224,7 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
     // Nor does the writer who reports meeting the failure (`We get HBM0 RESOURCE_EXHAUSTED
     // error when loading 8b models`).
     let people = tables.writer_meets.replace_all(people.as_bytes(), &b" "[..]);
+    let people = tables.courtesy.replace_all(&people, &b" "[..]);
     // The failure's own words, the longest of the rows found where they start.
     let failure_words = matched
         .iter()
@@ -1100,6 +1101,7 @@ mod tests {
             "Every time I get CUDA out of memory issue as given below",
             "there is a problem with `hipMallocAsync` which errors out with `hipErrorOutOfMemory` while `hipMalloc` works fine.",
             "Malloc fails even if memory is available.",
+            "You are right, it's an out of memory error. ",
             "# \"VirtualAlloc commit failed\" when loading rmine2.",
             "RuntimeError: Malloc for kernel output failed, Memory isn't enough, node:Default/Cast-op446",
             "ImportError: DLL load failed while importing _pywrap_tensorflow_internal: Die Auslagerungsdatei ist zu klein, um diesen Vorgang durchzuführen.",

@@ -646,6 +646,10 @@ pub(super) const TALK: &str = concat!(
 /// their own (`the linux oom killer kicks-in and kill my shell`) reports.
 pub(super) const PEOPLE: &str = r"(?i)\b(?:you|your|we|our|let's|let us)\b";
 
+/// Courtesies that say `you` without talking about the failure (`You are right, it's an out of
+/// memory error.`, `Thank you`, `Sorry to bother you`): not [`PEOPLE`]'s words.
+pub(super) const COURTESY: &str = r"(?i)\b(?:you(?:'re| are) (?:right|correct)|thanks? you|thank you(?: very much)?|sorry to (?:bother|trouble) you)\b";
+
 /// A line that opens in the writer's own voice (`I even checked the RAM
 /// usage and it shows …`, `we see this on …`): the person's next sentence,
 /// never the next line of a program's message, so it adds no sizes to it.
@@ -884,6 +888,7 @@ pub(super) struct Compiled {
     pub writer_met: Regex,
     pub worked_on: Regex,
     pub negated: Regex,
+    pub courtesy: Regex,
     pub unmet: Regex,
     pub explained: Regex,
     pub class_as_noun: Regex,
@@ -959,6 +964,7 @@ pub(super) fn compiled() -> &'static Compiled {
             writer_met: ascii(WRITER_MET),
             worked_on: ascii(WORKED_ON),
             negated: ascii(NEGATED),
+            courtesy: ascii(COURTESY),
             unmet: ascii(UNMET),
             explained: ascii(EXPLAINED),
             class_as_noun: ascii(CLASS_AS_NOUN),

@@ -55,10 +55,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "ImageMagick's `cache resources exhausted` names memory and disk alike; the post tells memory in prose",
     ),
     (
-        "round19-host/valheim-droplet-reply-its-an-out-of-memory-error-grep-oom.txt",
-        "`You are right, it's an out of memory error.`: the `you` of the reply makes the sentence talk",
-    ),
-    (
         "round17-host/clickhouse-total-118-of-115-gib-quoted-tip.txt",
         "the title states the failure, the body quotes its figures without failure words",
     ),
