@@ -1063,6 +1063,7 @@ mod tests {
             "- **Init OOM** (large model, KV cache allocation fails): increase `mem_fraction_static`",
             "out of memory message should not require memory allocation",
             "CUDA Out of Memory Solutions",
+            "https://github.com/StabilityMan/StabilityGuide/blob/master/docs/diagnosis/jvm/exception/OutOfMemoryError.md#7-kill-process-or-sacrifice-child",
             "My crashes are not due to insufficient memory, even when running with lower batch size where I'm only using 8/11 Gb train.py occasionally crashes silently...",
             "- In `lv_meter_add_needle_line`, `lv_meter_add_needle_img`, `lv_meter_add_arc` and `lv_meter_add_scale_lines` when malloc fails the functions keep going, shouldn't they return NULL after `LV_ASSERT_MALLOC`?",
         ] {
@@ -1102,6 +1103,8 @@ mod tests {
             "there is a problem with `hipMallocAsync` which errors out with `hipErrorOutOfMemory` while `hipMalloc` works fine.",
             "Malloc fails even if memory is available.",
             "You are right, it's an out of memory error. ",
+            "发生了OOM，是因为创建线程太多了，非`xcrash`的问题。",
+            "I\"m trying to make a ultra moon randomizer, and I keep getting the heap space error.",
             "# \"VirtualAlloc commit failed\" when loading rmine2.",
             "RuntimeError: Malloc for kernel output failed, Memory isn't enough, node:Default/Cast-op446",
             "ImportError: DLL load failed while importing _pywrap_tensorflow_internal: Die Auslagerungsdatei ist zu klein, um diesen Vorgang durchzuführen.",

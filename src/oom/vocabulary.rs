@@ -400,7 +400,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         closest: HostUnlessDevice,
         strength: Phrase,
     },
-    Wording { name: "OOM", pattern: r"\bOOM\b", closest: ByPlace, strength: Phrase },
+    // (Not a class or file of that name: `OOM.java line 378`, `OOM$setOOM`.)
+    Wording { name: "OOM", pattern: r"\bOOM(?:$|[^\w.$]|\.(?:\s|$))", closest: ByPlace, strength: Phrase },
     Wording {
         name: "not enough memory",
         pattern: r"(?i)\bnot enough (?:free |GPU |device |video |host |system )?(?:memory|space|v?RAM)\b",
@@ -465,7 +466,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // Hadoop and the JVM's tools print the heap's OutOfMemoryError by its cause alone.
         name: "Java heap space",
-        pattern: r"\bJava heap space\b",
+        pattern: r"\bJava heap space\b|(?i:\bheap space error\b)",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -593,6 +594,8 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"|\[[EWF]\]",
     // `error`, `reports an error`, `failed`, `exception` in Chinese.
     r"|错误|报错|失败|异常",
+    // `occurred` in Chinese (`发生了OOM`).
+    r"|发生了|出现了",
     r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bINTERNAL\b|\bE\d{4}\b|\b(?:[A-Z]\w*)?(?:Error|Exception):",
 );
 
@@ -685,11 +688,12 @@ pub(super) const EXAMPLE_INTRODUCTIONS: &str = concat!(
 /// `raise MemoryError(...)`; or a command that searches logs for it, by its flags or its
 /// pipe, after a shell's prompt or not (`[root@boot1 etc]# grep "out of swap space" …`, `grep -i
 /// "OutOfMemoryError\|heap space" /var/log/…`, `dmesg | grep -i oom`). Code names the
-/// failure, it does not report one.
+/// failure, it does not report one. Nor does a link whose address holds the words.
 pub(super) const CODE: &str = concat!(
     r"^[\s+>-]*(?:throw|raise|catch|except|if|elif|while|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$",
     r"|^[\s>]*(?:\[[^\]]+\]\s*)?[#$%]\s*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s[^|]*$",
     r"|^[\s>]*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s+-[^|]*$|\|\s*(?:grep|egrep|rg|findstr)\s[^|]*$",
+    r"|https?://\S*$",
 );
 
 /// A command-line flag that the failure words are part of (`-XX:+HeapDumpOnOutOfMemoryError`,

@@ -55,6 +55,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "ImageMagick's `cache resources exhausted` names memory and disk alike; the post tells memory in prose",
     ),
     (
+        "round20-mixed/java-hops-italian-jul-insufficient-heapspace-28gb.txt",
+        "the program's own misspelling (`HOPS has insuffcient HeapSpace (28GB)`) is no row's word",
+    ),
+    (
+        "round20-mixed-negative/ios-openradar-oom-evictions-not-reported-feature.txt",
+        "a request that `Out of memory evictions are not reported` reads as a report of them",
+    ),
+    (
         "round17-host/clickhouse-total-118-of-115-gib-quoted-tip.txt",
         "the title states the failure, the body quotes its figures without failure words",
     ),
