@@ -170,7 +170,8 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             || tables.error_marks.is_match(asserted(&spot).as_bytes())
             || opens_message(&text[..at])
             || names_alone(text, at));
-    let message = &text[message_start(text, at)..];
+    let message_from = message_start(text, at);
+    let message = &text[message_from..];
     let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
         .captures(&text[at..])
         .map(|found| found[1].to_string());
@@ -183,7 +184,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let mut sizes = sizes_from(message, 0, ran_out.as_deref());
     // A program's record may state its figures in a sentence before the failure's (TensorRT's
     // `[W] Tactic Device request: 448MB Available: 425MB. Device memory is insufficient …`).
-    let progress_before = message_start(text, at) > clause_start(&text[..at]);
+    let progress_before = message_from > clause_start(&text[..at]);
     if sizes.is_empty() && line.prefixed && !progress_before {
         sizes = sizes_from(text, 0, ran_out.as_deref());
     }
