@@ -124,9 +124,14 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // Failure words about another resource (a pty, a disk, an API quota)
     // make no memory failure.
     // (A dotted name is code's, not the resource's: `cltorch.tests.storage.test_get`.)
-    let rest = regex!(r"\w+(?:\.\w+)+").replace_all(&text[at..sentence.end], " ");
-    if tables.other_resource.is_match(rest.as_bytes()) && !tables.memory_named.is_match(rest.as_bytes()) {
-        return None;
+    // (Dotted names are taken out only where another resource is named at all, so that
+    // most lines pay for no copy.)
+    let rest = &text[at..sentence.end];
+    if tables.other_resource.is_match(rest.as_bytes()) {
+        let rest = regex!(r"\w+(?:\.\w+)+").replace_all(rest, " ");
+        if tables.other_resource.is_match(rest.as_bytes()) && !tables.memory_named.is_match(rest.as_bytes()) {
+            return None;
+        }
     }
     let opening = &text[sentence.start..at];
     let clause = clause_around(text, sentence.clone(), at);
