@@ -139,14 +139,15 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
     // memory"`).
     // In backticks, only a record that opens with its error (`Here you have `RuntimeError:
-    // CUDA failed with error out of memory` error.`): a name in backticks is code.
+    // CUDA failed with error out of memory` error.`): a name in backticks is code (Zig's
+    // `error.OutOfMemory`).
     let quote = regex!(
-        r#"["'\u{201c}\u{2018}](?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^`]*$"#
+        r#"["'\u{201c}\u{2018}](?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$"#
     )
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
-    let spot = Spot { text, at, sentence: sentence.clone(), clause };
+    let spot = Spot { text, at, sentence: sentence.clone(), clause, section: line.section };
     let talk = only_flags || talks(&spot, &matched, record, quote.is_some());
     // A quoted record in a sentence that talks (`what issues can lead to this error which is
     // "RuntimeError: …"?`) is read on its own.
@@ -213,6 +214,8 @@ struct Spot<'a> {
     at: usize,
     sentence: std::ops::Range<usize>,
     clause: std::ops::Range<usize>,
+    /// The line is a document's section heading ([`Line::section`]).
+    section: bool,
 }
 
 /// Whether the failure words at `spot` are talk about memory failures (a person's, a guide's,
@@ -220,7 +223,7 @@ struct Spot<'a> {
 /// error word before the words); `quoted`: the words are in a quote of what a program printed.
 fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
     let tables = vocabulary::compiled();
-    let Spot { text, at, ref clause, .. } = *spot;
+    let Spot { text, at, ref clause, section, .. } = *spot;
     let opening = &text[spot.sentence.start..at];
     let people = if record { opening } else { &text[clause.clone()] };
     // A program's message quoted in backticks may say `your` (Slurm's
@@ -260,15 +263,18 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
                 && !tables.met.is_match(&text.as_bytes()[spot.sentence.start..code.start() + 1])
         });
     // Failure words that are a clause of their own (`The RAM is instantly full`, `The
-    // program crashed … because it ran out …`) make the determiner before them their
-    // subject's, not a name's.
+    // program crashed … because it ran out …`, ethminer's `… for the DAG Allocating/mapping
+    // single buffer failed`) make the determiner before them their subject's, not a name's.
     let own_clause = failure_words.is_some_and(|words| {
         regex!(
-            r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in)\b"
+            r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in|fails|failed)\b"
         )
         .is_match(words)
     });
     class_as_noun
+        // A document's section (a FAQ's `### Out-of-memory / 显存溢出`) names the failure it is
+        // about; an error's record under a heading is still one.
+        || (section && !tables.error_marks.is_match(text.as_bytes()))
         || qualifies_a_noun
         || tables.worked_on.is_match(opening.as_bytes())
         || tables.negated.is_match(opening.as_bytes())
@@ -277,7 +283,7 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
             regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         })
         || code_named
-        || tables.talk.is_match(text[clause.clone()].as_bytes())
+        || tables.talk.is_match(unhedged(&text[clause.clone()], failure_words).as_bytes())
         || tables.conditions.is_match(&text.as_bytes()[clause.start..at])
         || tables.people.is_match(&people)
         || tables.code.is_match(&text.as_bytes()[..at])
@@ -287,6 +293,17 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
             && tables.named.is_match(opening.as_bytes())
             && !tables.met.is_match(opening.as_bytes())
             && !own_clause)
+}
+
+/// `clause` without the failure's own words where they hedge only its cause (nnU-Net's
+/// `Prediction on device was unsuccessful, probably due to a lack of memory.`): the failure
+/// happened, and the hedge is no talk about it.
+fn unhedged<'a>(clause: &'a str, failure_words: Option<&str>) -> std::borrow::Cow<'a, str> {
+    let hedged = regex!(r"(?i)\b(?:probably|likely|possibly|perhaps|maybe)\s+(?:due to|because)\b");
+    match failure_words {
+        Some(words) if hedged.is_match(words) => clause.replacen(words, " ", 1).into(),
+        _ => clause.into(),
+    }
 }
 
 /// The words that assert what happened around the failure words at `spot`: their sentence,
@@ -855,6 +872,14 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
             return Some(Found { start, end, bytes: bytes(unit.shift)? });
         }
     }
+    // A unit in parentheses after the figure's name (Flink's `required (Mb): 5120, allocated
+    // (Mb): 1965`).
+    if let Some(unit) = regex!(r"\(([A-Za-z]{1,5})\)\s*[:=]\s*$")
+        .captures(before)
+        .and_then(|named| UNITS.iter().find(|unit| unit.suffix == &named[1] && !unit.glued_only))
+    {
+        return Some(Found { start, end, bytes: bytes(unit.shift)? });
+    }
     // A bare number: an integer on its own (not in a shape's list) that the
     // words next to it name as bytes.
     let alone = before.is_empty() || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == '(');
@@ -867,6 +892,8 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     let listed_after_bytes = regex!(r"(?i)\d\s*bytes\s+\w+,\s*$").is_match(before);
     let short_ok = found.name("int").is_some_and(|int| int.len() >= 3)
         || listed_after_bytes
+        // (Android's `Failed to allocate a 60 byte allocation with 0 free bytes and …`.)
+        || regex!(r"(?i)^\s*(?:free |available )?bytes?\b").is_match(after)
         || regex!(r"(?i)\b(?:of size|allocat(?:e|ing))\s*$").is_match(before);
     // What follows a full stop is the next sentence, not the number's words.
     let sentence_ends = found.name("frac").is_some_and(|d| d.as_str() == ".");
@@ -1006,6 +1033,18 @@ mod tests {
     }
 
     #[test]
+    fn units_and_counts_the_words_give() {
+        // A unit in parentheses after the figure's name.
+        let r = reading("java.lang.OutOfMemoryError: Could not allocate enough memory segments for NetworkBufferPool (required (Mb): 5120, allocated (Mb): 1965, missing (Mb): 3155). Cause: Direct buffer memory.");
+        assert_eq!((r.sizes.requested, r.sizes.used), (Some(5120 << 20), Some(1965 << 20)));
+        // A short count that `bytes` names, and jemalloc's `active`.
+        let r = reading("java.lang.OutOfMemoryError: Failed to allocate a 60 byte allocation with 0 free bytes and -663KB until OOM");
+        assert_eq!((r.sizes.requested, r.sizes.free), (Some(60), Some(0)));
+        let r = reading("<jemalloc>: Error in malloc(): out of memory. Requested: 1266803878728, active: 317336846336");
+        assert_eq!((r.sizes.requested, r.sizes.used), (Some(1_266_803_878_728), Some(317_336_846_336)));
+    }
+
+    #[test]
     fn a_size_pair_is_what_is_used_of_a_capacity() {
         let r = reading("Container killed by YARN for exceeding memory limits. 7.2 GB of 4.2 GB virtual memory used.");
         assert_eq!(r.kind, Kind::HostOom);
@@ -1072,6 +1111,13 @@ mod tests {
             "https://github.com/StabilityMan/StabilityGuide/blob/master/docs/diagnosis/jvm/exception/OutOfMemoryError.md#7-kill-process-or-sacrifice-child",
             "My crashes are not due to insufficient memory, even when running with lower batch size where I'm only using 8/11 Gb train.py occasionally crashes silently...",
             "- In `lv_meter_add_needle_line`, `lv_meter_add_needle_img`, `lv_meter_add_arc` and `lv_meter_add_scale_lines` when malloc fails the functions keep going, shouldn't they return NULL after `LV_ASSERT_MALLOC`?",
+            // A section heading, code's name and type, a condition and a guide in other languages.
+            "### Out-of-memory / 显存溢出",
+            "`fs.path.join` can throw `error.OutOfMemory`, and therefore reach the `unreachable`, causing undefined behavior.",
+            "C:\\zig\\lib\\std\\build.zig:540:29: error: expected type '?[]const []const u8', found 'error{OutOfMemory}![][]const u8'",
+            "Получу ли я эту ошибку в метрике, если ошибка OutOfMemoryError произошла в библиотеке?",
+            "Java内存溢出错误：OutOfMemoryError异常分析 — Jackey's Blog",
+            " 在JVM的运行时数据区，除了程序计数器之外，其他区域都有可能会产生OutOfMemoryError异常。",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
             assert!(reading.as_ref().is_some_and(|r| !r.statement), "{talk}: {reading:?}");
@@ -1100,6 +1146,12 @@ mod tests {
     #[test]
     fn an_aside_or_a_condition_before_its_comma_does_not_make_the_report_talk() {
         assert_records(&[
+            // A hedge on the cause only, a failure that is its own clause after a name.
+            "Prediction on device was unsuccessful, probably due to a lack of memory.",
+            "Creating one big buffer for the DAG Allocating/mapping single buffer failed with: clCreateBuffer(-61). GPU can't allocate the DAG in a single chunk. Bailing.",
+            // Windows' ERROR_NOT_ENOUGH_MEMORY alone, as a title.
+            "Not enough storage is available to process this command",
+            "Allocation of 40.69 GB for suffix_array failed.",
             "Sorry to bother you again, but I downloaded the checkpoint but had not tried loading it in and I seem to be getting a \"MemoryError\" when using torch.load() with that checkpoint?",
             "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
             "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",

@@ -166,6 +166,9 @@ pub struct Line<'a> {
     /// A log prefix was removed: the line is a record of its own, not the
     /// wrapped tail of the line before.
     pub prefixed: bool,
+    /// The line is a Markdown heading below a title's level (`### Out-of-memory`): a
+    /// document's section, named by what it is about.
+    pub section: bool,
 }
 
 impl Line<'_> {
@@ -208,6 +211,7 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
         let at = found.get(0).map_or(text.len(), |m| m.start());
         text = Cow::Owned(text[..at].to_string());
     }
+    let section = regex!(r"^\s*#{2,6}\s").is_match(&text);
     let mut prefixed = false;
     for _ in 0..4 {
         let Some(prefix) = prefix().find(&text).filter(|m| !m.is_empty()) else { break };
@@ -218,7 +222,7 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
             Cow::Owned(s) => Cow::Owned(s[end..].to_string()),
         };
     }
-    Line { number, text, repeats, prefixed }
+    Line { number, text, repeats, prefixed, section }
 }
 
 /// Whether a line stops in the middle of something: an unclosed bracket or

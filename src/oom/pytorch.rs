@@ -4,7 +4,8 @@
 //! form, the `reserved in total by PyTorch` form, the current sentences
 //! (`GPU 0 has a total capacity of …`, including the `capacty` typo of 2.1),
 //! the same from HIP (ROCm) and XPU, and Apple's MPS backend
-//! (`MPS backend out of memory (MPS allocated: …, other allocations: …, max allowed: …)`).
+//! (`MPS backend out of memory (MPS allocated: …, other allocations: …, max allowed: …)`);
+//! and the count of failures in its memory summary, pasted without the message.
 
 use super::block::Detected;
 use super::event::{Kind, OomEvent};
@@ -30,6 +31,15 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     }
     if let Some(found) = regex!(r"MPS backend out of memory").find(text) {
         return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), mps));
+    }
+    // The count of the allocator's failures in its memory summary (`torch.cuda.memory_summary()`:
+    // `|   CUDA OOMs: 1   |   cudaMalloc retries: 1   |`): above zero, a failure whose message
+    // was not pasted, or that the message just before it was.
+    if let Some(found) = regex!(r"\bCUDA OOMs: +([1-9]\d*) +\|").captures(text) {
+        let mut event = OomEvent::new(Kind::PytorchCudaOom, line);
+        event.truncated = true;
+        event.fact(SECTION, "CUDA OOMs in the memory summary", None, Some(found[1].to_string()));
+        return Some(Detected::at(event, text, &found));
     }
     // PyTorch before 1.0 (the THC library's check) and a failed CUDA call since: no figures.
     let found = regex!(

@@ -240,7 +240,7 @@ impl Scanner {
         }
         let (number, repeats) = (preamble.number, preamble.repeats);
         for text in candidates {
-            let joined = Line { number, text: text.into(), repeats, prefixed: true };
+            let joined = Line { number, text: text.into(), repeats, prefixed: true, section: false };
             if let Some(detected) = detect(&joined) {
                 self.preamble = None;
                 self.start(detected, &joined);
@@ -271,7 +271,13 @@ impl Scanner {
         // The sentence's start on the line before: after its last full stop.
         let start = regex!(r"[.;!?]\s+").find_iter(before).last().map_or(0, |m| m.end());
         let joined = format!("{} {}", &before[start..], line.text);
-        let whole = Line { number: line.number, text: joined.into(), repeats: line.repeats, prefixed: false };
+        let whole = Line {
+            number: line.number,
+            text: joined.into(),
+            repeats: line.repeats,
+            prefixed: false,
+            section: line.section,
+        };
         general::read(&whole).is_some_and(|reading| reading.talk)
     }
 
@@ -381,6 +387,11 @@ impl Scanner {
                 return;
             }
         }
+        // A body that only counts failures (PyTorch's memory summary) right after a failure of
+        // its kind counts that failure.
+        if event.truncated && block.is_none() && self.near_failure_of(&event) {
+            return;
+        }
         let at = self.push(event, (!tentative).then_some(key));
         let last_cut = looks_cut(&line.text);
         let last_wrapped = self.last_raw_wrapped;
@@ -401,6 +412,14 @@ impl Scanner {
             || !failure.allocations.is_empty()
             || !failure.bins.is_empty();
         (device && !figures && !failure.truncated && incident.is_near(body.line)).then_some(at)
+    }
+
+    /// Whether the open incident's last event is a failure of `body`'s kind close enough
+    /// before it to be the one `body` tells of.
+    fn near_failure_of(&self, body: &OomEvent) -> bool {
+        let Some(incident) = self.incident.as_ref() else { return false };
+        let failure = incident.events.last().and_then(|&at| self.events.get(at));
+        failure.is_some_and(|failure| failure.kind == body.kind && incident.is_near(body.line))
     }
 
     /// Adds a new event, to the open incident if it belongs to the same failure.
@@ -478,7 +497,13 @@ impl Scanner {
             self.events[at].occurrences += preamble.repeats;
             return;
         }
-        let line = Line { number: preamble.number, text: message.into(), repeats: preamble.repeats, prefixed: false };
+        let line = Line {
+            number: preamble.number,
+            text: message.into(),
+            repeats: preamble.repeats,
+            prefixed: false,
+            section: false,
+        };
         let mut event = general::event(&line, &preamble.reading);
         event.error_code = error_code(message);
         event.exception = exception(message.get(..preamble.reading.at).unwrap_or(message));

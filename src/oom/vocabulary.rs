@@ -101,7 +101,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "ALLOC_FAILED",
-        pattern: r"\b[A-Z]+_(?:STATUS_)?ALLOC(?:ATION)?_FAILED\b|\bcudaErrorMemoryAllocation\b",
+        pattern: r"\b[A-Z]+_(?:STATUS_)?ALLOC(?:ATION)?_FAILED\b|\b(?:cuda|hip)ErrorMemoryAllocation\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -269,7 +269,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "array exceeds maximum array size",
-        pattern: r"\barray exceeds maximum array size\b",
+        // MATLAB's `Requested 100000x100000 (74.5GB) array exceeds maximum array size
+        // preference`, and the JVM's `Requested array size exceeds VM limit`, which it prints
+        // with or without its `OutOfMemoryError`.
+        pattern: r"\barray exceeds maximum array size\b|\bRequested array size exceeds VM limit\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -282,7 +285,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "allocation failed",
         pattern: concat!(
-            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,4}?failed|\b(?:memory|storage) allocation (?:failure|error)\b",
+            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage) allocation (?:failure|error)\b",
+            // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
+            // single buffer failed with: clCreateBuffer(-61)`).
+            r"|\ballocating(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
             r"|\b(?:",
             allocation_calls!(),
             r") (?:of|for) .{1,40}? failed|\b(?:",
@@ -342,7 +348,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "not enough memory resources to complete (Windows)",
-        pattern: r"(?i)\benough (?:memory resources|storage is available)\b[^.]{0,40}\b(?:complete|process) this (?:operation|command)\b|\bE_OUTOFMEMORY\b|\b(?:0x)?8007000E\b",
+        pattern: r"(?i)\b(?:not )?enough (?:memory resources|storage is available)\b[^.]{0,40}\b(?:complete|process) this (?:operation|command)\b|\bE_OUTOFMEMORY\b|\b(?:0x)?8007000E\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -479,9 +485,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // A failure told with its cause (`It kept failing due to lack of RAM and swap space`,
-        // `crashed after 380k epochs because it ran out allocated RAM`).
+        // `crashed after 380k epochs because it ran out allocated RAM`, nnU-Net's `Prediction on
+        // device was unsuccessful, probably due to a lack of memory.`).
         name: "failed for lack of memory",
-        pattern: r"(?i)\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|died|dies|killed|abort(?:s|ed)?) (?:[\w-]+ ){0,4}(?:due to|because(?: of)?|for|from|with|as) (?:a |the |it |we )?(?:lack of |insufficient |not enough |no more |ran out (?:of )?|run out (?:of )?|running out (?:of )?)(?:\w+ )?(?:memory|v?RAM)\b",
+        pattern: r"(?i)\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|died|dies|killed|abort(?:s|ed)?|(?:was|were|is) unsuccessful,?) (?:[\w-]+ ){0,4}(?:due to|because(?: of)?|for|from|with|as) (?:a |the |it |we )?(?:lack of |insufficient |not enough |no more |ran out (?:of )?|run out (?:of )?|running out (?:of )?)(?:\w+ )?(?:memory|v?RAM)\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -624,6 +631,9 @@ pub(super) const TALK: &str = concat!(
     r"|:\s+(?:increase|decrease|reduce|lower|raise|set|use|try|enable|disable)\b",
     // A message judged rather than met (`Buffer creation out of memory warning is incorrect`).
     r"|\b(?:error|warning|message)s? (?:is|are) (?:incorrect|wrong|misleading|spurious|inaccurate)\b",
+    // A Chinese guide's title: an analysis, a detailed account, a summary, a solution
+    // (`Java内存溢出错误：OutOfMemoryError异常分析`).
+    r"|分析|详解|总结|解决(?:方案|方法|办法)",
     // A title tagged as a request (`[Feature Request] java.lang.OutOfMemoryError: Metaspace error`).
     r"|^\W*\[?(?:feature request|feature|enhancement|rfc|proposal)\]?:?\s",
     // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
@@ -655,8 +665,10 @@ pub(super) const COURTESY: &str = r"(?i)\b(?:you(?:'re| are) (?:right|correct)|t
 
 /// A line that opens in the writer's own voice (`I even checked the RAM
 /// usage and it shows …`, `we see this on …`): the person's next sentence,
-/// never the next line of a program's message, so it adds no sizes to it.
-pub(super) const WRITER_OPENS: &str = r"(?i)^\W*(?:i|i'm|i've|we|my|our)\b";
+/// never the next line of a program's message, so it adds no sizes to it. So does one that
+/// opens by setting itself against the last (`However, other processes have allocated
+/// 13435703296 bytes …`).
+pub(super) const WRITER_OPENS: &str = r"(?i)^\W*(?:i|i'm|i've|we|my|our|however|therefore)\b";
 
 /// Words that, before the failure words in their sentence, make it a
 /// condition or an expectation (a test plan's `verify immediate OOM error`,
@@ -668,8 +680,11 @@ pub(super) const WRITER_OPENS: &str = r"(?i)^\W*(?:i|i'm|i've|we|my|our)\b";
 /// subject follows it: `Error when allocating …` is a record). A condition's clause ends at
 /// its comma: the failure after it is what happened (`even if I change the batch size from
 /// 128 to 1, I still get the same 'hipErrorOutOfMemory' error`). `when` right before the
-/// failure words is a condition too (`when malloc fails the functions keep going`).
-pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b[^,:]*$|\b(?:verify|verifies|ensure|ensures|expect|expects|should)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$|\bwhen\s+$";
+/// failure words is a condition too (`when malloc fails the functions keep going`). Other
+/// languages' `if` too (`если ошибка OutOfMemoryError произошла в библиотеке`), and Chinese
+/// `may` (`其他区域都有可能会产生OutOfMemoryError异常`), which a comma ends, full-width or not
+/// (its bytes, as these tables read text).
+pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b[^,:]*$|(?:^|\s)(?:если|wenn)\s[^,:]*$|(?:如果|もし|可能|也许)(?:[^,:\xEF]|\xEF(?:[^\xBC]|\xBC[^\x8C]))*$|\b(?:verify|verifies|ensure|ensures|expect|expects|should)\b|^\W*when\b[^,:]*$|\bwhen (?:a|an|the|it|they|this|that|its|their)\b[^,:]*$|\bwhen\s+$";
 
 /// Words of a sentence that introduces a quote as an example rather than
 /// as what happened (`Error message becomes as following:`, `instead of:`,
@@ -694,6 +709,8 @@ pub(super) const CODE: &str = concat!(
     r"|^[\s>]*(?:\[[^\]]+\]\s*)?[#$%]\s*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s[^|]*$",
     r"|^[\s>]*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s+-[^|]*$|\|\s*(?:grep|egrep|rg|findstr)\s[^|]*$",
     r"|https?://\S*$",
+    // A set of names in a type or a literal (Zig's `error{OutOfMemory}![][]const u8`).
+    r"|\w\{[\w,\s.]*$",
 );
 
 /// A command-line flag that the failure words are part of (`-XX:+HeapDumpOnOutOfMemoryError`,
@@ -835,7 +852,9 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole { words: r"free|available|avail", side: Side::Before, role: Role::Free },
     SizeRole {
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using|p?v?mem|rss|current (?:memory|usage)|memory usage",
+        // (jemalloc's `Requested: 1266803878728, active: 317336846336`; bwa-mem2's `Current
+        // Allocation = 45.78 GB`.)
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|active",
         side: Side::Before,
         role: Role::Used,
     },
