@@ -1040,6 +1040,11 @@ mod tests {
         // A short count that `bytes` names, and jemalloc's `active`.
         let r = reading("java.lang.OutOfMemoryError: Failed to allocate a 60 byte allocation with 0 free bytes and -663KB until OOM");
         assert_eq!((r.sizes.requested, r.sizes.free), (Some(60), Some(0)));
+        // A size before `allocation`, a call's argument.
+        let r = reading("[GSD-13338] Arc Pro B65 Battlemage: zeMemAllocDevice returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY for 20 GiB allocation despite 31 GiB free VRAM; same model works with Vulkan");
+        assert_eq!((r.sizes.requested, r.sizes.free), (Some(20 << 30), Some(31 << 30)));
+        let r = reading("alloc(16749 bytes) failed occasionally occurs when you upgrade using http (IDFGH-11730)");
+        assert_eq!(r.sizes.requested, Some(16749));
         let r = reading("<jemalloc>: Error in malloc(): out of memory. Requested: 1266803878728, active: 317336846336");
         assert_eq!((r.sizes.requested, r.sizes.used), (Some(1_266_803_878_728), Some(317_336_846_336)));
     }
@@ -1117,6 +1122,7 @@ mod tests {
             "C:\\zig\\lib\\std\\build.zig:540:29: error: expected type '?[]const []const u8', found 'error{OutOfMemory}![][]const u8'",
             "Получу ли я эту ошибку в метрике, если ошибка OutOfMemoryError произошла в библиотеке?",
             "Java内存溢出错误：OutOfMemoryError异常分析 — Jackey's Blog",
+            "typo: cannot allocated -> Cannot allocate",
             " 在JVM的运行时数据区，除了程序计数器之外，其他区域都有可能会产生OutOfMemoryError异常。",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
@@ -1152,6 +1158,15 @@ mod tests {
             // Windows' ERROR_NOT_ENOUGH_MEMORY alone, as a title.
             "Not enough storage is available to process this command",
             "Allocation of 40.69 GB for suffix_array failed.",
+            // A story's end, a message quoted after meeting it, the `you` of a reproduction,
+            // an allocator's name labelling it, a stack's own code.
+            "1.when I predict with yolov8x-seg.pt, as the number of test images increases, the memory keeps increasing, and finally cuda out of memory.",
+            "And yet I have locals disappearing and getting the message `unable to restore data due to insufficient memory` in cases.",
+            "If you compiling the sb2008 data you get this error: TeX capacity exceeded, sorry [main memory size=3000000]. };",
+            "E (2538) esp_adapter: wifi_malloc: no memory",
+            "J():  3900  unable to allocate real <tmp>[29,536870912]",
+            "Error: memory error.",
+            "  what():  Memory Object Allocation Failure",
             "Sorry to bother you again, but I downloaded the checkpoint but had not tried loading it in and I seem to be getting a \"MemoryError\" when using torch.load() with that checkpoint?",
             "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
             "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",
@@ -1300,6 +1315,7 @@ mod tests {
             "not executed in the allotted memory",
             "Resources exceeded during query execution: The query could not be executed in the allotted memory.",
         ),
+        ("GC overhead limit exceeded (JVM)", "[ERROR] GC overhead limit exceeded -> [Help 1]"),
         ("terminated due to memory (iOS)", "Message from debugger: Terminated due to memory issue"),
         (
             "held due to memory usage (batch schedulers)",

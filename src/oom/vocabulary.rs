@@ -26,7 +26,7 @@ use super::event::Kind;
 /// [`FAILURE_WORDS`], and in [`FAILED_CALL`], which reads the size they were given.
 macro_rules! allocation_calls {
     () => {
-        "VirtualAlloc|mmap|mach_vm_map|malloc|calloc|realloc"
+        "VirtualAlloc|mmap|mach_vm_map|malloc|calloc|realloc|alloc"
     };
 }
 
@@ -235,9 +235,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        // A title that is only the failure's name (`Memory Error`, `memory out`).
+        // A title that is only the failure's name (`Memory Error`, `memory out`), or a line that
+        // labels it an error (Lua fairseq's `Error: memory error.`).
         name: "the failure's name alone",
-        pattern: r"(?i)^\W*(?:memory error|memory out)\W*$",
+        pattern: r"(?i)(?:^\W*|^\W*error:\s*)(?:memory error|memory out)\W*$",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -277,6 +278,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // The JVM's `OutOfMemoryError: GC overhead limit exceeded`, which Maven and Gradle
+        // print without its class (`[ERROR] GC overhead limit exceeded -> [Help 1]`).
+        name: "GC overhead limit exceeded (JVM)",
+        pattern: r"\bGC overhead limit exceeded\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "cannot allocate vector",
         pattern: r"\bcannot allocate vector of size\b",
         closest: Closest::Kind(Kind::HostOom),
@@ -285,7 +294,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "allocation failed",
         pattern: concat!(
-            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage) allocation (?:failure|error)\b",
+            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage)(?: object)? allocation (?:failure|error)\b",
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`).
             r"|\ballocating(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
@@ -390,7 +399,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "out of memory",
-        pattern: r"(?i)\bout[ -]of[ -](?:\w+ )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
+        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -415,8 +424,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`.)
         name: "memory not available",
-        pattern: r"(?i)\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is insufficient\b|\bno (?:available|free) memory\b",
+        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is insufficient\b|\bno (?:available|free) memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -450,7 +460,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // Stata's r(909): `op. sys. refuses to provide memory`.
         name: "refuses to provide memory (Stata)",
-        pattern: r"\brefuses to provide memory\b",
+        // (Mata's error 3900 too: `J():  3900  unable to allocate real <tmp>[29,536870912]`.)
+        pattern: r"\brefuses to provide memory\b|\b3900\s+unable to allocate\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -638,7 +649,7 @@ pub(super) const TALK: &str = concat!(
     r"|^\W*\[?(?:feature request|feature|enhancement|rfc|proposal)\]?:?\s",
     // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
     // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
-    r"|^\W*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert)(?:\([^)]*\))?!?:",
+    r"|^\W*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert|typo)(?:\([^)]*\))?!?:",
     r"|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#",
     // A title that asks for a change (`Support OOMKilled`, `Add OOM detection`): named, not met.
     r"|^\W*(?:fix|fixes|fixed|fixing|support|add|handle|detect|expose|surface|implement|track|alert on|notify on|reduce|avoid|prevent|improve|lower|allow|enable|disable|document|remove)\s",
@@ -751,7 +762,13 @@ pub(super) const MET: &str =
 
 /// The writer, reporting that they met the failure: their pronoun does not make the sentence
 /// talk ([`PEOPLE`]).
-pub(super) const WRITER_MEETS: &str = concat!(r"(?i)\b(?:I|we)\s+(?:", meeting_verbs!(), r")\b");
+/// Nor do the `you`s of one who tells how to meet it, before the message after a colon
+/// (`If you compiling the sb2008 data you get this error: TeX capacity exceeded`).
+pub(super) const WRITER_MEETS: &str = concat!(
+    r"(?i)\b(?:I|we)\s+(?:",
+    meeting_verbs!(),
+    r")\b|^.*\byou\s+(?:will\s+)?(?:get|see)\s+(?:this|the following|an?|the same)\s+(?:error|message|warning|output)\s*:"
+);
 
 /// A failed allocation call with the size it was given, its last argument of three digits
 /// or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`, InnoDB's `mmap(137363456 bytes)
@@ -760,11 +777,16 @@ pub(super) const FAILED_CALL: &str =
     concat!(r"\b(?:", allocation_calls!(), r")\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\)\s*failed\b");
 
 /// The writer, reporting the failure met right before its words (`Every time I get CUDA out of
-/// memory issue`, `we still hit OOM`): a report, though no error word follows.
+/// memory issue`, `we still hit OOM`, a message quoted after it), or as the end a story reached (`the memory keeps
+/// increasing, and finally cuda out of memory`): a report, though no error word follows.
 pub(super) const WRITER_MET: &str = concat!(
     r"(?i)\b(?:I|we)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
     meeting_verbs!(),
-    r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#
+    r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
+    r"|(?i)\b(?:finally|eventually)\s+(?:[\w-]+\s+)?$",
+    // A message quoted after the words of meeting it (Stata's ``getting the message `unable to
+    // restore data due to insufficient memory` ``).
+    r#"|(?i)\b(?:getting|got|get|gets|see|saw|seeing|receiv\w+)\s+(?:the|this|that|a|an)\s+(?:error|message|warning)\s*:?\s*["'`][^"'`]*$"#
 );
 
 /// An exception class followed by a noun or a verb, as a sentence names it
@@ -868,7 +890,8 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole { words: r"total capacity|total|capacity|limit", side: Side::After, role: Role::Capacity },
     SizeRole { words: r"already allocated|allocated|in use|used", side: Side::After, role: Role::Used },
     SizeRole { words: r"(?:larger|bigger|greater) than", side: Side::After, role: Role::Requested },
-    SizeRole { words: r"requested|needed|required", side: Side::After, role: Role::Requested },
+    // (`returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY for 20 GiB allocation`.)
+    SizeRole { words: r"requested|needed|required|allocation", side: Side::After, role: Role::Requested },
     SizeRole { words: r"exceed(?:s|ed)? (?:the |its )?limit", side: Side::After, role: Role::Used },
     SizeRole { words: r"reserved|cached|client-requested", side: Side::After, role: Role::Other },
 ];
