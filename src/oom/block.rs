@@ -20,7 +20,7 @@ pub(super) fn triggers(text: &[u8]) -> bool {
         r"|Shared memory size limit exceeded|unlikely to have enough memory|Killed process|Kill process|invoked oom-killer|DefaultCPUAllocator|can NOT allocate memory",
         // Report bodies an excerpt may start with, without the line that opened them.
         r"|InUse at |Chunk at |Free at |Free  at |in-use Chunks by size|Next region of size|XLA label: |XLA Label: |Allocation type: |Extra memory due to padding|Buffer \d+:",
-        r"|by rematerialization|exceeds the base limit|Failed to get configs for|Limit: |Stats:|CUDA OOMs: ",
+        r"|by rematerialization|exceeds the base limit|Failed to get configs for|Limit: |Stats:|CUDA OOMs: |out_of_memory\+|oom_kill_process\+|(?i:MPS backend out of memory)",
     ))
     .is_match(text)
 }

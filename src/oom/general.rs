@@ -147,8 +147,16 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
-    let spot = Spot { text, at, sentence: sentence.clone(), clause, section: line.section };
-    let talk = only_flags || talks(&spot, &matched, record, quote.is_some());
+    // The failure's own words, the longest of the rows found where they start.
+    let words = matched
+        .iter()
+        .filter_map(|&row| tables.rows[row].find_at(text.as_bytes(), at))
+        .filter(|found| found.start() == at)
+        .max_by_key(|found| found.end())
+        .and_then(|found| text.get(found.range()))
+        .unwrap_or("");
+    let spot = Spot { text, at, words, sentence: sentence.clone(), clause, section: line.section };
+    let talk = only_flags || talks(&spot, record, quote.is_some());
     // A quoted record in a sentence that talks (`what issues can lead to this error which is
     // "RuntimeError: …"?`) is read on its own.
     if let Some(quote) = quote.filter(|quote| talk && quote.len() > 1) {
@@ -167,15 +175,6 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             return Some(reading);
         }
     }
-    let statement = !talk
-        && !is_frame(text)
-        && (token
-            || line.prefixed
-            || quote.is_some()
-            || tables.writer_met.is_match(opening.as_bytes())
-            || tables.error_marks.is_match(asserted(&spot).as_bytes())
-            || opens_message(&text[..at])
-            || names_alone(text, at));
     let message_from = message_start(text, at);
     let message = &text[message_from..];
     let ran_out = regex!(r"(?i)\bout of (?:JVM |Java )?(metaspace|heap|class space|shared memory|swap)\b")
@@ -194,6 +193,22 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     if sizes.is_empty() && line.prefixed && !progress_before {
         sizes = sizes_from(text, 0, ran_out.as_deref());
     }
+    let statement = !talk
+        && !is_frame(text)
+        && (token
+            || line.prefixed
+            || quote.is_some()
+            || tables.writer_met.is_match(opening.as_bytes())
+            || tables.error_marks.is_match(asserted(&spot).as_bytes())
+            || opens_message(&text[..at])
+            || names_alone(text, at, words)
+            // What befell a thing (not a person: `I ran out of memory quickly with batch 64` is
+            // talk of a setting), in the past (`The calculator ran out of memory and suddenly
+            // reset`), or a program's one-subject status with its figures (Trino's `Query
+            // exceeded per-node memory limit of 23.98GB [Allocated: 23.98GB, …]`).
+            || (regex!(r"(?i)^(?:ran out|crashed|died|was killed|got killed|were killed)\b").is_match(words)
+                && !regex!(r"(?i)\b(?:I|we|you|they)\s+$").is_match(opening))
+            || (!sizes.is_empty() && opening.split_whitespace().count() <= 2));
     Some(Reading {
         words: matched.iter().map(|&row| FAILURE_WORDS[row].name).collect(),
         kind,
@@ -212,6 +227,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
 struct Spot<'a> {
     text: &'a str,
     at: usize,
+    /// The failure's own words, the longest of the rows found at `at` (empty where the words
+    /// were found only in a flag).
+    words: &'a str,
     sentence: std::ops::Range<usize>,
     clause: std::ops::Range<usize>,
     /// The line is a document's section heading ([`Line::section`]).
@@ -221,9 +239,9 @@ struct Spot<'a> {
 /// Whether the failure words at `spot` are talk about memory failures (a person's, a guide's,
 /// code's) rather than a report of one. `record`: the sentence opens as a record (a label, an
 /// error word before the words); `quoted`: the words are in a quote of what a program printed.
-fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
+fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let tables = vocabulary::compiled();
-    let Spot { text, at, ref clause, section, .. } = *spot;
+    let Spot { text, at, words, ref clause, section, .. } = *spot;
     let opening = &text[spot.sentence.start..at];
     let people = if record { opening } else { &text[clause.clone()] };
     // A program's message quoted in backticks may say `your` (Slurm's
@@ -234,13 +252,6 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
     // error when loading 8b models`).
     let people = tables.writer_meets.replace_all(people.as_bytes(), &b" "[..]);
     let people = tables.courtesy.replace_all(&people, &b" "[..]);
-    // The failure's own words, the longest of the rows found where they start.
-    let failure_words = matched
-        .iter()
-        .filter_map(|&row| tables.rows[row].find_at(text.as_bytes(), at))
-        .filter(|found| found.start() == at)
-        .max_by_key(|found| found.end())
-        .and_then(|found| text.get(found.range()));
     let after_words = &text[at..];
     // An exception class or a code named in prose: followed by a noun or a verb
     // (`MemoryError message is often empty`), or alone in backticks in a sentence that
@@ -252,10 +263,8 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
     let qualifies_a_noun = !tables.error_marks.is_match(opening.as_bytes())
         && !tables.met.is_match(opening.as_bytes())
         && !tables.writer_met.is_match(opening.as_bytes())
-        && failure_words.is_some_and(|words| {
-            regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?)\b")
-                .is_match(&text[at + words.len()..])
-        });
+        && regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?)\b")
+            .is_match(&text[at + words.len()..]);
     let code = regex!(r"`[\w.:]*$").find(&text[..at]);
     let code_named = !record
         && code.is_some_and(|code| {
@@ -264,13 +273,14 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
         });
     // Failure words that are a clause of their own (`The RAM is instantly full`, `The
     // program crashed … because it ran out …`, ethminer's `… for the DAG Allocating/mapping
-    // single buffer failed`) make the determiner before them their subject's, not a name's.
-    let own_clause = failure_words.is_some_and(|words| {
-        regex!(
-            r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in|fails|failed)\b"
-        )
-        .is_match(words)
-    });
+    // single buffer failed`), or the subject of one (`this insufficient memory error appears`),
+    // make the determiner before them their subject's, not a name's.
+    let own_clause = regex!(
+        r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in|fails|failed)\b"
+    )
+    .is_match(words)
+        || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up)\b")
+            .is_match(&text[at + words.len()..]);
     class_as_noun
         // A document's section (a FAQ's `### Out-of-memory / 显存溢出`) names the failure it is
         // about; an error's record under a heading is still one.
@@ -279,13 +289,15 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
         || tables.worked_on.is_match(opening.as_bytes())
         || tables.negated.is_match(opening.as_bytes())
         // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
-        || failure_words.is_some_and(|words| {
-            regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
-        })
+        || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         || code_named
-        || tables.talk.is_match(unhedged(&text[clause.clone()], failure_words).as_bytes())
+        || tables.talk.is_match(unhedged(&text[clause.clone()], words).as_bytes())
         || tables.conditions.is_match(&text.as_bytes()[clause.start..at])
-        || tables.people.is_match(&people)
+        // (Others named in the sentence do not make talk of what the writer met right before
+        // the failure's words, or the code that holds them: `while your precompiled demo is
+        // running well … i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY`.)
+        || (tables.people.is_match(&people)
+            && !tables.writer_met.is_match(opening.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_').as_bytes()))
         || tables.code.is_match(&text.as_bytes()[..at])
         || tables.explained.is_match(&text.as_bytes()[..at])
         || (!record
@@ -298,11 +310,12 @@ fn talks(spot: &Spot, matched: &[usize], record: bool, quoted: bool) -> bool {
 /// `clause` without the failure's own words where they hedge only its cause (nnU-Net's
 /// `Prediction on device was unsuccessful, probably due to a lack of memory.`): the failure
 /// happened, and the hedge is no talk about it.
-fn unhedged<'a>(clause: &'a str, failure_words: Option<&str>) -> std::borrow::Cow<'a, str> {
+fn unhedged<'a>(clause: &'a str, words: &str) -> std::borrow::Cow<'a, str> {
     let hedged = regex!(r"(?i)\b(?:probably|likely|possibly|perhaps|maybe)\s+(?:due to|because)\b");
-    match failure_words {
-        Some(words) if hedged.is_match(words) => clause.replacen(words, " ", 1).into(),
-        _ => clause.into(),
+    if hedged.is_match(words) {
+        clause.replacen(words, " ", 1).into()
+    } else {
+        clause.into()
     }
 }
 
@@ -457,9 +470,9 @@ fn opens_message(before: &str) -> bool {
 
 /// Whether the line is the failure's name with a few words around it, as an issue's title
 /// is (`HIP out of memory`, `train.py OOM on TPUv3-8`, `hbm OOM`): short, one clause, at
-/// most two words before the failure words and four after, none of them saying that it did
+/// most two words before the failure words (five where they end the line) and four after, none of them saying that it did
 /// not happen ([`vocabulary::UNMET`]) and no `killer` after `OOM` (the mechanism named).
-fn names_alone(text: &str, at: usize) -> bool {
+fn names_alone(text: &str, at: usize, words: &str) -> bool {
     let tables = vocabulary::compiled();
     if tables.unmet.is_match(&text.as_bytes()[..at]) || regex!(r"(?i)^OOM[- ]killer\b").is_match(&text[at..]) {
         return false;
@@ -468,10 +481,15 @@ fn names_alone(text: &str, at: usize) -> bool {
     let after = text[at..].split_whitespace().count();
     // (A list's item is no title.)
     let first_word = regex!(r"^\s*\S+\s+").find(text).map_or("", |found| found.as_str());
+    // (The words may come later where they end the line, a word of kind aside, after the name
+    // of what failed: `GCMC with 350M edges CUDA OOM`.)
+    let before = text[..at].split_whitespace().count();
+    let ends_line =
+        text[at + words.len()..].split_whitespace().count() <= 1 && regex!(r"\b[A-Z]{2,}\w*\s+$").is_match(&text[..at]);
     line.len() <= 60
         && !tables.list_marker.is_match(first_word.as_bytes())
         && !regex!(r"[.;!?,:](?:\s|$)").is_match(line)
-        && text[..at].split_whitespace().count() <= 2
+        && (before <= 2 || (ends_line && before <= 5))
         && after <= 8
 }
 
@@ -667,11 +685,11 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
 
 /// `text` with every field's name in snake or camel case (before `=`, or before `:` or `=`
 /// and a number) written as words (`current_memory=` as `current memory=`,
-/// `TotalUsedMemStatistics :` as `Total Used Mem Statistics :`), and the role words of other
+/// `TotalUsedMemStatistics :` as `Total Used Mem Statistics :`, RELION's `requestedSpace:`), and the role words of other
 /// languages ([`vocabulary::ROLE_WORDS_IN_ENGLISH`]) in English, so that the words of
 /// [`vocabulary::SIZE_ROLES`] find them.
 fn words_for_roles(text: &str) -> std::borrow::Cow<'_, str> {
-    let fields = regex!(r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Z][a-z]+(?:[A-Z][a-z]+)+\s*[:=]\s*\d)");
+    let fields = regex!(r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+\s*[:=]\s*\d)");
     let mut text: std::borrow::Cow<'_, str> = if fields.is_match(text) {
         fields
             .replace_all(text, |field: &regex::Captures| {
@@ -1123,6 +1141,9 @@ mod tests {
             "Получу ли я эту ошибку в метрике, если ошибка OutOfMemoryError произошла в библиотеке?",
             "Java内存溢出错误：OutOfMemoryError异常分析 — Jackey's Blog",
             "typo: cannot allocated -> Cannot allocate",
+            "But because the buffer is meant to be filled completely the computer will finally run out of memory and start to swap heavily.",
+            "[优化] 由于内存不足导致游戏崩溃的文案修改",
+            "メモリ不足(Out of memory)とはどんな状態?原因や対処法を詳しく解説します!",
             " 在JVM的运行时数据区，除了程序计数器之外，其他区域都有可能会产生OutOfMemoryError异常。",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
@@ -1167,6 +1188,15 @@ mod tests {
             "J():  3900  unable to allocate real <tmp>[29,536870912]",
             "Error: memory error.",
             "  what():  Memory Object Allocation Failure",
+            // The subject of a clause that happened, a past tense, a one-subject status with its
+            // figures, a title ending in the failure after what failed, words of other languages.
+            "In all Chromium versions of this site this insufficient memory error appears, it's something annoying.",
+            "The calculator ran out of memory and suddenly reset and removed everything inside.",
+            "`Query exceeded per-node memory limit of 23.98GB [Allocated: 23.98GB, Delta: 64kB]`",
+            "GCMC with 350M edges CUDA OOM",
+            "Container excedia o limite de 512 MiB causando OOM restarts e erros intermitentes na tela inicial.",
+            "But while your precompiled demo is running well on my machine i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY from",
+            "We have a problem. Our Spring Boot Backend services exit with the message ` Exit Code: 137, Exit Message: \"OOM Killed\"`.",
             "Sorry to bother you again, but I downloaded the checkpoint but had not tried loading it in and I seem to be getting a \"MemoryError\" when using torch.load() with that checkpoint?",
             "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
             "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",
@@ -1316,6 +1346,15 @@ mod tests {
             "Resources exceeded during query execution: The query could not be executed in the allotted memory.",
         ),
         ("GC overhead limit exceeded (JVM)", "[ERROR] GC overhead limit exceeded -> [Help 1]"),
+        ("exceeds VM budget (Android)", "bitmap size exceeds VM budget"),
+        (
+            "unable to allocate for an array (NumPy)",
+            "Unable to allocate 1.89 TiB for an array with shape (1000000, 1, 3, 960, 720) and data type uint8",
+        ),
+        (
+            "killed as a result of a cgroup's limit (Linux)",
+            "Jul 10 08:56:03 prd-sisu-nomad-client-1.localdomain kernel: Task in /nomad/ebf75298-ba47-98a8-28e5-a08daf20d60e killed as a result of limit of /nomad/ebf75298-ba47-98a8-28e5-a08daf20d60e",
+        ),
         ("terminated due to memory (iOS)", "Message from debugger: Terminated due to memory issue"),
         (
             "held due to memory usage (batch schedulers)",

@@ -21,6 +21,15 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.fact("Kernel", "invoked by", None, Some(found[1].to_string()));
         return Some(Detected::at(event, text, &found).with_block(KernelReport::default()));
     }
+    // The kernel's report without its `invoked oom-killer` line: its call trace through the
+    // OOM killer (`out_of_memory.cold+0xa/0x7e`, `mem_cgroup_out_of_memory+0x13a/0x150`).
+    if regex!(r"\b(?:mem_cgroup_)?out_of_memory(?:\.\w+)?\+0x[0-9a-f]+/0x|\boom_kill_process(?:\.\w+)?\+0x[0-9a-f]+/0x")
+        .is_match(text)
+    {
+        let mut event = host_event(line);
+        event.truncated = true;
+        return Some(Detected::new(event, "the kernel's OOM call trace").with_block(KernelReport::default()));
+    }
     if let Some(found) = killed(text) {
         let mut event = host_event(line);
         fill_killed(&mut event, text, &found);

@@ -29,7 +29,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     if let Some(found) = regex!(r"Allocation on device \d+ would exceed allowed memory").find(text) {
         return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), allowed));
     }
-    if let Some(found) = regex!(r"MPS backend out of memory").find(text) {
+    if let Some(found) = regex!(r"(?i)MPS backend out of memory").find(text) {
         return Some(Detected::message(Kind::PytorchCudaOom, line, found.start(), mps));
     }
     // The count of the allocator's failures in its memory summary (`torch.cuda.memory_summary()`:

@@ -223,7 +223,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // Chinese, Japanese, Korean and Russian for `not enough memory` and `memory
         // overflow` (what their posts call an OOM), each as the posts write it.
         name: "not enough memory, in Chinese, Japanese, Korean or Russian",
-        pattern: r"(?:内存|显存|メモリ)(?:不足|溢出|不够|が足りません)|메모리 ?부족|(?i:недостаточно памяти|нехватка (?:видео)?памяти)",
+        // (Also a machine translation's `CUDA:没有记忆`, `out of memory` word for word.)
+        pattern: r"(?:内存|显存|メモリ)(?:不足|溢出|不够|が足りません)|메모리 ?부족|(?i:недостаточно памяти|нехватка (?:видео)?памяти)|CUDA\s*(?::|：)\s*没有记忆",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -250,7 +251,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory exhausted",
-        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?memory\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b|\bmemory exhaustion\b",
+        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?(?:memory|mem)\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b|\bmemory exhaustion\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -286,6 +287,20 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Android's Dalvik before 3.0: `java.lang.OutOfMemoryError: bitmap size exceeds VM budget`.
+        name: "exceeds VM budget (Android)",
+        pattern: r"\bexceeds VM budget\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // The kernel's cgroup v1 kill: `Task in /nomad/ebf7… killed as a result of limit of /nomad/ebf7…`.
+        name: "killed as a result of a cgroup's limit (Linux)",
+        pattern: r"\bkilled as a result of limit of\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "cannot allocate vector",
         pattern: r"\bcannot allocate vector of size\b",
         closest: Closest::Kind(Kind::HostOom),
@@ -294,7 +309,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "allocation failed",
         pattern: concat!(
-            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage)(?: object)? allocation (?:failure|error)\b",
+            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocation (?:failure|error|fail)\b",
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`).
             r"|\ballocating(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
@@ -303,6 +318,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             r") (?:of|for) .{1,40}? failed|\b(?:",
             allocation_calls!(),
             r")\([^)]{0,80}\) failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc",
+            // (GHC's RTS: `malloc: failed on request for 72 bytes`.)
+            r"|\b(?:",
+            allocation_calls!(),
+            r"):\s*failed on request\b",
             // The call named alone as what fails (`Malloc fails even if memory is available.`,
             // `"VirtualAlloc commit failed" when loading rmine2.`).
             r"|(?i:\b(?:",
@@ -315,7 +334,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "vkAllocateMemory failed -2 (Vulkan)",
         // -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY, -1 VK_ERROR_OUT_OF_HOST_MEMORY.
-        pattern: r"\bvkAllocateMemory failed\s*:?\s*-[12]\b",
+        // (The Vulkan Memory Allocator's calls return the same: `vmaCreateImage failed with error -2`.)
+        pattern: r"\bvkAllocateMemory failed\s*:?\s*-[12]\b|\b(?:vkAllocateMemory|vma[A-Z]\w*) failed with error -[12]\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -363,7 +383,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "heap overflow (GHC)",
-        pattern: r"(?:^\s*|:\s*)heap overflow\b",
+        pattern: r"(?:^\s*|:\s*|\bdue to (?:a )?)heap overflow\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -381,7 +401,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "OutOfMemory",
-        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_)?MEMORY|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b[A-Z0-9]+_OUTOF(?:VIDEO)?MEMORY\b",
+        // (oneDNN's status as benchdnn prints it: `returned 'out_of_memory'`.)
+        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b[A-Z0-9]+_OUTOF(?:VIDEO)?MEMORY\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -426,13 +447,20 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`.)
         name: "memory not available",
-        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is insufficient\b|\bno (?:available|free) memory\b",
+        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
     Wording {
+        // NumPy's message without its `MemoryError` (a title pasting it): the host's.
+        name: "unable to allocate for an array (NumPy)",
+        pattern: r"\bUnable to allocate \S+ ?\w+ for an (?:array|object) with shape\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:\d+ bytes|(?:\w+ )?memory)\b|\berror allocating\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:\d+ bytes|(?:\w+ )?memory)\b|\berror allocating\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -576,6 +604,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "low virtual memory",
     "circuit",
     "available",
+    "没有记忆",
+    "failed with error -",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).
@@ -610,6 +640,8 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"|(?i:\bcrash(?:es|ed)?\b|\bdied\b|\bexit(?:s|ed)? with\b|\boom[- ]killer\b.{0,20}\bkills?\b)",
     // A logger's severity in brackets (TensorRT's `[TRT] [W]`, trtexec's `[E]`).
     r"|\[[EWF]\]",
+    // `error` and `failure` in Portuguese, Spanish, German, French and Italian.
+    r"|(?i:\b(?:erros?|falha|falhou|fallo|fehler|erreur|errore)\b)",
     // `error`, `reports an error`, `failed`, `exception` in Chinese.
     r"|错误|报错|失败|异常",
     // `occurred` in Chinese (`发生了OOM`).
@@ -623,7 +655,7 @@ pub(super) const ERROR_MARKS: &str = concat!(
 /// advice (`If reserved but unallocated memory is large try …`, `if you
 /// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
-    r"(?i)\b(?:may|might|can|could|will|would|should|must) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit)\b",
+    r"(?i)\b(?:may|might|can|could|will|would|should|must) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit|run out of)\b",
     r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely)\b|\bI (?:think|guess|suspect|believe)\b",
     // A title asking about it (`Questions about OutOfMemory Error:`).
     r"|^\W*questions? (?:about|on|regarding)\b",
@@ -645,7 +677,14 @@ pub(super) const TALK: &str = concat!(
     // A Chinese guide's title: an analysis, a detailed account, a summary, a solution
     // (`Java内存溢出错误：OutOfMemoryError异常分析`).
     r"|分析|详解|总结|解决(?:方案|方法|办法)",
-    // A title tagged as a request (`[Feature Request] java.lang.OutOfMemoryError: Metaspace error`).
+    // A Japanese guide's: what it is, an explanation, remedies, the people it helps
+    // (`メモリ不足(Out of memory)とはどんな状態?原因や対処法を詳しく解説します!`).
+    r"|とは|解説|対処法|困っている",
+    // A message's wording as a topic, in Chinese (`内存不足导致游戏崩溃的文案如下`).
+    r"|文案",
+    // A title tagged as a request (`[Feature Request] java.lang.OutOfMemoryError: Metaspace error`),
+    // in Chinese too (`[优化] 由于内存不足导致游戏崩溃的文案修改`).
+    r"|^\W*(?:\[|【)(?:优化|建议|功能|需求|新功能)(?:\]|】)",
     r"|^\W*\[?(?:feature request|feature|enhancement|rfc|proposal)\]?:?\s",
     // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
     // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
@@ -765,7 +804,7 @@ pub(super) const MET: &str =
 /// Nor do the `you`s of one who tells how to meet it, before the message after a colon
 /// (`If you compiling the sb2008 data you get this error: TeX capacity exceeded`).
 pub(super) const WRITER_MEETS: &str = concat!(
-    r"(?i)\b(?:I|we)\s+(?:",
+    r"(?i)\b(?:I|we|I'm|we're)\s+(?:had\s+|",
     meeting_verbs!(),
     r")\b|^.*\byou\s+(?:will\s+)?(?:get|see)\s+(?:this|the following|an?|the same)\s+(?:error|message|warning|output)\s*:"
 );
@@ -780,13 +819,16 @@ pub(super) const FAILED_CALL: &str =
 /// memory issue`, `we still hit OOM`, a message quoted after it), or as the end a story reached (`the memory keeps
 /// increasing, and finally cuda out of memory`): a report, though no error word follows.
 pub(super) const WRITER_MET: &str = concat!(
-    r"(?i)\b(?:I|we)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
+    r"(?i)\b(?:I|we|I'm|we're)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
     meeting_verbs!(),
     r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
     r"|(?i)\b(?:finally|eventually)\s+(?:[\w-]+\s+)?$",
     // A message quoted after the words of meeting it (Stata's ``getting the message `unable to
-    // restore data due to insufficient memory` ``).
-    r#"|(?i)\b(?:getting|got|get|gets|see|saw|seeing|receiv\w+)\s+(?:the|this|that|a|an)\s+(?:error|message|warning)\s*:?\s*["'`][^"'`]*$"#
+    // restore data due to insufficient memory` ``, ``exit with the message ` Exit Code: 137,
+    // Exit Message: "OOM Killed"` ``).
+    r"|(?i)\b(?:",
+    meeting_verbs!(),
+    r#"|see|seeing)\s+(?:the|this|that|a|an)\s+(?:error|message|warning)\s*:?\s*(?:`[^`]*|"[^"]*|'[^']*)$"#
 );
 
 /// An exception class followed by a noun or a verb, as a sentence names it
@@ -868,7 +910,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },

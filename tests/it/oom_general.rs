@@ -87,6 +87,30 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "expects `Total hbm usage >= 11.47G` as what was used; the corpus (oom-logs A-11) has a breakdown without its header state no use, since the header's `Used` is the program's alone",
     ),
     (
+        "round23-mixed/3drepogui-gui-crashes-when-out-of-memory.txt",
+        "the failure is told as a condition (`GUI crashes when out of memory`, `When … my system runs out of memory, it crashes`)",
+    ),
+    (
+        "round23-mixed/linux-ark-server-killed-oom-killer-reply-docker-limit.txt",
+        "a reply explains that a bare `Killed` often means running out of memory; the log itself states no memory failure",
+    ),
+    (
+        "round23-mixed/python-neural-style-bare-killed-not-enough-memory.txt",
+        "a bare `killed` error, diagnosed as `almost surely, not having enough memory` in a reply's hedged prose",
+    ),
+    (
+        "round23-mixed/urbit-bail-meme-compaction-running-out.txt",
+        "urbit's `bail: meme` is no row's word; the failure is told in a maintainer's prose (`running out of memory while doing so`)",
+    ),
+    (
+        "round23-mixed-negative/japanese-blog-out-of-memory-dialogue-explainer.txt",
+        "a Japanese guide's English subheading `Out of Memory`, alone on its line, reads as a title stating it",
+    ),
+    (
+        "round23-mixed-negative/python-limits-question-title-memory-error.txt",
+        "a question titled `# Memory Error`: the title alone states it, as titles of reports do",
+    ),
+    (
         "round17-host-negative/elasticsearch-kb-oom-types-troubleshooting.txt",
         "a guide shows the messages alone on their lines, as a log would",
     ),
