@@ -130,7 +130,9 @@ impl Block for NodeLine {
 
 /// TensorFlow's op-level message: shape, and in newer versions the allocator.
 fn tensor_oom(text: &str) -> Option<regex::Captures<'_>> {
-    regex!(r"OOM when allocating tensor(?: with shape\s?\[([^\]]*)\]| of shape \[([^\]]*)\])?(?: and type (\w+))?(?: on (\S+))?(?: by allocator (\S+))?")
+    // (The device and the allocator are names: a quote's closing mark after them is not theirs,
+    // `… by allocator GPU_0_bfc", and how to fix it`.)
+    regex!(r"OOM when allocating tensor(?: with shape\s?\[([^\]]*)\]| of shape \[([^\]]*)\])?(?: and type (\w+))?(?: on ([\w/:.-]+))?(?: by allocator ([\w/:.-]+))?")
         .captures(text)
 }
 

@@ -258,12 +258,12 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
     let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes());
     // The failure's words before a noun they qualify, unless the writer met it (`out of memory
-    // message should not require memory allocation`, `CUDA Out of Memory Solutions`, not `I keep
-    // getting out of memory messages`).
+    // message should not require memory allocation`, `CUDA Out of Memory Solutions`, `For the
+    // oom-kill result, …`, not `I keep getting out of memory messages`).
     let qualifies_a_noun = !tables.error_marks.is_match(opening.as_bytes())
         && !tables.met.is_match(opening.as_bytes())
         && !tables.writer_met.is_match(opening.as_bytes())
-        && regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?)\b")
+        && regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?|results?|status|states?|conditions?|fields?)\b")
             .is_match(&text[at + words.len()..]);
     let code = regex!(r"`[\w.:]*$").find(&text[..at]);
     let code_named = !record
@@ -1144,6 +1144,10 @@ mod tests {
             "But because the buffer is meant to be filled completely the computer will finally run out of memory and start to swap heavily.",
             "[优化] 由于内存不足导致游戏崩溃的文案修改",
             "メモリ不足(Out of memory)とはどんな状態?原因や対処法を詳しく解説します!",
+            "Out-of-memory (OOM) errors are one of the first barriers beginners hit when training neural networks.",
+            "For the oom-kill result, I am unsure if the condition is actually \"**A** service process was terminated\" or if",
+            "OOM killer 是什么意思，可以在网上查一下，很多资料，这里不再解释。",
+            "GPU 메모리 최적화: OOM 없이 더 크게 훈련하는 법",
             " 在JVM的运行时数据区，除了程序计数器之外，其他区域都有可能会产生OutOfMemoryError异常。",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
@@ -1197,6 +1201,9 @@ mod tests {
             "Container excedia o limite de 512 MiB causando OOM restarts e erros intermitentes na tela inicial.",
             "But while your precompiled demo is running well on my machine i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY from",
             "We have a problem. Our Spring Boot Backend services exit with the message ` Exit Code: 137, Exit Message: \"OOM Killed\"`.",
+            "We have observed Travis failures because: `java.lang.OutOfMemoryError: Metaspace`.",
+            "Utterances with more than 3000 frames (30 seconds) is causing GPU out-of-memory err",
+            "これはおそらく @tongtybj 先生がdlbox1で学習をしていたので，GPUメモリが足りずに学習できなかったようですね．",
             "Sorry to bother you again, but I downloaded the checkpoint but had not tried loading it in and I seem to be getting a \"MemoryError\" when using torch.load() with that checkpoint?",
             "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
             "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",

@@ -90,7 +90,9 @@ fn host_event(line: &Line) -> OomEvent {
 /// `Out of memory: Killed process 1234 (python) total-vm:…kB, anon-rss:…kB, …`
 /// (`Kill process … score … or sacrifice child` and a bare `Killed process …` before Linux 4.19).
 fn killed(text: &str) -> Option<regex::Captures<'_>> {
-    regex!(r"(?:(?:Memory cgroup out of memory|Out of memory)(?: \(oom_kill_allocating_task\))?: )?\bKill(?:ed)? process (\d+) \(([^)]*)\)")
+    // (A mail's quote mark may stand inside, where a reply wrapped the line: `Kill process 7963
+    // > (sge_qmaster)`.)
+    regex!(r"(?:(?:Memory cgroup out of memory|Out of memory)(?: \(oom_kill_allocating_task\))?: )?\bKill(?:ed)? process (\d+) (?:> )?\(([^)]*)\)")
         .captures(text)
 }
 

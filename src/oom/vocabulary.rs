@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)"
     };
 }
 
@@ -224,7 +224,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // overflow` (what their posts call an OOM), each as the posts write it.
         name: "not enough memory, in Chinese, Japanese, Korean or Russian",
         // (Also a machine translation's `CUDA:没有记忆`, `out of memory` word for word.)
-        pattern: r"(?:内存|显存|メモリ)(?:不足|溢出|不够|が足りません)|메모리 ?부족|(?i:недостаточно памяти|нехватка (?:видео)?памяти)|CUDA\s*(?::|：)\s*没有记忆",
+        pattern: r"(?:内存|显存|メモリ)(?:不足|溢出|不够|が足りません|が足りず|が足りない|が足りなく)|메모리 ?부족|(?i:недостаточно памяти|нехватка (?:видео)?памяти)|CUDA\s*(?::|：)\s*没有记忆",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -634,7 +634,7 @@ pub(super) enum Place {
 /// What makes a [`Strength::Phrase`] line an error record rather than a
 /// sentence about memory: an error word, an exception class, a status code.
 pub(super) const ERROR_MARKS: &str = concat!(
-    r"(?i:\berror\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
+    r"(?i:\berror\b|\berr\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
     // What the failure did to the process (`the job did exit with OOM last night`, `the linux
     // oom killer kicks-in and kill my shell`).
     r"|(?i:\bcrash(?:es|ed)?\b|\bdied\b|\bexit(?:s|ed)? with\b|\boom[- ]killer\b.{0,20}\bkills?\b)",
@@ -642,6 +642,8 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"|\[[EWF]\]",
     // `error` and `failure` in Portuguese, Spanish, German, French and Italian.
     r"|(?i:\b(?:erros?|falha|falhou|fallo|fehler|erreur|errore)\b)",
+    // `error`, `failure`, `could not` in Japanese.
+    r"|エラー|失敗|できなかった",
     // `error`, `reports an error`, `failed`, `exception` in Chinese.
     r"|错误|报错|失败|异常",
     // `occurred` in Chinese (`发生了OOM`).
@@ -680,6 +682,12 @@ pub(super) const TALK: &str = concat!(
     // A Japanese guide's: what it is, an explanation, remedies, the people it helps
     // (`メモリ不足(Out of memory)とはどんな状態?原因や対処法を詳しく解説します!`).
     r"|とは|解説|対処法|困っている",
+    // What it is, a guide's `without` and `how to`, in Chinese and Korean (`OOM killer
+    // 是什么意思`, `GPU 메모리 최적화: OOM 없이 더 크게 훈련하는 법`).
+    r"|是什么|什么是|없이|하는 법|이란",
+    // The failures in general (`Out-of-memory (OOM) errors are one of the first barriers
+    // beginners hit`).
+    r"|\b(?:errors|failures|crashes) (?:are|can be) (?:one of|among|a common|common|usually|often|typically|frequent|the most)\b|\b(?:errors|failures|crashes) (?:happen|occur) when\b",
     // A message's wording as a topic, in Chinese (`内存不足导致游戏崩溃的文案如下`).
     r"|文案",
     // A title tagged as a request (`[Feature Request] java.lang.OutOfMemoryError: Metaspace error`),
@@ -804,7 +812,7 @@ pub(super) const MET: &str =
 /// Nor do the `you`s of one who tells how to meet it, before the message after a colon
 /// (`If you compiling the sb2008 data you get this error: TeX capacity exceeded`).
 pub(super) const WRITER_MEETS: &str = concat!(
-    r"(?i)\b(?:I|we|I'm|we're)\s+(?:had\s+|",
+    r"(?i)\b(?:I|we|I'm|we're)\s+(?:",
     meeting_verbs!(),
     r")\b|^.*\byou\s+(?:will\s+)?(?:get|see)\s+(?:this|the following|an?|the same)\s+(?:error|message|warning|output)\s*:"
 );

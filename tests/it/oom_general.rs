@@ -111,6 +111,18 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a question titled `# Memory Error`: the title alone states it, as titles of reports do",
     ),
     (
+        "round24-dl/keras-title-resource-exhausted-small-network.txt",
+        "a title's `Resource exhausted error` names no memory, and gRPC's quotas share the words",
+    ),
+    (
+        "round24-dl/paddlenlp-zh-230g-used-bvar-warnings.txt",
+        "the 230G in use is told in the writer's prose on another line than the failure's words",
+    ),
+    (
+        "round24-dl/ray-rllib-rayoutofmemoryerror-top5-consumers.txt",
+        "Ray prints `GB` as 10^9 bytes (`15.98 / 16.82 GB` on a 16 GB machine); the reader reads `GB` as 2^30, as TensorFlow, PyTorch and XLA print it",
+    ),
+    (
         "round17-host-negative/elasticsearch-kb-oom-types-troubleshooting.txt",
         "a guide shows the messages alone on their lines, as a log would",
     ),
