@@ -924,7 +924,7 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
 
 /// Whether the words right before a number name it a size (`Heap size: `, `of size `).
 fn names_a_size(before: &str) -> bool {
-    regex!(r"(?i)\bsize\s*[:=]?\s*$").is_match(before)
+    regex!(r"(?i)\bsize(?: of)?\s*[:=]?\s*$").is_match(before)
 }
 
 /// Words that may follow a bare byte count (`allocate 99485220864 on device 0`,
@@ -966,6 +966,7 @@ const BARE_NEXT_WORDS: &[&str] = &[
     "because",
     "according",
     "size",
+    "currently",
 ];
 
 /// Whether a bare number is a byte count: the words just before it name a
@@ -1063,6 +1064,16 @@ mod tests {
         assert_eq!((r.sizes.requested, r.sizes.free), (Some(20 << 30), Some(31 << 30)));
         let r = reading("alloc(16749 bytes) failed occasionally occurs when you upgrade using http (IDFGH-11730)");
         assert_eq!(r.sizes.requested, Some(16749));
+        // Figures named after them, and a hexadecimal size named by what it is the size of.
+        let r = reading(
+            "memory budget exceeded: 378880 bytes requested, 511938560 currently allocated, 512000000 bytes in budget",
+        );
+        assert_eq!(
+            (r.sizes.requested, r.sizes.used, r.sizes.capacity),
+            (Some(378_880), Some(511_938_560), Some(512_000_000))
+        );
+        let r = reading("QnnDsp <E> \"_dec_block_0_norm1_1_InstanceNormalization\" generated: Requires 0x2400000 bytes of TCM, which is greater than the TCM size of 0x800000!");
+        assert_eq!((r.sizes.requested, r.sizes.capacity), (Some(0x240_0000), Some(0x80_0000)));
         let r = reading("<jemalloc>: Error in malloc(): out of memory. Requested: 1266803878728, active: 317336846336");
         assert_eq!((r.sizes.requested, r.sizes.used), (Some(1_266_803_878_728), Some(317_336_846_336)));
     }
@@ -1148,6 +1159,7 @@ mod tests {
             "For the oom-kill result, I am unsure if the condition is actually \"**A** service process was terminated\" or if",
             "OOM killer 是什么意思，可以在网上查一下，很多资料，这里不再解释。",
             "GPU 메모리 최적화: OOM 없이 더 크게 훈련하는 법",
+            "`DeadKernelError` means the Jupyter kernel process was killed. On Kaggle this almost always comes from: 1) CPU/GPU out-of-memory, 2) nbclient timeouts after long silent cells",
             " 在JVM的运行时数据区，除了程序计数器之外，其他区域都有可能会产生OutOfMemoryError异常。",
         ] {
             let reading = read(&normalise(1, talk.as_bytes()));
@@ -1204,6 +1216,12 @@ mod tests {
             "We have observed Travis failures because: `java.lang.OutOfMemoryError: Metaspace`.",
             "Utterances with more than 3000 frames (30 seconds) is causing GPU out-of-memory err",
             "これはおそらく @tongtybj 先生がdlbox1で学習をしていたので，GPUメモリが足りずに学習できなかったようですね．",
+            "memory budget exceeded: 378880 bytes requested, 511938560 currently allocated, 512000000 bytes in budget",
+            "Hermes 0.7.2 : Max heap size was exceeded",
+            "However, when trying to load that through wasm-micro-runtime, it says \"allocate memory failed\".",
+            "# oom-killer gets triggered when there is plenty of memory still available",
+            "avril 16 21:08:50 systemd-oomd[93234]: Killed /user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/tmux",
+            "遇到同样问题，ncnn程序仅占用了100MB内存，我的PC还有至少10GB的内存可用，然而程序出现了该错误vkAllocateMemory failed -10 （此问题在处理较大图片时遇到）",
             "Sorry to bother you again, but I downloaded the checkpoint but had not tried loading it in and I seem to be getting a \"MemoryError\" when using torch.load() with that checkpoint?",
             "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
             "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",
@@ -1355,6 +1373,10 @@ mod tests {
         ("GC overhead limit exceeded (JVM)", "[ERROR] GC overhead limit exceeded -> [Help 1]"),
         ("exceeds VM budget (Android)", "bitmap size exceeds VM budget"),
         (
+            "failed to allocate a byte allocation (Android)",
+            "Failed to allocate a 536870928 byte allocation with 25165824 free bytes and 248MB until OOM, target footprint 301069208, growth limit 536870912",
+        ),
+        (
             "unable to allocate for an array (NumPy)",
             "Unable to allocate 1.89 TiB for an array with shape (1000000, 1, 3, 960, 720) and data type uint8",
         ),
@@ -1388,7 +1410,7 @@ mod tests {
             "System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.",
         ),
         ("OutOfMemory", "java.lang.OutOfMemoryError: Java heap space"),
-        ("vkAllocateMemory failed -2 (Vulkan)", "vkAllocateMemory failed -2"),
+        ("vkAllocateMemory failed (Vulkan)", "vkAllocateMemory failed -2"),
         (
             "page allocation failure (Linux)",
             "Apr 01 16:27:01 sm21-r22.pun.seagate.com kernel: swapper/21: page allocation failure: order:0, mode:0x20",

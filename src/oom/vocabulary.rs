@@ -106,6 +106,20 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Android's ART without its `OutOfMemoryError` (a crash reporter's line): the host's.
+        name: "failed to allocate a byte allocation (Android)",
+        pattern: r"\bFailed to allocate a \d+ byte allocation with\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // NumPy's message without its `MemoryError` (a title pasting it): the host's.
+        name: "unable to allocate for an array (NumPy)",
+        pattern: r"\bUnable to allocate \S+ ?\w+ for an (?:array|object) with shape\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "ALLOCATION_FAILURE",
         pattern: r"\b(?:[A-Z]+_)*ALLOCATION_FAILURE\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
@@ -125,7 +139,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure)\b.{0,40}\bkill(?:ed|ing)?\b|\bsystemd-oomd killed\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -137,7 +151,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota) exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -312,7 +326,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocation (?:failure|error|fail)\b",
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`).
-            r"|\ballocating(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
+            r"|\balloc(?:ate|ating)(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
             r"|\b(?:",
             allocation_calls!(),
             r") (?:of|for) .{1,40}? failed|\b(?:",
@@ -332,10 +346,11 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        name: "vkAllocateMemory failed -2 (Vulkan)",
-        // -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY, -1 VK_ERROR_OUT_OF_HOST_MEMORY.
-        // (The Vulkan Memory Allocator's calls return the same: `vmaCreateImage failed with error -2`.)
-        pattern: r"\bvkAllocateMemory failed\s*:?\s*-[12]\b|\b(?:vkAllocateMemory|vma[A-Z]\w*) failed with error -[12]\b",
+        name: "vkAllocateMemory failed (Vulkan)",
+        // -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY, -1 VK_ERROR_OUT_OF_HOST_MEMORY; with any other code
+        // the allocation failed all the same (ncnn's `vkAllocateMemory failed -10`). The Vulkan
+        // Memory Allocator's calls return the first two: `vmaCreateImage failed with error -2`.
+        pattern: r"\bvkAllocateMemory failed\s*:?\s*-\d+\b|\b(?:vkAllocateMemory|vma[A-Z]\w*) failed with error -[12]\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -452,13 +467,6 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        // NumPy's message without its `MemoryError` (a title pasting it): the host's.
-        name: "unable to allocate for an array (NumPy)",
-        pattern: r"\bUnable to allocate \S+ ?\w+ for an (?:array|object) with shape\b",
-        closest: Closest::Kind(Kind::HostOom),
-        strength: Token,
-    },
-    Wording {
         name: "could not allocate",
         pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:\d+ bytes|(?:\w+ )?memory)\b|\berror allocating\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
         closest: ByPlace,
@@ -466,7 +474,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "larger than the maximum",
-        pattern: r"\d\)?(?: bytes| ?[KMGT]i?B)?,? (?:which )?(?:is|are) (?:larger|bigger|greater|more) than (?:the )?(?:[\w-]+ ){0,2}(?:max(?:imum)?|total (?:mem|memory)(?: size)?)\b",
+        // (Also what a fixed memory holds: QNN's `requires 0x2400000 bytes of TCM, which is greater
+        // than the TCM size of 0x800000!`.)
+        pattern: r"\d\)?(?: bytes| ?[KMGT]i?B)?(?: of \w+)?,? (?:which )?(?:is|are) (?:larger|bigger|greater|more) than (?:the )?(?:[\w-]+ ){0,2}(?:max(?:imum)?|total (?:mem|memory)(?: size)?|size of)\b",
         closest: ByPlace,
         strength: Shared,
     },
@@ -670,6 +680,9 @@ pub(super) const TALK: &str = concat!(
     r"|\b(?:avoiding|preventing|troubleshooting)\b|\b(?:types|kinds) of\b",
     // What happens as a rule (`consistent with what happens when CUDA … fails to allocate memory`).
     r"|\bwhat happens (?:when|if)\b",
+    // What it comes from as a rule (`On Kaggle this almost always comes from: 1) CPU/GPU
+    // out-of-memory, …`).
+    r"|\b(?:usually|typically|often|commonly|almost always|most likely) (?:comes? from|caused by)\b",
     // A how-to (`How to Solve GPU Out of Memory Error on Google Colab`), and a remedy after the
     // failure's name (`- **Init OOM** (…, KV cache allocation fails): increase `mem_fraction_static``).
     r"|^\W*how (?:to|do i|can i|do you|can you|should i) (?:solve|fix|avoid|prevent|handle|deal with|resolve|debug|reduce)\b",
@@ -918,7 +931,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
@@ -937,7 +950,8 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Other,
     },
     SizeRole { words: r"free|available|remaining", side: Side::After, role: Role::Free },
-    SizeRole { words: r"total capacity|total|capacity|limit", side: Side::After, role: Role::Capacity },
+    // (CockroachDB's `512000000 bytes in budget`.)
+    SizeRole { words: r"total capacity|total|capacity|limit|in budget", side: Side::After, role: Role::Capacity },
     SizeRole { words: r"already allocated|allocated|in use|used", side: Side::After, role: Role::Used },
     SizeRole { words: r"(?:larger|bigger|greater) than", side: Side::After, role: Role::Requested },
     // (`returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY for 20 GiB allocation`.)
@@ -1036,7 +1050,7 @@ pub(super) fn compiled() -> &'static Compiled {
             let pattern = if anchored {
                 // Right after the size, past the words that only link it to its role.
                 format!(
-                    r"(?i)^\s*(?:(?:of|which|memory|gpu|device|host|bytes?|is|are|has|have|had|been|was|were|so|far)\s+)*(?:{body})\b"
+                    r"(?i)^\s*(?:(?:of|which|memory|gpu|device|host|bytes?|is|are|has|have|had|been|was|were|so|far|currently)\s+)*(?:{body})\b"
                 )
             } else {
                 format!(r"(?i)\b(?:{body})(?:\s*[:=]\s*|\s+|$)")

@@ -123,6 +123,30 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "Ray prints `GB` as 10^9 bytes (`15.98 / 16.82 GB` on a 16 GB machine); the reader reads `GB` as 2^30, as TensorFlow, PyTorch and XLA print it",
     ),
     (
+        "round25-dl/demucs-es-wrapped-to-tal-capacity.txt",
+        "a paste that split PyTorch's `total capacity` into `to tal capacity`; the capacity is not read",
+    ),
+    (
+        "round25-dl/mmdet3d-spconv-prose-runtime-problem-out-of-memory.txt",
+        "the failure is told in a reply's prose (`just because of the runtime problem (out-of-memory)`, `it causes the out-of-memory problem`)",
+    ),
+    (
+        "round25-dl/neuralforecast-tft-quoted-outofmemoryerror-32768mib.txt",
+        "expects the device's `32768MiB memory`, stated before the failure's words, as its capacity",
+    ),
+    (
+        "round25-dl/sagemaker-trn1-pr-oom-during-compilation.txt",
+        "a pull request tells of the failures it fixes (`was presenting problems … due to OOM errors`); a cause named is not read as met",
+    ),
+    (
+        "round25-fragments/v8-last-few-gcs-title-and-body-no-fatal-line.txt",
+        "V8's `<--- Last few GCs --->` block without its `FATAL ERROR` line: the GC's `allocation failure` is its reason, no failure of memory",
+    ),
+    (
+        "round25-gpu/qnn-executorch-fastrpc-map-persistent-weights-buffer.txt",
+        "the request is the length of a failed map two lines before the failure (`fastrpc memory map … with length: 817889280 failed`)",
+    ),
+    (
         "round17-host-negative/elasticsearch-kb-oom-types-troubleshooting.txt",
         "a guide shows the messages alone on their lines, as a log would",
     ),
