@@ -159,7 +159,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let talk = only_flags || talks(&spot, record, quote.is_some());
     // A quoted record in a sentence that talks (`what issues can lead to this error which is
     // "RuntimeError: …"?`) is read on its own.
-    if let Some(quote) = quote.filter(|quote| talk && quote.len() > 1) {
+    // (Not a string that code prints: `printf("Fatal: failed to allocate %zu bytes …")`.)
+    let code_prints = |quote: &regex::Match| tables.code.is_match(&text.as_bytes()[..quote.start() + 1]);
+    if let Some(quote) = quote.filter(|quote| talk && quote.len() > 1 && !code_prints(quote)) {
         let from = quote.start() + text[quote.start()..].chars().next().map_or(1, char::len_utf8);
         let rest = &text[at..];
         let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}', '`']).unwrap_or(rest.len());
@@ -243,7 +245,13 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let tables = vocabulary::compiled();
     let Spot { text, at, words, ref clause, section, .. } = *spot;
     let opening = &text[spot.sentence.start..at];
-    let people = if record { opening } else { &text[clause.clone()] };
+    // (A program's record may address its reader after its log level: faceswap's `ERROR    You
+    // do not have enough GPU memory available …`; the words before the level are the writer's.)
+    let opening_before_level = regex!(r"\b(?:ERROR|FATAL|CRITICAL|WARNING|WARN)\b")
+        .find_iter(opening)
+        .last()
+        .map_or(opening, |level| &opening[..level.start()]);
+    let people = if record { opening_before_level } else { &text[clause.clone()] };
     // A program's message quoted in backticks may say `your` (Slurm's
     // `Some of your processes may have been killed`): only the writer's
     // own words around the quote tell that a person writes.
@@ -1159,6 +1167,8 @@ mod tests {
             "For the oom-kill result, I am unsure if the condition is actually \"**A** service process was terminated\" or if",
             "OOM killer 是什么意思，可以在网上查一下，很多资料，这里不再解释。",
             "GPU 메모리 최적화: OOM 없이 더 크게 훈련하는 법",
+            "              printf(\"Fatal: failed to allocate %zu bytes reading user directory for config file.\\n\", strlen(pwd_entry->pw_dir)+14);",
+            "[sqlite3] raise MemoryError if sqlite3_open_v2() returns SQLITE_NOMEM",
             "`DeadKernelError` means the Jupyter kernel process was killed. On Kaggle this almost always comes from: 1) CPU/GPU out-of-memory, 2) nbclient timeouts after long silent cells",
             " 在JVM的运行时数据区，除了程序计数器之外，其他区域都有可能会产生OutOfMemoryError异常。",
         ] {
@@ -1222,6 +1232,9 @@ mod tests {
             "# oom-killer gets triggered when there is plenty of memory still available",
             "avril 16 21:08:50 systemd-oomd[93234]: Killed /user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/tmux",
             "遇到同样问题，ncnn程序仅占用了100MB内存，我的PC还有至少10GB的内存可用，然而程序出现了该错误vkAllocateMemory failed -10 （此问题在处理较大图片时遇到）",
+            "10/08/2019 22:53:01 MainProcess     MainThread      cli             execute_script            ERROR    You do not have enough GPU memory available to train the selected model at the selected settings.",
+            "ScErrOutOfSharedStorageAbort (SCERR8012): The transaction was aborted because of a failure to allocate shared storage memory",
+            "[Bug] failed to reserve the 4 GiB guest address space",
             "Sorry to bother you again, but I downloaded the checkpoint but had not tried loading it in and I seem to be getting a \"MemoryError\" when using torch.load() with that checkpoint?",
             "When I run his AlexNet benchmark, I get 'hipErrorOutOfMemory' from MIOpen, even though I believe 4gb of RAM should be enough to run AlexNet. ",
             "Strangely, even if I change the batch size from 128 to 1, I still get the same 'hipErrorOutOfMemory' error (but from different layer).",

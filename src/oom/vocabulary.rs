@@ -101,7 +101,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "ALLOC_FAILED",
-        pattern: r"\b[A-Z]+_(?:STATUS_)?ALLOC(?:ATION)?_FAILED\b|\b(?:cuda|hip)ErrorMemoryAllocation\b",
+        // (nvJPEG's is `NVJPEG_STATUS_ALLOCATOR_FAILURE`.)
+        pattern: r"\b[A-Z]+_(?:STATUS_)?ALLOC(?:ATION)?_FAILED\b|\b[A-Z]+_STATUS_ALLOCATOR_FAILURE\b|\b(?:cuda|hip)ErrorMemoryAllocation\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -455,7 +456,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording { name: "OOM", pattern: r"\bOOM(?:$|[^\w.$]|\.(?:\s|$))", closest: ByPlace, strength: Phrase },
     Wording {
         name: "not enough memory",
-        pattern: r"(?i)\bnot enough (?:free |GPU |device |video |host |system )?(?:memory|space|v?RAM)\b",
+        // (Also faceswap's `You do not have enough GPU memory available to train …`.)
+        pattern: r"(?i)\bnot enough (?:free |GPU |device |video |host |system |virtual )?(?:memory|space|v?RAM)\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -468,7 +470,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:\d+ bytes|(?:\w+ )?memory)\b|\berror allocating\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror allocating\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -764,7 +766,9 @@ pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b[^,:
 /// what it wants to act on. Read on the line of prose right before the
 /// quote, only where it ends with a colon ([`super::quotes`]).
 pub(super) const EXAMPLE_INTRODUCTIONS: &str = concat!(
-    r"(?i)\b(?:becomes?|instead of|for example|for instance|e\.g\.|such as",
+    // (`becomes` only before `as`, `like` or the colon: `the memory becomes insufficient:` tells
+    // what happened next.)
+    r"(?i)\b(?:becomes?(?: as| like|\s*:)|instead of|for example|for instance|e\.g\.|such as",
     r"|(?:should|would|will) (?:look|read) like|expected (?:output|message)|alerts? (?:should|would|will))\b",
 );
 
@@ -782,6 +786,9 @@ pub(super) const CODE: &str = concat!(
     r"|https?://\S*$",
     // A set of names in a type or a literal (Zig's `error{OutOfMemory}![][]const u8`).
     r"|\w\{[\w,\s.]*$",
+    // A statement that raises it, after a title's tag (`[sqlite3] raise MemoryError if …`), and a
+    // string a call prints (`printf("Fatal: failed to allocate %zu bytes …")`).
+    r"|\b(?:raise|throw)\s+(?:new\s+)?[\w.]*$|\b(?:f|s|sn|v)?printf\s*\([^\x22]*\x22[^\x22]*$",
 );
 
 /// A command-line flag that the failure words are part of (`-XX:+HeapDumpOnOutOfMemoryError`,
@@ -918,7 +925,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },

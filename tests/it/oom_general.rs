@@ -147,6 +147,22 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "the request is the length of a failed map two lines before the failure (`fastrpc memory map … with length: 817889280 failed`)",
     ),
     (
+        "round26-dl/4dgs-backward-cuda-oom-64mib-cut.txt",
+        "the excerpt cuts PyTorch's message inside `20.68 GiB already allocate`; the cut word is no role's",
+    ),
+    (
+        "round26-dl/flair-ner-sigkill-memory-grows-cpu.txt",
+        "a SIGKILL the writer ties to memory only in prose (`memory usage … slowly increases over time until the process gets killed`)",
+    ),
+    (
+        "round26-dl-negative/velog-ko-out-of-memory-explainer.txt",
+        "a Korean guide titled `[Error] Out of Memory` reads as the record its title copies",
+    ),
+    (
+        "round26-mixed-negative/k8s-oomkilled-logging-feature-talk.txt",
+        "a feature request's thread names `OOMKilled` in questions and replies (`Is there a way to get logs about an OOMKilled event`)",
+    ),
+    (
         "round17-host-negative/elasticsearch-kb-oom-types-troubleshooting.txt",
         "a guide shows the messages alone on their lines, as a log would",
     ),
