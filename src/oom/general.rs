@@ -1474,6 +1474,17 @@ mod tests {
         // aho-corasick's packed (Teddy) searcher, which keeps a log's plain lines cheap,
         // takes at most 64 literals; past that the scan of every line slows by half.
         assert!(vocabulary::ANCHORS.len() <= 64, "{} anchors", vocabulary::ANCHORS.len());
+        assert!(vocabulary::ALLOCATION_FAILURE_HINTS.len() <= 64);
+        assert_eq!(vocabulary::ANCHORS.last(), Some(&vocabulary::ALLOCATION_ANCHOR));
+    }
+
+    #[test]
+    fn a_line_that_only_allocates_is_not_read() {
+        // Each training step's memory statistics (the general log of bench/oom.sh) hold
+        // `alloc` and no failure: they cost the anchor search, not the vocabulary.
+        assert!(!mentions(b"step 12: loss 0.31, mem_usage 12.5 GiB, allocated 11.1 GiB"));
+        assert!(mentions(b"memory allocation of 23400000000 bytes failed"));
+        assert!(mentions(b"Kokkos::HostSpace::allocate[ INTEL_MM_ALLOC ]( 18446743565090964400 ) FAILED NULL"));
     }
 
     /// For every unit, a piece of a real line that prints a size in it.

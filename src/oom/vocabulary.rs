@@ -570,7 +570,6 @@ pub(super) const ANCHORS: &[&str] = &[
     "out_of",
     "outof",
     "memoryerror",
-    "alloc",
     "exhaust",
     "exceed",
     "kill",
@@ -618,6 +617,36 @@ pub(super) const ANCHORS: &[&str] = &[
     "available",
     "没有记忆",
     "failed with error -",
+    // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
+    "alloc",
+];
+
+/// The anchor that every allocation's words hold, failed or not: a line of
+/// memory statistics (`allocated 11.1 GiB` on every step of a training log)
+/// holds it too. A line whose only anchor it is goes on to the vocabulary
+/// only where it also holds one of [`ALLOCATION_FAILURE_HINTS`].
+pub(super) const ALLOCATION_ANCHOR: &str = "alloc";
+
+/// The words beside `alloc` in every row of [`FAILURE_WORDS`] that has no
+/// other anchor: how an allocation failed (`failed to allocate`, `cannot
+/// allocate`, `bad_alloc`, `cudaErrorMemoryAllocation`, `allocating <= available`,
+/// `Tried to allocate` before its device, `Allocation on device`, `malloc: no
+/// memory`), searched the same packed way.
+pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
+    "fail",
+    "not",
+    "n't",
+    "unable",
+    "inability",
+    "error",
+    "_alloc",
+    "badalloc",
+    "tried to alloc",
+    "on device",
+    "invalid memory alloc",
+    "no memory",
+    "no more memory",
+    "<",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).
@@ -1025,23 +1054,31 @@ pub(super) struct Compiled {
 /// (SIMD) search; built apart from the tables, which a log without any
 /// anchor never compiles.
 pub(super) fn anchored(raw: &[u8]) -> bool {
-    static ANCHORED: LazyLock<(AhoCorasick, memchr::memmem::Finder<'static>)> = LazyLock::new(|| {
-        let lower = ANCHORS.iter().map(|anchor| anchor.to_ascii_lowercase());
+    static ANCHORED: LazyLock<(AhoCorasick, AhoCorasick, memchr::memmem::Finder<'static>)> = LazyLock::new(|| {
         // Leftmost-first lets the automaton use its packed (SIMD) prefilter.
-        let any_case = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(lower);
-        let any_case = any_case.expect("anchors in xmem's source");
-        (any_case, memchr::memmem::Finder::new(ANCHOR_EXACT_CASE))
+        let packed = |literals: &[&str]| {
+            let lower = literals.iter().map(|literal| literal.to_ascii_lowercase());
+            AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(lower).expect("anchors in xmem's source")
+        };
+        (packed(ANCHORS), packed(ALLOCATION_FAILURE_HINTS), memchr::memmem::Finder::new(ANCHOR_EXACT_CASE))
     });
     thread_local! {
         static LOWERED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    let (any_case, exact_case) = &*ANCHORED;
+    let (any_case, failure_hints, exact_case) = &*ANCHORED;
     exact_case.find(raw).is_some()
         || LOWERED.with_borrow_mut(|lowered| {
             lowered.clear();
             lowered.extend_from_slice(raw);
             lowered.make_ascii_lowercase();
-            any_case.is_match(lowered.as_slice())
+            let mut allocation = false;
+            for found in any_case.find_iter(lowered.as_slice()) {
+                if ANCHORS[found.pattern().as_usize()] != ALLOCATION_ANCHOR {
+                    return true;
+                }
+                allocation = true;
+            }
+            allocation && failure_hints.is_match(lowered.as_slice())
         })
 }
 
