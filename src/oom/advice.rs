@@ -171,7 +171,8 @@ fn scoped_vmem(event: &OomEvent) -> Vec<String> {
     if kernel {
         advice.push(kernel_advice.clone());
     }
-    let at_least = event.used_bytes.map(|used| format!("; this program needs at least {} KiB", used.div_ceil(1024)));
+    let needed = event.used_bytes.or(event.requested_bytes);
+    let at_least = needed.map(|needed| format!("; this program needs at least {} KiB", needed.div_ceil(1024)));
     advice.push(format!(
         "Raise the scoped VMEM limit for the whole program: --xla_tpu_scoped_vmem_limit_kib=<KiB> (default 16384, \
          at most the chip's VMEM size minus 1024){}.",

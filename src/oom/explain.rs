@@ -20,7 +20,7 @@ pub(super) fn explain(event: &mut OomEvent, texts: &mut Interner) {
     // What a message says exceeds the capacity: the usage it reports, or for
     // a kernel (Triton, XLA GPU shared memory) the amount it requested.
     let over = match event.kind {
-        Kind::CompileTimeOom | Kind::SparsecoreAllocation => event.used_bytes,
+        Kind::CompileTimeOom | Kind::SparsecoreAllocation => event.used_bytes.or(event.requested_bytes),
         Kind::TritonOutOfResources => event.requested_bytes,
         _ => None,
     };

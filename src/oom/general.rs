@@ -206,9 +206,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             || names_alone(text, at, words)
             // What befell a thing (not a person: `I ran out of memory quickly with batch 64` is
             // talk of a setting), in the past (`The calculator ran out of memory and suddenly
-            // reset`), or a program's one-subject status with its figures (Trino's `Query
+            // reset`, `the memory is filled up and killed by the system`), or a program's one-subject status with its figures (Trino's `Query
             // exceeded per-node memory limit of 23.98GB [Allocated: 23.98GB, …]`).
-            || (regex!(r"(?i)^(?:ran out|crashed|died|was killed|got killed|were killed)\b").is_match(words)
+            || (regex!(r"(?i)^(?:ran out|crashed|died|was killed|got killed|were killed)\b|^memory\b.*\bkilled$").is_match(words)
                 && !regex!(r"(?i)\b(?:I|we|you|they)\s+$").is_match(opening))
             || (!sizes.is_empty() && opening.split_whitespace().count() <= 2));
     Some(Reading {
@@ -816,7 +816,9 @@ fn role_after(after: &str) -> Option<usize> {
     let matched = found.get(0)?;
     let rest = &after[matched.end()..];
     let relates = regex!(r"(?i)\b(?:than|exceed\w*)\b").is_match(&after[matched.start()..matched.end()]);
-    if !relates && regex!(r"^\s*[:=]?\s*\(?\d").is_match(rest) {
+    // So does one that opens the name of the next field (PM2's `current_memory=46522368
+    // max_memory_limit=33554432`).
+    if !relates && regex!(r"^\s*[:=]?\s*\(?\d|^(?:\s+[A-Za-z]\w*){1,3}\s*[:=]\s*\d").is_match(rest) {
         return None;
     }
     vocabulary::role_row(Side::After, &found)
@@ -865,12 +867,15 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '/') && !italics_end && !slash_pair {
         return None;
     }
+    // A count listed right after a byte count shares its unit (SBCL's `24576 bytes
+    // available, 32776 requested.`, ptxas' `(0xc180 bytes, 0xc000 max)`).
+    let listed_after_bytes = regex!(r"(?i)\b(?:\d+|0x[0-9a-f]+)\s*bytes(?:\s+\w+)?,\s*$").is_match(before);
     if let Some(hex) = found.name("hex") {
         // An address has no unit: a hexadecimal number is a size only with one (`0x02800000
         // bytes`), or where the words name a size (`Heap size: 0x89BED0`).
         let unit = match found.name("unit") {
             Some(unit) => UNITS.iter().find(|u| u.suffix == unit.as_str())?,
-            None if names_a_size(before) => &UNITS[0],
+            None if names_a_size(before) || listed_after_bytes => &UNITS[0],
             None => return None,
         };
         let count = u64::from_str_radix(hex.as_str(), 16).ok()?;
@@ -913,9 +918,6 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     let decimals = found.name("frac").is_some_and(|d| d.as_str() != ".");
     // Two digits are a byte count only where the words say so outright
     // (`of size 16`, TensorFlow's `ran out of memory when allocating 0.`).
-    // A count listed right after a byte count shares its unit (SBCL's `24576 bytes
-    // available, 32776 requested.`).
-    let listed_after_bytes = regex!(r"(?i)\d\s*bytes\s+\w+,\s*$").is_match(before);
     let short_ok = found.name("int").is_some_and(|int| int.len() >= 3)
         || listed_after_bytes
         // (Android's `Failed to allocate a 60 byte allocation with 0 free bytes and …`.)
@@ -1336,6 +1338,10 @@ mod tests {
 
     /// For every row of the failure vocabulary, a piece of a real line in its words.
     const WORDING_EXAMPLES: &[(&str, &str)] = &[
+        (
+            "uses too much shared data (ptxas)",
+            "Entry function 'input_concatenate_reduce_subtract_fusion' uses too much shared data (0xc180 bytes, 0xc000 max)",
+        ),
         ("tried to allocate (GPU N; total capacity)", "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity;"),
         ("shared memory exceeds", "INTERNAL: Shared memory requested exceeds device resources."),
         ("ALLOC_FAILED", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling"),

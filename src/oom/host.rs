@@ -1,6 +1,6 @@
 //! The host ran out, not a device: the Linux kernel's OOM killer (its
 //! `invoked oom-killer` report through `Killed process N (python)`), a cgroup
-//! or Slurm limit, Kubernetes' `OOMKilled`, and Python's `MemoryError`
+//! or Slurm limit, Kubernetes' `OOMKilled` and containerd's `TaskOOM`, and Python's `MemoryError`
 //! (NumPy's `Unable to allocate … for an array with shape …`) and PyTorch's
 //! CPU allocator (`DefaultCPUAllocator: not enough memory: you tried to allocate N bytes`).
 
@@ -33,6 +33,17 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     if let Some(found) = killed(text) {
         let mut event = host_event(line);
         fill_killed(&mut event, text, &found);
+        // The reaper's line for the same process follows: it is this kill's.
+        return Some(Detected::at(event, text, &found).with_block(KernelReport { lines: 0, killed: true }));
+    }
+    // The reaper's line without the kill's (a journal filtered to it): the process
+    // the OOM killer freed.
+    if let Some(found) = regex!(r"oom_reaper: reaped process (\d+) \(([^)]*)\)").captures(text) {
+        let mut event = host_event(line);
+        event.op = Some(found[2].to_string());
+        if let Ok(pid) = found[1].parse() {
+            event.count(KILLED, "pid", pid);
+        }
         return Some(Detected::at(event, text, &found));
     }
     if let Some(found) = regex!(r"Detected (\d+) oom[-_]kill events?(?:\(s\))?(?: in (?:step )?(\S+))?").captures(text)
@@ -43,7 +54,8 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::at(event, text, &found));
     }
     if let Some(found) = regex!(
-        r#"task \d+: Out Of Memory|\boom[-_]kill event|killed by the OOM killer|\bOOMKilled\b(?:"?\s*:\s*true)?"#
+        // (containerd's `TaskOOM event &TaskOOM{ContainerID:…}` when a container's cgroup hits its limit.)
+        r#"task \d+: Out Of Memory|\boom[-_]kill event|killed by the OOM killer|\bTaskOOM event\b|\bOOMKilled\b(?:"?\s*:\s*true)?"#
     )
     .find(text)
     .filter(|found| !regex!(r#"^"?\s*:\s*false"#).is_match(&text[found.end()..]))

@@ -45,7 +45,8 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     {
         let mut event = OomEvent::new(Kind::CompileTimeOom, line);
         event.memory_space = Some("vmem".to_string());
-        event.used_bytes = size::unsigned(size::parse(&found[1]));
+        // The scoped allocation's size is what the kernel asked for.
+        event.requested_bytes = size::unsigned(size::parse(&found[1]));
         event.capacity_bytes = size::unsigned(size::parse(&found[2]));
         event.exceeded_by_bytes = found.get(3).and_then(|by| size::unsigned(size::parse(by.as_str())));
         return Some(Detected::at(event, text, &found).with_block(Report::default()));

@@ -22,6 +22,9 @@ pub(super) struct Report {
     listing: Listing,
     in_list: bool,
     blanks: u8,
+    /// A line that ends in the first words of the message's figures (`… Scoped allocation
+    /// with size`), wrapped before them: it is read again joined with the next.
+    wrapped: Option<String>,
 }
 
 impl Block for Report {
@@ -33,6 +36,11 @@ impl Block for Report {
         }
         self.blanks = 0;
         let t = text.trim();
+        if let Some(before) = self.wrapped.take() {
+            if self.header_continuation(event, &format!("{before} {t}")) {
+                return Feed::Consumed;
+            }
+        }
         if self.listing.field(text) {
             return Feed::Consumed;
         }
@@ -57,6 +65,10 @@ impl Block for Report {
             if self.item(event, &section, t) {
                 return Feed::Consumed;
             }
+        }
+        if regex!(r"(?:\bScoped allocation with(?: size)?|\bUsed|\bExceeded \w+ capacity(?: by)?)$").is_match(t) {
+            self.wrapped = Some(t.to_string());
+            return Feed::Consumed;
         }
         Feed::Ended
     }
@@ -85,7 +97,7 @@ impl Report {
         ))
         .captures(t)
         {
-            event.used_bytes = event.used_bytes.or(size::unsigned(size::parse(&found[1])));
+            event.requested_bytes = event.requested_bytes.or(size::unsigned(size::parse(&found[1])));
             event.capacity_bytes = event.capacity_bytes.or(size::unsigned(size::parse(&found[2])));
             if let Some(by) = found.get(3) {
                 event.exceeded_by_bytes = event.exceeded_by_bytes.or(size::unsigned(size::parse(by.as_str())));

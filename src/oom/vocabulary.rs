@@ -26,7 +26,7 @@ use super::event::Kind;
 /// [`FAILURE_WORDS`], and in [`FAILED_CALL`], which reads the size they were given.
 macro_rules! allocation_calls {
     () => {
-        "VirtualAlloc|mmap|mach_vm_map|malloc|calloc|realloc|alloc"
+        "VirtualAlloc|mmap|mach_vm_map|malloc|calloc|realloc|allocate|alloc"
     };
 }
 
@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
     };
 }
 
@@ -100,6 +100,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // ptxas, when a kernel's static shared memory is over the device's (`Entry function
+        // 'fusion' uses too much shared data (0xc180 bytes, 0xc000 max)`).
+        name: "uses too much shared data (ptxas)",
+        pattern: r"\buses too much shared data\b",
+        closest: Closest::Kind(Kind::TritonOutOfResources),
+        strength: Token,
+    },
+    Wording {
         name: "ALLOC_FAILED",
         // (nvJPEG's is `NVJPEG_STATUS_ALLOCATOR_FAILURE`.)
         pattern: r"\b[A-Z]+_(?:STATUS_)?ALLOC(?:ATION)?_FAILED\b|\b[A-Z]+_STATUS_ALLOCATOR_FAILURE\b|\b(?:cuda|hip)ErrorMemoryAllocation\b",
@@ -140,7 +148,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -332,7 +340,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             allocation_calls!(),
             r") (?:of|for) .{1,40}? failed|\b(?:",
             allocation_calls!(),
-            r")\([^)]{0,80}\) failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc",
+            // (A call's template or space in brackets: Kokkos' `HostSpace::allocate[ INTEL_MM_ALLOC ]( 18446743565090964400 ) FAILED`.)
+            r")(?:\[[^\]]{0,40}\])?\s*\([^)]{0,80}\)\s*failed|\w*alloc\(\) failed\b|\bfail(?:ure|ed) in \w*alloc",
             // (GHC's RTS: `malloc: failed on request for 72 bytes`.)
             r"|\b(?:",
             allocation_calls!(),
@@ -617,6 +626,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "available",
     "没有记忆",
     "failed with error -",
+    "shared data",
     // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
     "alloc",
 ];
@@ -869,14 +879,21 @@ pub(super) const WRITER_MEETS: &str = concat!(
 /// A failed allocation call with the size it was given, its last argument of three digits
 /// or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`, InnoDB's `mmap(137363456 bytes)
 /// failed`).
-pub(super) const FAILED_CALL: &str =
-    concat!(r"\b(?:", allocation_calls!(), r")\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\)\s*failed\b");
+pub(super) const FAILED_CALL: &str = concat!(
+    r"\b(?:",
+    allocation_calls!(),
+    r")(?:\[[^\]]{0,40}\])?\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\s*\)\s*(?i:failed)\b"
+);
 
 /// The writer, reporting the failure met right before its words (`Every time I get CUDA out of
 /// memory issue`, `we still hit OOM`, a message quoted after it), or as the end a story reached (`the memory keeps
 /// increasing, and finally cuda out of memory`): a report, though no error word follows.
 pub(super) const WRITER_MET: &str = concat!(
     r"(?i)\b(?:I|we|I'm|we're)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
+    meeting_verbs!(),
+    r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
+    // (Or after what the writer did first: `I tried A10 GPU with 24 GB and received OOM`.)
+    r"|(?i)\b(?:I|we)\s+[^.;!?]{1,80}?\band\s+(?:then\s+)?(?:",
     meeting_verbs!(),
     r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
     r"|(?i)\b(?:finally|eventually)\s+(?:[\w-]+\s+)?$",
@@ -975,7 +992,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
         // (jemalloc's `Requested: 1266803878728, active: 317336846336`; bwa-mem2's `Current
         // Allocation = 45.78 GB`.)
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|active",
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|active",
         side: Side::Before,
         role: Role::Used,
     },
@@ -987,11 +1004,17 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole { words: r"free|available|remaining", side: Side::After, role: Role::Free },
     // (CockroachDB's `512000000 bytes in budget`.)
-    SizeRole { words: r"total capacity|total|capacity|limit|in budget", side: Side::After, role: Role::Capacity },
+    // (ptxas' `(0xc180 bytes, 0xc000 max)`.)
+    SizeRole { words: r"total capacity|total|capacity|limit|in budget|max", side: Side::After, role: Role::Capacity },
     SizeRole { words: r"already allocated|allocated|in use|used", side: Side::After, role: Role::Used },
     SizeRole { words: r"(?:larger|bigger|greater) than", side: Side::After, role: Role::Requested },
     // (`returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY for 20 GiB allocation`.)
-    SizeRole { words: r"requested|needed|required|allocation", side: Side::After, role: Role::Requested },
+    // (CuPy's `pinned memory (2147483648 bytes) could not be allocated`.)
+    SizeRole {
+        words: r"requested|needed|required|allocation|\)?\s*(?:could not|couldn't|cannot|can't|failed to) be allocated",
+        side: Side::After,
+        role: Role::Requested,
+    },
     SizeRole { words: r"exceed(?:s|ed)? (?:the |its )?limit", side: Side::After, role: Role::Used },
     SizeRole { words: r"reserved|cached|client-requested", side: Side::After, role: Role::Other },
 ];
