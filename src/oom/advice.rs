@@ -372,7 +372,20 @@ fn runtime(event: &OomEvent) -> Vec<String> {
                         .to_string(),
                 );
             }
-            advice.extend(gpu_pool(event));
+            // PJRT's `Out of memory allocating N bytes.` alone: XLA's CPU client prints it
+            // for host memory, other clients (older GPU ones) for device memory.
+            let device_unnamed =
+                !names_a_device(event) && regex!(r"\bOut of memory allocating \d+ bytes").is_match(&event.message);
+            if !device_unnamed {
+                advice.extend(gpu_pool(event));
+            } else {
+                advice.push(
+                    "The message names no device: XLA's CPU backend prints it when host RAM runs out, and other XLA \
+                     runtimes when device memory does; jax.devices() shows where the program runs. On the CPU, \
+                     look at what else the process holds (datasets loaded whole, copies with np.asarray)."
+                        .to_string(),
+                );
+            }
             advice.push(
                 "Lower the peak: a smaller batch, sharding over more devices, jax.checkpoint (jax.remat), \
                  donate_argnums."
@@ -381,6 +394,16 @@ fn runtime(event: &OomEvent) -> Vec<String> {
             advice
         }
     }
+}
+
+/// Whether the event says a device's memory ran out, not possibly the host's: a device or
+/// memory space named, an allocator's pool, the device's size, or the driver's error.
+fn names_a_device(event: &OomEvent) -> bool {
+    event.memory_space.as_deref().is_some_and(|space| space != "host")
+        || event.allocator.is_some()
+        || event.device_bytes.is_some()
+        || event.capacity_bytes.is_some()
+        || event.note("Driver", "error").is_some()
 }
 
 /// A device ran out in a stack with no advice of its own here: what holds for
@@ -458,6 +481,17 @@ fn triton(event: &OomEvent) -> Vec<String> {
 }
 
 fn pytorch(event: &OomEvent) -> Vec<String> {
+    if let Some(error) = event.note("Driver", "error") {
+        // Not the caching allocator's message: its settings cannot help.
+        return vec![format!(
+            "`{error}` is the GPU runtime's own error (CUDA's or HIP's), not the caching allocator's (`CUDA out of \
+             memory. Tried to allocate …`): memory asked for outside PyTorch's allocator ran out, so \
+             PYTORCH_CUDA_ALLOC_CONF does not apply. Usually the CUDA context or a library's workspace (cuBLAS, \
+             cuDNN, NCCL) found the GPU full, of other processes (nvidia-smi or rocm-smi shows them) or of this \
+             one's tensors (then lower its peak: a smaller batch); or pinned host memory (pin_memory=True) was \
+             larger than the host could lock. The traceback's last frame names the call."
+        )];
+    }
     if let Some(too_large) = larger_than_memory(event).filter(|_| event.limit_bytes.is_none()) {
         return vec![too_large];
     }

@@ -739,7 +739,19 @@ impl RoleFrom {
 
 /// Every size in `text` with what gives it its role, if anything does.
 fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
-    let found: Vec<Found> = size_token().captures_iter(text).filter_map(|c| as_size(text, &c)).collect();
+    let mut found: Vec<Found> = size_token().captures_iter(text).filter_map(|c| as_size(text, &c)).collect();
+    // A rounded size restated exactly in parentheses is one size, the exact one (XLA's `Failed to
+    // allocate device memory of 104.85GiB (112583507968 bytes)`).
+    found.dedup_by(|exact, rounded| {
+        regex!(r"^\s*\(\s*$").is_match(&text[rounded.end..exact.start])
+            && regex!(r"^\d+(?:\s*(?:bytes|B))?\s*\)").is_match(&text[exact.start..])
+            && exact.bytes.abs_diff(rounded.bytes) <= rounded.bytes / 100
+            && {
+                rounded.bytes = exact.bytes;
+                rounded.end = exact.end;
+                true
+            }
+    });
     let mut roles: Vec<Option<RoleFrom>> = vec![None; found.len()];
     for (at, pair) in found.windows(2).enumerate() {
         let between = &text[pair[0].end..pair[1].start];
@@ -1093,6 +1105,15 @@ mod tests {
         let r = reading("Container killed by YARN for exceeding memory limits. 7.2 GB of 4.2 GB virtual memory used.");
         assert_eq!(r.kind, Kind::HostOom);
         assert_eq!((r.sizes.used, r.sizes.capacity), (Some(7_730_941_133), Some(4_509_715_661)));
+    }
+
+    #[test]
+    fn a_size_restated_exactly_is_the_exact_one() {
+        let r = reading("Failed to allocate device memory of 104.85GiB (112583507968 bytes): RESOURCE_EXHAUSTED");
+        assert_eq!(r.sizes.requested, Some(112_583_507_968));
+        // A different figure in parentheses is not a restatement.
+        let r = reading("failed to allocate 1.00GiB (free 524288000 bytes)");
+        assert_eq!((r.sizes.requested, r.sizes.free), (Some(1 << 30), Some(524_288_000)));
     }
 
     #[test]

@@ -50,6 +50,11 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     if let (Some(file), Some(at)) = (found.get(1).or(found.get(3)), found.get(2).or(found.get(4))) {
         event.fact(SECTION, "raised at", None, Some(format!("{}:{}", file.as_str(), at.as_str())));
     }
+    // Since PyTorch 1.0 the caching allocator says `CUDA out of memory. Tried to allocate`:
+    // `CUDA error: out of memory` is a CUDA call's own, outside the allocator.
+    if found[0].ends_with("error: out of memory") {
+        event.fact("Driver", "error", None, Some(found[0].to_string()));
+    }
     Some(Detected::at(event, text, &found))
 }
 

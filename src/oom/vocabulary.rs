@@ -992,7 +992,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
         // (jemalloc's `Requested: 1266803878728, active: 317336846336`; bwa-mem2's `Current
         // Allocation = 45.78 GB`.)
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|active",
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|active",
         side: Side::Before,
         role: Role::Used,
     },
