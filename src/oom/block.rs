@@ -21,7 +21,7 @@ pub(super) fn triggers(text: &[u8]) -> bool {
         // Report bodies an excerpt may start with, without the line that opened them.
         r"|InUse at |Chunk at |Free at |Free  at |in-use Chunks by size|Next region of size|XLA label: |XLA Label: |Allocation type: |Extra memory due to padding|Buffer \d+:",
         r"|by rematerialization|exceeds the base limit|Failed to get configs for|Limit: |Stats:|CUDA OOMs: |out_of_memory\+|oom_kill_process\+|(?i:MPS backend out of memory)",
-        r"|oom_reaper: reaped|TaskOOM event",
+        r"|oom_reaper: reaped|TaskOOM event|Tasks state \(memory|oom_score_adj name| per-cpu:|kB min:",
     ))
     .is_match(text)
 }

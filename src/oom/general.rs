@@ -156,7 +156,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         .and_then(|found| text.get(found.range()))
         .unwrap_or("");
     let spot = Spot { text, at, words, sentence: sentence.clone(), clause, section: line.section };
-    let talk = only_flags || talks(&spot, record, quote.is_some());
+    let talk = only_flags || talks(&spot, record, quote.is_some()) || names_a_unit(line, at);
     // A quoted record in a sentence that talks (`what issues can lead to this error which is
     // "RuntimeError: …"?`) is read on its own.
     // (Not a string that code prints: `printf("Fatal: failed to allocate %zu bytes …")`.)
@@ -206,9 +206,10 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             || names_alone(text, at, words)
             // What befell a thing (not a person: `I ran out of memory quickly with batch 64` is
             // talk of a setting), in the past (`The calculator ran out of memory and suddenly
-            // reset`, `the memory is filled up and killed by the system`), or a program's one-subject status with its figures (Trino's `Query
+            // reset`, `the memory is filled up and killed by the system`, Bitbucket's `Container
+            // 'Build' exceeded memory limit.`), or a program's one-subject status with its figures (Trino's `Query
             // exceeded per-node memory limit of 23.98GB [Allocated: 23.98GB, …]`).
-            || (regex!(r"(?i)^(?:ran out|crashed|died|was killed|got killed|were killed)\b|^memory\b.*\bkilled$").is_match(words)
+            || (regex!(r"(?i)^(?:ran out|crashed|died|was killed|got killed|were killed|exceeded)\b|^memory\b.*\bkilled$").is_match(words)
                 && !regex!(r"(?i)\b(?:I|we|you|they)\s+$").is_match(opening))
             || (!sizes.is_empty() && opening.split_whitespace().count() <= 2));
     Some(Reading {
@@ -222,6 +223,15 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         at,
         memory_unnamed,
     })
+}
+
+/// Whether the failure words at `at` are in the name of a service that systemd starts or stops
+/// (`systemd[1]: Started Early OOM Daemon.`, the prefix maybe stripped): a unit's description,
+/// not a failure.
+fn names_a_unit(line: &Line, at: usize) -> bool {
+    regex!(r"(?:^|\bsystemd\[\d+\]:\s+)(?:Started|Starting|Stopped|Stopping|Reloaded|Reloading|Finished)\s+[^.;:]*$")
+        .find(&line.text[..at])
+        .is_some_and(|unit| unit.start() > 0 || line.prefixed)
 }
 
 /// Where a line's failure words stand: the line as read, where the words start, and the
@@ -300,7 +310,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         || code_named
         || tables.talk.is_match(unhedged(&text[clause.clone()], words).as_bytes())
-        || tables.conditions.is_match(&text.as_bytes()[clause.start..at])
+        || (tables.conditions.is_match(&text.as_bytes()[clause.start..at]) && !met_when(&text[clause.start..at]))
         // (Others named in the sentence do not make talk of what the writer met right before
         // the failure's words, or the code that holds them: `while your precompiled demo is
         // running well … i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY`.)
@@ -313,6 +323,13 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
             && tables.named.is_match(opening.as_bytes())
             && !tables.met.is_match(opening.as_bytes())
             && !own_clause)
+}
+
+/// Whether a clause that opens with `when I|we …` tells what the writer met right before the
+/// failure's words (`when I try to run the project in device it's crashing with "Terminated
+/// due to memory issue"`): what happens each time, not a condition.
+fn met_when(clause: &str) -> bool {
+    regex!(r"(?i)^\W*when\s+(?:I|we)\b").is_match(clause) && vocabulary::compiled().met.is_match(clause.as_bytes())
 }
 
 /// `clause` without the failure's own words where they hedge only its cause (nnU-Net's
@@ -1359,6 +1376,8 @@ mod tests {
 
     /// For every row of the failure vocabulary, a piece of a real line in its words.
     const WORDING_EXAMPLES: &[(&str, &str)] = &[
+        ("oom after its place, in lower case", "# cuda oom"),
+        ("all memory pool allocations are in use (Godot)", "ERROR: All memory pool allocations are in use."),
         (
             "uses too much shared data (ptxas)",
             "Entry function 'input_concatenate_reduce_subtract_fusion' uses too much shared data (0xc180 bytes, 0xc000 max)",

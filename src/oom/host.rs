@@ -30,6 +30,17 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.truncated = true;
         return Some(Detected::new(event, "the kernel's OOM call trace").with_block(KernelReport::default()));
     }
+    // The kernel's report from its tables on, without the lines above them: the task table
+    // (`Tasks state (memory values in pages):`, its `… oom_score_adj name` header, printed only
+    // by the OOM killer) or the zones' memory state (`Node 0 Normal free:…kB … min:…kB`, `Node 0
+    // Normal per-cpu:`, which an allocation failure prints too).
+    if regex!(r"Tasks state \(memory values in pages\)|\boom_score_adj\s+name\s*$|^\s*Node \d+ \w+ (?:free:\d+kB\b.*\bmin:\d+kB|per-cpu:)")
+        .is_match(text)
+    {
+        let mut event = host_event(line);
+        event.truncated = true;
+        return Some(Detected::new(event, "the kernel's memory report").with_block(KernelTables::default()));
+    }
     if let Some(found) = killed(text) {
         let mut event = host_event(line);
         fill_killed(&mut event, text, &found);
@@ -155,5 +166,30 @@ impl Block for KernelReport {
 
     fn is_finished(&self) -> bool {
         self.killed
+    }
+}
+
+/// The kernel report's tables, read from wherever the excerpt starts: task rows, the zones'
+/// and per-CPU lines and the totals around them, up to the kill if it follows; any other
+/// line ends them.
+#[derive(Default)]
+struct KernelTables {
+    report: KernelReport,
+}
+
+impl Block for KernelTables {
+    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+        let text = line.text.trim();
+        let table_line = regex!(
+            r"^(?:\[\s*\d+\]\s+\d+\s+\d+\s|Node \d+ |lowmem_reserve\[\]|CPU\s+\d+:|\d+ (?:pages|total pagecache)|Free swap|Total swap|Swap cache|active_anon:|free:\d|Mem-Info:|Tasks state|\[\s*pid\s*\]|oom-kill:|Memory cgroup|memory: usage|swap: usage|kmem: usage)"
+        );
+        if self.report.killed || killed(text).is_some() || table_line.is_match(text) {
+            return self.report.feed(event, line);
+        }
+        Feed::Ended
+    }
+
+    fn is_finished(&self) -> bool {
+        self.report.killed
     }
 }

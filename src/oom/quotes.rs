@@ -44,6 +44,12 @@ pub(super) struct Quotes {
     previous_blank: bool,
     /// The end of the last line of prose outside any quote.
     introduction: Vec<u8>,
+    /// Lines pasted right under a line that opens as an example's title, with no fence or
+    /// blank line between (a patch's `Example of oom including the new rss_* fields:` over a
+    /// kernel table): Markdown quotes nothing there, but they are the example, up to a blank line.
+    under_introduction: bool,
+    /// The line before was prose outside any quote.
+    previous_prose: bool,
 }
 
 impl Quotes {
@@ -52,6 +58,7 @@ impl Quotes {
         let trimmed = raw.trim_ascii();
         let blank = trimmed.is_empty();
         let previous_blank = std::mem::replace(&mut self.previous_blank, blank);
+        let after_prose = std::mem::replace(&mut self.previous_prose, false);
         if let Some(info) = trimmed.strip_prefix(b"```") {
             let info = info.trim_ascii().to_ascii_lowercase();
             // Only an opening fence has an info string: one after an unclosed fence opens anew.
@@ -73,7 +80,11 @@ impl Quotes {
             return kind;
         }
         if blank {
+            self.under_introduction = false;
             return self.indented.unwrap_or_default();
+        }
+        if self.under_introduction {
+            return Quoted::NotARecord;
         }
         let indented_line = raw.starts_with(b"    ") || raw.starts_with(b"\t");
         if indented_line && (previous_blank || self.indented.is_some()) {
@@ -83,8 +94,15 @@ impl Quotes {
             return kind;
         }
         self.indented = None;
+        // (Only a line that opens as an example's title: `instead of:` ends many a sentence
+        // before the error the writer met.)
+        if after_prose && regex!(bytes r"(?i)^\W*(?:an? |the )?examples?\b[^:]*:$").is_match(&self.introduction) {
+            self.under_introduction = true;
+            return Quoted::NotARecord;
+        }
         self.introduction.clear();
         self.introduction.extend_from_slice(&trimmed[trimmed.len().saturating_sub(INTRODUCTION_TAIL)..]);
+        self.previous_prose = true;
         Quoted::Plain
     }
 
@@ -112,6 +130,13 @@ mod tests {
         let log =
             "Alerts should trigger if the pod has a `Last State` section of:\n\n```\nReason: OOMKilled\n```\nDone.";
         assert_eq!(kinds(log), [Plain, Plain, NotARecord, NotARecord, Plain, Plain]);
+    }
+
+    #[test]
+    fn lines_right_under_an_example_are_the_example() {
+        use Quoted::{NotARecord, Plain};
+        let log = "Example of oom including the new rss_* fields:\nTasks state (memory values in pages):\n[  pid  ]   uid\n\nDone.";
+        assert_eq!(kinds(log), [Plain, NotARecord, NotARecord, Plain, Plain]);
     }
 
     #[test]

@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed)? with|fail(?:s|ed)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
     };
 }
 
@@ -464,6 +464,21 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     // (Not a class or file of that name: `OOM.java line 378`, `OOM$setOOM`.)
     Wording { name: "OOM", pattern: r"\bOOM(?:$|[^\w.$]|\.(?:\s|$))", closest: ByPlace, strength: Phrase },
     Wording {
+        // In lower case only after the memory's place (a title's `cuda oom`): alone it is
+        // part of too many words and names.
+        name: "oom after its place, in lower case",
+        pattern: r"\b(?i:cuda|gpu|vram|cpu|ram|host|tpu|hbm|npu|xpu|mps)\s+oom\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // Godot's pool allocator, every block of its pool taken.
+        name: "all memory pool allocations are in use (Godot)",
+        pattern: r"\bAll memory pool allocations are in use\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
         name: "not enough memory",
         // (Also faceswap's `You do not have enough GPU memory available to train …`.)
         pattern: r"(?i)\bnot enough (?:free |GPU |device |video |host |system |virtual )?(?:memory|space|v?RAM)\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
@@ -627,6 +642,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "没有记忆",
     "failed with error -",
     "shared data",
+    " oom",
+    "pool allocations are in use",
     // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
     "alloc",
 ];
@@ -685,10 +702,11 @@ pub(super) enum Place {
 /// What makes a [`Strength::Phrase`] line an error record rather than a
 /// sentence about memory: an error word, an exception class, a status code.
 pub(super) const ERROR_MARKS: &str = concat!(
-    r"(?i:\berror\b|\berr\b|\bfatal\b|\bfailed\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
+    r"(?i:\berror\b|\berr\b|\bfatal\b|\bfail(?:ed|s)\b|\b(?:is|are|was|were|keeps?|kept|been|started) (?:failing|crashing)\b|\bfailure\b|\bwarn(?:ing)?\b|\babort|\bkill(?:ed|ing)\b|\bterminat|\bpanic)",
     // What the failure did to the process (`the job did exit with OOM last night`, `the linux
-    // oom killer kicks-in and kill my shell`).
-    r"|(?i:\bcrash(?:es|ed)?\b|\bdied\b|\bexit(?:s|ed)? with\b|\boom[- ]killer\b.{0,20}\bkills?\b)",
+    // oom killer kicks-in and kill my shell`, `the session keeps failing because it is running
+    // out of memory`).
+    r"|(?i:\bcrash(?:es|ed)?\b|\bcrashing with\b|\bdied\b|\bexit(?:s|ed)? with\b|\boom[- ]killer\b.{0,20}\bkills?\b)",
     // A logger's severity in brackets (TensorRT's `[TRT] [W]`, trtexec's `[E]`).
     r"|\[[EWF]\]",
     // `error` and `failure` in Portuguese, Spanish, German, French and Italian.
@@ -724,6 +742,8 @@ pub(super) const TALK: &str = concat!(
     // What it comes from as a rule (`On Kaggle this almost always comes from: 1) CPU/GPU
     // out-of-memory, …`).
     r"|\b(?:usually|typically|often|commonly|almost always|most likely) (?:comes? from|caused by)\b",
+    // A proposal (`One option could be a systemd component that traces oom kills …`).
+    r"|\b(?:one|an|another|the) (?:option|idea|approach|solution|alternative|way) (?:could|would|might|may) be\b",
     // A how-to (`How to Solve GPU Out of Memory Error on Google Colab`), and a remedy after the
     // failure's name (`- **Init OOM** (…, KV cache allocation fails): increase `mem_fraction_static``).
     r"|^\W*how (?:to|do i|can i|do you|can you|should i) (?:solve|fix|avoid|prevent|handle|deal with|resolve|debug|reduce)\b",
@@ -807,7 +827,7 @@ pub(super) const CONDITIONS: &str = r"(?i)\b(?:if|unless|whenever|in case)\b[^,:
 pub(super) const EXAMPLE_INTRODUCTIONS: &str = concat!(
     // (`becomes` only before `as`, `like` or the colon: `the memory becomes insufficient:` tells
     // what happened next.)
-    r"(?i)\b(?:becomes?(?: as| like|\s*:)|instead of|for example|for instance|e\.g\.|such as",
+    r"(?i)\b(?:becomes?(?: as| like|\s*:)|instead of|for example|for instance|e\.g\.|such as|^\W*examples? (?:of|output|log)",
     r"|(?:should|would|will) (?:look|read) like|expected (?:output|message)|alerts? (?:should|would|will))\b",
 );
 
