@@ -7,7 +7,8 @@ use super::line::Line;
 
 /// Lines worth a closer look; everything else is skipped without being
 /// decoded or cleaned up, which keeps the pass over a large log cheap. Plain,
-/// case-sensitive literals, so the regex engine can search for them all at once.
+/// case-sensitive literals, so the regex engine can search for them all at once;
+/// and a row of the kernel's task table, looked at only on lines that hold a `[`.
 pub(super) fn triggers(text: &[u8]) -> bool {
     regex!(bytes concat!(
         r"out of memory|Out of memory|Out Of Memory|OUT OF MEMORY|out-of-memory|OutOfMemory|OUT_OF_MEMORY",
@@ -21,9 +22,10 @@ pub(super) fn triggers(text: &[u8]) -> bool {
         // Report bodies an excerpt may start with, without the line that opened them.
         r"|InUse at |Chunk at |Free at |Free  at |in-use Chunks by size|Next region of size|XLA label: |XLA Label: |Allocation type: |Extra memory due to padding|Buffer \d+:",
         r"|by rematerialization|exceeds the base limit|Failed to get configs for|Limit: |Stats:|CUDA OOMs: |out_of_memory\+|oom_kill_process\+|(?i:MPS backend out of memory)",
-        r"|oom_reaper: reaped|TaskOOM event|Tasks state \(memory|oom_score_adj name| per-cpu:|kB min:",
+        r"|oom_reaper: reaped|TaskOOM event|Last few GCs|Tasks state \(memory|oom_score_adj name| per-cpu:|kB min:",
     ))
     .is_match(text)
+        || (memchr::memchr(b'[', text).is_some() && super::host::is_task_row(text))
 }
 
 /// A continuation joins at most this many lines.

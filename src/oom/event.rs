@@ -358,6 +358,12 @@ impl OomEvent {
         self.push_item(section, Item { name: name.to_string(), bytes, count: None, note });
     }
 
+    /// The failure's own line, found after the lines that opened the event (V8's fatal line
+    /// after its report of collections): its message is the event's.
+    pub(super) fn message_from(&mut self, line: &Line) {
+        self.message = shorten(line.text.trim(), MAX_MESSAGE_CHARS);
+    }
+
     /// Adds a count (not bytes) under `section`.
     pub(super) fn count(&mut self, section: &str, name: &str, count: u64) {
         self.push_item(section, Item { name: name.to_string(), bytes: None, count: Some(count), note: None });

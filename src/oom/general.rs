@@ -1618,3 +1618,15 @@ mod tests {
         }
     }
 }
+#[cfg(test)]
+mod scratch {
+    use super::*;
+    #[test]
+    fn scratch() {
+        for text in ["ray.exceptions.RayTaskError(OutOfMemoryError): ray::Runner.run() (pid=104449, ip=10.130.71.7, actor_id=36b6798a692f88dfb0e149e301000000, repr=<main.Runner object at 0x783e766c0ca0>)                                                                  | 1"] {
+            let line = crate::oom::line::normalise(1, text.as_bytes());
+            println!("  line {:?} prefixed {}", line.text, line.prefixed);
+            println!("{:?}", read(&line).map(|r| (r.talk, r.statement, r.words)));
+        }
+    }
+}

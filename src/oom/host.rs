@@ -30,6 +30,22 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.truncated = true;
         return Some(Detected::new(event, "the kernel's OOM call trace").with_block(KernelReport::default()));
     }
+    // V8's report of the garbage collections before it gave up, which it prints only when the
+    // heap is out of memory; its `FATAL ERROR: … JavaScript heap out of memory` may follow.
+    if text.contains("<--- Last few GCs --->") {
+        let mut event = host_event(line);
+        event.truncated = true;
+        return Some(Detected::new(event, "V8's last few GCs").with_block(V8Report::default()));
+    }
+    // Rows of the task table alone (`[  806]  1000   806   134504  1041  221184  0  0 plasmashell`):
+    // the table, if another row follows.
+    if is_task_row(text.as_bytes()) {
+        let mut event = host_event(line);
+        event.truncated = true;
+        let mut detected = Detected::new(event, "the kernel's task table").with_block(KernelTables::default());
+        detected.tentative = true;
+        return Some(detected);
+    }
     // The kernel's report from its tables on, without the lines above them: the task table
     // (`Tasks state (memory values in pages):`, its `… oom_score_adj name` header, printed only
     // by the OOM killer) or the zones' memory state (`Node 0 Normal free:…kB … min:…kB`, `Node 0
@@ -169,6 +185,13 @@ impl Block for KernelReport {
     }
 }
 
+/// A row of the task table the OOM killer prints: the pid in brackets, then uid, tgid, the
+/// memory columns and `oom_score_adj` (six to ten numbers, by kernel version), then the name.
+pub(super) fn is_task_row(text: &[u8]) -> bool {
+    // (Behind any prefix: the scanner asks before it strips the line's.)
+    regex!(bytes r"\[\s*\d+\](?:[ \t]+-?\d+){6,10}[ \t]+\S+\s*$").is_match(text)
+}
+
 /// The kernel report's tables, read from wherever the excerpt starts: task rows, the zones'
 /// and per-CPU lines and the totals around them, up to the kill if it follows; any other
 /// line ends them.
@@ -191,5 +214,53 @@ impl Block for KernelTables {
 
     fn is_finished(&self) -> bool {
         self.report.killed
+    }
+}
+
+/// V8's report from `<--- Last few GCs --->` on: the collections, the JS stack trace, and the
+/// fatal line, which is the failure's message (and the report's end but for its frames).
+#[derive(Default)]
+struct V8Report {
+    fatal: bool,
+    blanks: u8,
+}
+
+impl Block for V8Report {
+    fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
+        let text = line.text.trim();
+        if line.is_blank() {
+            self.blanks += 1;
+            return if self.blanks > 2 { Feed::Ended } else { Feed::Consumed };
+        }
+        self.blanks = 0;
+        // (The native frames after the fatal line: ` 1: 0xbf9890 node::Abort() [node]`.)
+        if regex!(r"^\d+: 0x[0-9a-fA-F]+\b").is_match(text) {
+            return Feed::Consumed;
+        }
+        if self.fatal {
+            return Feed::Ended;
+        }
+        if text.starts_with("FATAL ERROR:") {
+            self.fatal = true;
+            event.truncated = false;
+            event.message_from(line);
+            if let Some(reading) = super::general::read(line) {
+                super::general::refine(event, &reading);
+            }
+            return Feed::Consumed;
+        }
+        let collection = regex!(r"\d+ ms: (?:Mark-sweep|Mark-Compact|Mark-compact|Scavenge|Minor Mark-Compact)\b");
+        let stack = regex!(r"^(?:<--- JS stacktrace --->|==== JS stack trace|Security context:|JS stack trace)");
+        if collection.is_match(text)
+            || stack.is_match(text)
+            || regex!(r"^\d+: (?:ExitFrame|StubFrame|builtin exit frame|~|\S+\(|\[)").is_match(text)
+        {
+            return Feed::Consumed;
+        }
+        Feed::Ended
+    }
+
+    fn is_finished(&self) -> bool {
+        self.fatal
     }
 }

@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
     };
 }
 
@@ -109,8 +109,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "ALLOC_FAILED",
-        // (nvJPEG's is `NVJPEG_STATUS_ALLOCATOR_FAILURE`.)
-        pattern: r"\b[A-Z]+_(?:STATUS_)?ALLOC(?:ATION)?_FAILED\b|\b[A-Z]+_STATUS_ALLOCATOR_FAILURE\b|\b(?:cuda|hip)ErrorMemoryAllocation\b",
+        // (nvJPEG's is `NVJPEG_STATUS_ALLOCATOR_FAILURE`, Rockchip's `RKNN_ERR_MALLOC_FAIL`.)
+        pattern: r"\b[A-Z]+_(?:STATUS_|ERR_|ERROR_)?M?ALLOC(?:ATION)?_FAIL(?:ED)?\b|\b[A-Z]+_STATUS_ALLOCATOR_FAILURE\b|\b(?:cuda|hip)ErrorMemoryAllocation\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -278,7 +278,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         closest: HostUnlessDevice,
         strength: Phrase,
     },
-    Wording { name: "bad_alloc", pattern: r"\bbad_alloc\b|\bBadAlloc\b", closest: HostUnlessDevice, strength: Token },
+    Wording { name: "bad_alloc", pattern: r"\bbad_alloc\b|\bBadAlloc\b|(?:Error|Exception|what\(\)):\s*bad allocation\b", closest: HostUnlessDevice, strength: Token },
     Wording {
         name: "Cannot allocate memory (ENOMEM)",
         pattern: r"(?i)\bcannot allocate memory\b|\[Errno 12\]|\bENOMEM\b|\berrno=12\b",
@@ -427,7 +427,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "OutOfMemory",
         // (oneDNN's status as benchdnn prints it: `returned 'out_of_memory'`.)
-        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b[A-Z0-9]+_OUTOF(?:VIDEO)?MEMORY\b",
+        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b[A-Z0-9]+_OUTOF(?:VIDEO)?MEMORY\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -667,6 +667,7 @@ pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "inability",
     "error",
     "_alloc",
+    "bad alloc",
     "badalloc",
     "tried to alloc",
     "on device",
@@ -742,6 +743,9 @@ pub(super) const TALK: &str = concat!(
     // What it comes from as a rule (`On Kaggle this almost always comes from: 1) CPU/GPU
     // out-of-memory, …`).
     r"|\b(?:usually|typically|often|commonly|almost always|most likely) (?:comes? from|caused by)\b",
+    // A change that adds what acts on it (`Adds `-XX:+ExitOnOutOfMemoryError` … so the Gradle
+    // daemon dies immediately on an `OutOfMemoryError``).
+    r"|^\W*(?:adds|introduces|implements)\s",
     // A proposal (`One option could be a systemd component that traces oom kills …`).
     r"|\b(?:one|an|another|the) (?:option|idea|approach|solution|alternative|way) (?:could|would|might|may) be\b",
     // A how-to (`How to Solve GPU Out of Memory Error on Google Colab`), and a remedy after the
@@ -877,8 +881,9 @@ pub(super) const UNMET: &str = r"(?i)\b(?:without|no|not|never|avoid\w*|prevent\
 pub(super) const NEGATED: &str = r"(?i)\b(?:(?:not|never)\s+(?:due to|because of|caused by|related to)|isn't|wasn't|aren't|weren't)\s+(?:(?:an?|the)\s+)?$";
 
 /// A verb of work right before the failure's words: the failure is what the work is about,
-/// not what happened (`unable to diagnose OOM`, `Testing OOM issues`, `how to reproduce the OOM`).
-pub(super) const WORKED_ON: &str = r"(?i)\b(?:avoid\w*|prevent\w*|reduc\w*|fix\w*|handl\w*|detect\w*|catch\w*|debug\w*|test\w*|simulat\w*|diagnos\w*|reproduc\w*|investigat\w*)\s+(?:(?:the|an?|this|these|those)\s+)?$";
+/// not what happened (`unable to diagnose OOM`, `Testing OOM issues`, `how to reproduce the OOM`,
+/// `Check allocations for OOM`).
+pub(super) const WORKED_ON: &str = r"(?i)\b(?:avoid\w*|prevent\w*|reduc\w*|fix\w*|handl\w*|detect\w*|catch\w*|debug\w*|test\w*|simulat\w*|diagnos\w*|reproduc\w*|investigat\w*|check\w*|guard\w*)\s+(?:(?:\w+\s+){0,2}(?:for|against)\s+)?(?:(?:the|an?|this|these|those)\s+)?$";
 
 /// A verb of the failure's occurrence before [`NAMED`]'s determiner, or before a code in
 /// backticks: the writer reports a failure met (`there will be a MemoryError`, `I got an out
@@ -952,7 +957,7 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
-pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache)\b|\dbytes?\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
+pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache|\w*out_?of_?memory\w*|\w*memory_?error)\b|\dbytes?\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -139,10 +139,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a pull request tells of the failures it fixes (`was presenting problems … due to OOM errors`); a cause named is not read as met",
     ),
     (
-        "round25-fragments/v8-last-few-gcs-title-and-body-no-fatal-line.txt",
-        "V8's `<--- Last few GCs --->` block without its `FATAL ERROR` line: the GC's `allocation failure` is its reason, no failure of memory",
-    ),
-    (
         "round25-gpu/qnn-executorch-fastrpc-map-persistent-weights-buffer.txt",
         "the request is the length of a failed map two lines before the failure (`fastrpc memory map … with length: 817889280 failed`)",
     ),
