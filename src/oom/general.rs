@@ -142,7 +142,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // CUDA failed with error out of memory` error.`): a name in backticks is code (Zig's
     // `error.OutOfMemory`).
     let quote = regex!(
-        r#"["'\u{201c}\u{2018}](?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$"#
+        r#"["'\u{201c}\u{2018}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$"#
     )
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
@@ -325,11 +325,11 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
             && !own_clause)
 }
 
-/// Whether a clause that opens with `when I|we …` tells what the writer met right before the
-/// failure's words (`when I try to run the project in device it's crashing with "Terminated
+/// Whether a clause that opens with `when`, with the writer in it (`when I …`, `When running
+/// Transmission … I am getting a "…"`), tells what the writer met right before the failure's words (`when I try to run the project in device it's crashing with "Terminated
 /// due to memory issue"`): what happens each time, not a condition.
 fn met_when(clause: &str) -> bool {
-    regex!(r"(?i)^\W*when\s+(?:I|we)\b").is_match(clause) && vocabulary::compiled().met.is_match(clause.as_bytes())
+    regex!(r"(?i)^\W*when\b.*\b(?:I|we)\b").is_match(clause) && vocabulary::compiled().met.is_match(clause.as_bytes())
 }
 
 /// `clause` without the failure's own words where they hedge only its cause (nnU-Net's
@@ -1376,6 +1376,14 @@ mod tests {
 
     /// For every row of the failure vocabulary, a piece of a real line in its words.
     const WORDING_EXAMPLES: &[(&str, &str)] = &[
+        (
+            "your system has run out of application memory (macOS)",
+            "Your system has run out of application memory",
+        ),
+        (
+            "lmkd kill to free memory (Android)",
+            "Kill './lmkd_unit_test' (6870), uid 0, oom_score_adj 1000 to free 2740708kB rss",
+        ),
         ("oom after its place, in lower case", "# cuda oom"),
         ("all memory pool allocations are in use (Godot)", "ERROR: All memory pool allocations are in use."),
         (
@@ -1615,18 +1623,6 @@ mod tests {
                 "row {row} ({:?}) gives no size its role in {example:?}: {roles:?}",
                 vocabulary::SIZE_ROLES[row].words
             );
-        }
-    }
-}
-#[cfg(test)]
-mod scratch {
-    use super::*;
-    #[test]
-    fn scratch() {
-        for text in ["ray.exceptions.RayTaskError(OutOfMemoryError): ray::Runner.run() (pid=104449, ip=10.130.71.7, actor_id=36b6798a692f88dfb0e149e301000000, repr=<main.Runner object at 0x783e766c0ca0>)                                                                  | 1"] {
-            let line = crate::oom::line::normalise(1, text.as_bytes());
-            println!("  line {:?} prefixed {}", line.text, line.prefixed);
-            println!("{:?}", read(&line).map(|r| (r.talk, r.statement, r.words)));
         }
     }
 }

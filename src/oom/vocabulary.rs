@@ -26,7 +26,7 @@ use super::event::Kind;
 /// [`FAILURE_WORDS`], and in [`FAILED_CALL`], which reads the size they were given.
 macro_rules! allocation_calls {
     () => {
-        "VirtualAlloc|mmap|mach_vm_map|malloc|calloc|realloc|allocate|alloc"
+        "VirtualAlloc|mmap|mach_vm_map|commit_memory|malloc|calloc|realloc|allocate|alloc"
     };
 }
 
@@ -278,7 +278,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         closest: HostUnlessDevice,
         strength: Phrase,
     },
-    Wording { name: "bad_alloc", pattern: r"\bbad_alloc\b|\bBadAlloc\b|(?:Error|Exception|what\(\)):\s*bad allocation\b", closest: HostUnlessDevice, strength: Token },
+    Wording {
+        name: "bad_alloc",
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|(?:Error|Exception|what\(\)):\s*bad allocation\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
     Wording {
         name: "Cannot allocate memory (ENOMEM)",
         pattern: r"(?i)\bcannot allocate memory\b|\[Errno 12\]|\bENOMEM\b|\berrno=12\b",
@@ -335,7 +340,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocation (?:failure|error|fail)\b",
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`).
-            r"|\balloc(?:ate|ating)(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
+            r"|\balloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
+            // A function named for allocating (Sophon's `bm_alloc_gmem failed`, `kmem_alloc failed`).
+            r"|\b[a-z]\w*_alloc\w*(?:\(\))? failed\b",
             r"|\b(?:",
             allocation_calls!(),
             r") (?:of|for) .{1,40}? failed|\b(?:",
@@ -470,6 +477,20 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         pattern: r"\b(?i:cuda|gpu|vram|cpu|ram|host|tpu|hbm|npu|xpu|mps)\s+oom\b",
         closest: ByPlace,
         strength: Phrase,
+    },
+    Wording {
+        // macOS's dialog when apps take all memory and swap (a person's `your` is the system's).
+        name: "your system has run out of application memory (macOS)",
+        pattern: r"\bYour system has run out of application memory\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // Android's lmkd: `Kill 'com.app' (6870), uid 0, oom_score_adj 1000 to free 2740708kB rss`.
+        name: "lmkd kill to free memory (Android)",
+        pattern: r"\bKill '[^']+' \(\d+\), uid \d+, oom_score_adj -?\d+ to free \d+kB\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
     },
     Wording {
         // Godot's pool allocator, every block of its pool taken.
@@ -757,6 +778,8 @@ pub(super) const TALK: &str = concat!(
     // A Chinese guide's title: an analysis, a detailed account, a summary, a solution
     // (`Java内存溢出错误：OutOfMemoryError异常分析`).
     r"|分析|详解|总结|解决(?:方案|方法|办法)",
+    // A translation's review (`问题描述：译文为"内存溢出"`, `哪一项：out-of-memory`).
+    r"|译文|翻译|哪一项|怎样是正确的",
     // A Japanese guide's: what it is, an explanation, remedies, the people it helps
     // (`メモリ不足(Out of memory)とはどんな状態?原因や対処法を詳しく解説します!`).
     r"|とは|解説|対処法|困っている",
@@ -901,13 +924,13 @@ pub(super) const WRITER_MEETS: &str = concat!(
     r")\b|^.*\byou\s+(?:will\s+)?(?:get|see)\s+(?:this|the following|an?|the same)\s+(?:error|message|warning|output)\s*:"
 );
 
-/// A failed allocation call with the size it was given, its last argument of three digits
-/// or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`, InnoDB's `mmap(137363456 bytes)
-/// failed`).
+/// A failed allocation call with the size it was given, its first decimal argument of three
+/// digits or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`, InnoDB's `mmap(137363456 bytes)
+/// failed`, the JVM's `os::commit_memory(0x0000000090000000, 117440512, 0) failed`).
 pub(super) const FAILED_CALL: &str = concat!(
     r"\b(?:",
     allocation_calls!(),
-    r")(?:\[[^\]]{0,40}\])?\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\s*\)\s*(?i:failed)\b"
+    r")(?:\[[^\]]{0,40}\])?\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\b[^)]*\)\s*(?i:failed)\b"
 );
 
 /// The writer, reporting the failure met right before its words (`Every time I get CUDA out of
@@ -996,7 +1019,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
         side: Side::Before,
         role: Role::Requested,
     },
