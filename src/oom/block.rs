@@ -8,8 +8,7 @@ use super::line::Line;
 /// Lines worth a closer look; everything else is skipped without being
 /// decoded or cleaned up, which keeps the pass over a large log cheap. Plain,
 /// case-sensitive literals, so the regex engine can search for them all at once;
-/// and a row of the kernel's task table, looked at only on lines that open with `[` (dmesg's
-/// own or the row's) or hold the journal's `kernel: [`.
+/// and a row of the kernel's task table, which its last words single out cheaply.
 pub(super) fn triggers(text: &[u8]) -> bool {
     regex!(bytes concat!(
         r"out of memory|Out of memory|Out Of Memory|OUT OF MEMORY|out-of-memory|OutOfMemory|OUT_OF_MEMORY",
@@ -26,8 +25,7 @@ pub(super) fn triggers(text: &[u8]) -> bool {
         r"|oom_reaper: reaped|TaskOOM event|Last few GCs|Tasks state \(memory|oom_score_adj name| per-cpu:|kB min:",
     ))
     .is_match(text)
-        || ((text.first() == Some(&b'[') || memchr::memmem::find(text, b"kernel: [").is_some())
-            && super::host::is_task_row(text))
+        || super::host::is_task_row(text)
 }
 
 /// A continuation joins at most this many lines.

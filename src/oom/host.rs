@@ -187,9 +187,17 @@ impl Block for KernelReport {
 
 /// A row of the task table the OOM killer prints: the pid in brackets, then uid, tgid, the
 /// memory columns and `oom_score_adj` (six to ten numbers, by kernel version), then the name.
+/// Asked of every line of a log, so the end of the line is looked at first: a name after a
+/// number (`oom_score_adj`), which few other lines end with.
 pub(super) fn is_task_row(text: &[u8]) -> bool {
+    let text = text.trim_ascii_end();
+    let Some(space) = text.iter().rposition(|b| b.is_ascii_whitespace()) else { return false };
+    let before_name = text[..space].trim_ascii_end();
+    if !before_name.last().is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
     // (Behind any prefix: the scanner asks before it strips the line's.)
-    regex!(bytes r"\[\s*\d+\](?:[ \t]+-?\d+){6,10}[ \t]+\S+\s*$").is_match(text)
+    regex!(bytes r"\[\s*\d+\](?:[ \t]+-?\d+){6,10}[ \t]+\S+$").is_match(text)
 }
 
 /// The kernel report's tables, read from wherever the excerpt starts: task rows, the zones'

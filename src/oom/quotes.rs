@@ -96,7 +96,10 @@ impl Quotes {
         self.indented = None;
         // (Only a line that opens as an example's title: `instead of:` ends many a sentence
         // before the error the writer met.)
-        if after_prose && regex!(bytes r"(?i)^\W*(?:an? |the )?examples?\b[^:]*:$").is_match(&self.introduction) {
+        if after_prose
+            && self.introduction.ends_with(b":")
+            && regex!(bytes r"(?i)^\W*(?:an? |the )?examples?\b[^:]*:$").is_match(&self.introduction)
+        {
             self.under_introduction = true;
             return Quoted::NotARecord;
         }
