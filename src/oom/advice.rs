@@ -372,11 +372,8 @@ fn runtime(event: &OomEvent) -> Vec<String> {
                         .to_string(),
                 );
             }
-            // PJRT's `Out of memory allocating N bytes.` alone: XLA's CPU client prints it
-            // for host memory, other clients (older GPU ones) for device memory.
-            let device_unnamed =
-                !names_a_device(event) && regex!(r"\bOut of memory allocating \d+ bytes").is_match(&event.message);
-            if !device_unnamed {
+            // Unless the rest of the log named the device after all.
+            if !event.device_unnamed || names_a_device(event) {
                 advice.extend(gpu_pool(event));
             } else {
                 advice.push(

@@ -242,6 +242,11 @@ pub struct OomEvent {
     /// from the vocabulary alone.
     #[serde(skip)]
     pub by_general_reader: bool,
+    /// The message names no device and the wording does not imply one (PJRT's `Out of memory
+    /// allocating N bytes.`, which XLA's CPU client prints for host memory and other clients
+    /// for device memory): advice must not assume a GPU.
+    #[serde(skip)]
+    pub device_unnamed: bool,
     /// Where each section of `breakdown` is, by name, so a log with many
     /// sections is read in linear time.
     #[serde(skip)]
@@ -283,6 +288,7 @@ impl OomEvent {
             phase: None,
             failure_words: Vec::new(),
             by_general_reader: false,
+            device_unnamed: false,
             sections: HashMap::new(),
         }
     }

@@ -60,6 +60,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         // PJRT's allocators (TPU, CPU) when a buffer does not fit, with the exact count.
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
         event.requested_bytes = found[1].parse().ok();
+        event.device_unnamed = true;
         return Some(Detected::at(event, text, &found));
     }
     let found = regex!(
