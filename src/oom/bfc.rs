@@ -43,15 +43,15 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     if let Some(found) = tensor_oom(text) {
         // TensorFlow's GPU allocator is BFC: the message is BFC's unless it names another
         // allocator, or a device other than a GPU (`…/cpu:0`, DirectML's `DML:0`).
-        let bfc = match found.get(5) {
+        let bfc = match found.name("allocator") {
             Some(allocator) => allocator.as_str().ends_with("_bfc"),
-            None => found.get(4).is_none_or(|device| names_gpu(device.as_str())),
+            None => found.name("device").is_none_or(|device| names_gpu(device.as_str())),
         };
         let kind = if bfc { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };
         let mut event = OomEvent::new(kind, line);
         Dump::default().feed(&mut event, line);
-        let named_allocator = found.get(5).is_some();
-        return Some(Detected::at(event, text, &found).with_block(NodeLine { named_allocator }));
+        let named_allocator = found.name("allocator").is_some();
+        return Some(Detected::at(event, text, &found).with_block(NodeLine { named_allocator, read: false }));
     }
     if let Some(found) = regex!(r"failed to allocate memory \[Op:(\w+)\]").captures(text) {
         // TensorFlow's eager op, without figures.
@@ -104,15 +104,22 @@ fn names_gpu(device: &str) -> bool {
 /// `[[{{node conv2d/Conv2D}}]]`): the op, and the device when the message did not name it.
 struct NodeLine {
     named_allocator: bool,
+    /// The failed node's line is read; the node lines after it (`[[Node: range_3/_21 =
+    /// _Recv[…, _device="…/cpu:0"]]`) are other nodes of the step and name nothing of it.
+    read: bool,
 }
 
 impl Block for NodeLine {
     fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
-        let Some(found) = regex!(r#"^\s*\[\[(?:Node: ([\w/.-]+)|\{\{node ([\w/.-]+)\}\})(?:[^"]*_device="([^"]*)")?"#)
+        // (Attributes before the device may hold quotes: `padding="SAME", …, _device="…"`.)
+        let Some(found) = regex!(r#"^\s*\[\[(?:Node: ([\w/.-]+)|\{\{node ([\w/.-]+)\}\})(?:.*?_device="([^"]*)")?"#)
             .captures(&line.text)
         else {
             return Feed::Ended;
         };
+        if std::mem::replace(&mut self.read, true) {
+            return Feed::Consumed;
+        }
         event.op = event.op.take().or(found.get(1).or(found.get(2)).map(|op| op.as_str().to_string()));
         if !self.named_allocator {
             if let Some(device) = found.get(3) {
@@ -132,8 +139,21 @@ impl Block for NodeLine {
 fn tensor_oom(text: &str) -> Option<regex::Captures<'_>> {
     // (The device and the allocator are names: a quote's closing mark after them is not theirs,
     // `… by allocator GPU_0_bfc", and how to fix it`.)
-    regex!(r"OOM when allocating tensor(?: with shape\s?\[([^\]]*)\]| of shape \[([^\]]*)\])?(?: and type (\w+))?(?: on ([\w/:.-]+))?(?: by allocator ([\w/:.-]+))?")
+    // (Before TF 1.0 the shape was its proto, `with shapedim { size: 10000 } dim { size: 14 }`.)
+    regex!(r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\]| of shape \[(?P<shape_of>[^\]]*)\]| with shape\s?(?P<dims>(?:dim \{ size: \d+ \}\s?)+))?(?: and type (?P<dtype>\w+))?(?: on (?P<device>[\w/:.-]+))?(?: by allocator (?P<allocator>[\w/:.-]+))?")
         .captures(text)
+}
+
+/// The tensor's shape as TensorFlow prints it now (`[10000,14,14,64]`), from either form.
+fn tensor_shape(found: &regex::Captures) -> Option<String> {
+    if let Some(shape) = found.name("shape").or(found.name("shape_of")) {
+        return Some(format!("[{}]", shape.as_str()));
+    }
+    let dims: Vec<&str> = regex!(r"size: (\d+)")
+        .captures_iter(found.name("dims")?.as_str())
+        .map(|dim| dim.get(1).map_or("", |d| d.as_str()))
+        .collect();
+    Some(format!("[{}]", dims.join(",")))
 }
 
 /// `DumpMemoryLog`, the occupancy map and the op's message after it.
@@ -213,8 +233,8 @@ impl Block for Dump {
         }
         self.blanks = 0;
         if let Some(found) = tensor_oom(t) {
-            event.shape = event.shape.take().or(found.get(1).or(found.get(2)).map(|s| format!("[{}]", s.as_str())));
-            if let Some(allocator) = found.get(5) {
+            event.shape = event.shape.take().or_else(|| tensor_shape(&found));
+            if let Some(allocator) = found.name("allocator") {
                 event.allocator = event.allocator.take().or(Some(allocator.as_str().to_string()));
             }
             // TensorFlow's message is the last thing printed for this failure, and the error itself.
@@ -422,6 +442,22 @@ mod tests {
         assert_eq!(report.events.len(), 2);
         assert_eq!(report.incidents.len(), 1, "{:#?}", report.incidents);
         assert!(report.incidents[0].is_failure(), "{}", report.incidents[0].title);
+    }
+
+    #[test]
+    fn tensorflow_before_1_0_prints_the_shape_as_its_proto_and_other_nodes_after_the_failed_one() {
+        // From a 2015 TensorFlow issue (round31-dl/tf-2015-shapedim-proto-conv2d-node.txt): the
+        // dimensions are no sizes, and the `_Recv` node on the CPU after the failed node is another node.
+        let log = concat!(
+            "tensorflow.python.framework.errors.ResourceExhaustedError: OOM when allocating tensor with shapedim { size: 10000 } dim { size: 14 } dim { size: 14 } dim { size: 64 }\n",
+            "\t [[Node: Conv2D_1 = Conv2D[T=DT_FLOAT, padding=\"SAME\", strides=[1, 1, 1, 1], use_cudnn_on_gpu=true, _device=\"/job:localhost/replica:0/task:0/gpu:0\"](MaxPool, Variable_4)]]\n",
+            "\t [[Node: range_3/_21 = _Recv[client_terminated=false, recv_device=\"/job:localhost/replica:0/task:0/cpu:0\", _device=\"/job:localhost/replica:0/task:0/cpu:0\"]()]]\n",
+        );
+        let event = scan("log", log.as_bytes()).unwrap().events.remove(0);
+        assert_eq!(event.kind, Kind::BfcAllocatorOom);
+        assert_eq!(event.shape.as_deref(), Some("[10000,14,14,64]"));
+        assert_eq!(event.op.as_deref(), Some("Conv2D_1"));
+        assert_eq!(event.requested_bytes, None);
     }
 
     #[test]

@@ -127,6 +127,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // (Dotted names are taken out only where another resource is named at all, so that
     // most lines pay for no copy.)
     let rest = &text[at..sentence.end];
+    // The dynamic loader's fixed reserve for thread-local storage (`dlopen: cannot allocate
+    // memory in static TLS block`) is full, however much memory is free: no shortage of memory.
+    if regex!(r"(?i)^cannot allocate memory in static TLS block\b").is_match(rest) {
+        return None;
+    }
     if tables.other_resource.is_match(rest.as_bytes()) {
         let rest = regex!(r"\w+(?:\.\w+)+").replace_all(rest, " ");
         if tables.other_resource.is_match(rest.as_bytes()) && !tables.memory_named.is_match(rest.as_bytes()) {
@@ -1019,6 +1024,8 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         || regex!(r"(?i)\bdue to memory usage\s*$").is_match(before)
         // (TeX counts its main memory in words: `[main memory size=3000000]`.)
         || regex!(r"(?i)\bmain memory size\s*=\s*$").is_match(before)
+        // (A tensor's dimension in its proto, TensorFlow's `shapedim { size: 10000 } dim { …`.)
+        || regex!(r"dim \{ size: $").is_match(before)
     {
         return false;
     }
@@ -1499,6 +1506,9 @@ mod tests {
         ("larger than the maximum", "size 18300780544 is larger than buffer maximum of 17179869184"),
         ("failed check of an allocation", "enforce allocating <= available failed, 10513462067 > 1369702144"),
         ("exceeds memory", "which exceeds the memory usage threshold of 0.95."),
+        ("not enough resource: memory (Kubernetes)", "OutOfmemory: Pod Node didn't have enough resource: memory, requested:"),
+        ("ended due to memory", "Command exited with return code -9 due to RAM"),
+        ("CUDA result 2", "CUresult error  result=2 file=csrc/torch_memory_saver.cpp"),
     ];
 
     #[test]

@@ -212,7 +212,7 @@ impl Block for KernelTables {
     fn feed(&mut self, event: &mut OomEvent, line: &Line) -> Feed {
         let text = line.text.trim();
         let table_line = regex!(
-            r"^(?:\[\s*\d+\]\s+\d+\s+\d+\s|Node \d+ |lowmem_reserve\[\]|CPU\s+\d+:|\d+ (?:pages|total pagecache)|Free swap|Total swap|Swap cache|active_anon:|free:\d|Mem-Info:|Tasks state|\[\s*pid\s*\]|oom-kill:|Memory cgroup|memory: usage|swap: usage|kmem: usage)"
+            r"^(?:\[\s*\d+\]\s+\d+\s+\d+\s|Node \d+ |lowmem_reserve\[\]|CPU\s+\d+:|\d+ (?:pages|total pagecache|reserved pages)|Free swap|Total swap|Swap cache|free:\d|Mem-Info:|Tasks state|\[\s*pid\s*\]|oom-kill:|Memory cgroup|memory: usage|swap: usage|kmem: usage|[a-z_]+:\d+ [a-z_()]+:\d|\w+ free:\d+kB|\w+: \d+\*\d+kB)"
         );
         if self.report.killed || killed(text).is_some() || table_line.is_match(text) {
             return self.report.feed(event, line);
@@ -270,5 +270,31 @@ impl Block for V8Report {
 
     fn is_finished(&self) -> bool {
         self.fatal
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::oom::scan;
+
+    /// The zones' lines of a kernel report (an old kernel's, with per-CPU lists).
+    const ZONES: &str = concat!(
+        "Mem-Info:\n",
+        "Node 0 DMA per-cpu:\n",
+        "CPU    0: hi:    0, btch:   1 usd:   0\n",
+        "active_anon:105214 inactive_anon:4 isolated_anon:0\n",
+        " active_file:1004 inactive_file:1205 isolated_file:0\n",
+        "Node 0 DMA free:2000kB min:80kB low:100kB high:120kB active_anon:1200kB present:15688kB\n",
+        "lowmem_reserve[]: 0 489 489 489\n",
+        "Node 0 DMA: 4*4kB 2*8kB 1*16kB 3*32kB 1*64kB 0*128kB 1*256kB 1*512kB 1*1024kB 0*2048kB 0*4096kB = 2000kB\n",
+        "131054 pages RAM\n",
+    );
+
+    #[test]
+    fn the_zones_alone_are_a_truncated_report_read_as_one() {
+        let report = scan("log", ZONES.as_bytes()).unwrap();
+        assert_eq!(report.events.len(), 1);
+        assert!(report.events[0].truncated);
+        assert_eq!(report.events[0].occurrences, 1);
     }
 }

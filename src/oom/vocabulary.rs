@@ -286,7 +286,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "Cannot allocate memory (ENOMEM)",
-        pattern: r"(?i)\bcannot allocate memory\b|\[Errno 12\]|\bENOMEM\b|\berrno=12\b",
+        pattern: r"(?i)\bcannot allocate memory\b|\[Errno 12\]|\bENOMEM\b|\berrno(?:=|:? )12\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -402,6 +402,29 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Kubernetes' admission of a pod to a node (`OutOfmemory: Pod Node didn't have enough
+        // resource: memory, requested: …, used: …, capacity: …`).
+        name: "not enough resource: memory (Kubernetes)",
+        pattern: r"(?i)(?:\bnot|n't) have enough resources?: memory\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
+        // A task's end told with its cause (`Command exited with return code -9 due to RAM`).
+        name: "ended due to memory",
+        pattern: r"(?i)\b(?:exited|killed|died|crash(?:ed|es)|terminated|aborted)\b[^.;]{0,60}\bdue to (?:the )?(?:lack of |insufficient |low |not enough )?(?:RAM|memory)\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
+        // The CUDA driver's numbered result (`CUresult error result=2 … func=cu_mem_create`):
+        // 2 is CUDA_ERROR_OUT_OF_MEMORY.
+        name: "CUDA result 2",
+        pattern: r"\bCUresult\b(?:\s+(?:error|code))?\s+(?:result\s*)?[=:]?\s*2\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         name: "a device allocation call failed",
         pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* failed\b",
         closest: ByPlace,
@@ -409,7 +432,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "not enough memory resources to complete (Windows)",
-        pattern: r"(?i)\b(?:not )?enough (?:memory resources|storage is available)\b[^.]{0,40}\b(?:complete|process) this (?:operation|command)\b|\bE_OUTOFMEMORY\b|\b(?:0x)?8007000E\b",
+        pattern: r"(?i)\b(?:not )?enough (?:memory resources|storage is available)\b[^.]{0,40}\b(?:complete|process) this (?:operation|command)\b|\bE_OUTOFMEMORY\b|\b(?:0x)?8007000[8E]\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -434,7 +457,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "OutOfMemory",
         // (oneDNN's status as benchdnn prints it: `returned 'out_of_memory'`.)
-        pattern: r"OutOfMemory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b[A-Z0-9]+_OUTOF(?:VIDEO)?MEMORY\b",
+        pattern: r"OutOf[Mm]emory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b[A-Z0-9]+_OUTOF(?:VIDEO)?MEMORY\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -665,6 +688,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "shared data",
     " oom",
     "pool allocations are in use",
+    "due to ram",
+    "curesult",
     // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
     "alloc",
 ];
@@ -739,7 +764,7 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"|错误|报错|失败|异常",
     // `occurred` in Chinese (`发生了OOM`).
     r"|发生了|出现了",
-    r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOfMemory|\bINTERNAL\b|\bE\d{4}\b|\b(?:[A-Z]\w*)?(?:Error|Exception):",
+    r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOf[Mm]emory|\bINTERNAL\b|\bE\d{4}\b|\b(?:[A-Z]\w*)?(?:Error|Exception):",
 );
 
 /// Words that make a sentence talk about memory failures rather than report

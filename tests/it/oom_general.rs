@@ -167,6 +167,22 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a guide shows the messages alone on their lines, as a log would",
     ),
     (
+        "round31-gpu/d912pxy-createcommittedresource-hr-8007000e.txt",
+        "Windows' HRESULT of no memory alone (`with HR = 0x8007000E`): its digits as an anchor slowed the search on every line of figures by 7 to 12%",
+    ),
+    (
+        "round31-gpu/ufo-opencl-context-error-6-prose.txt",
+        "the error told in a clause of what happens when (`When it is trying to create a context … it returns the error -6 (CL_OUT_OF_HOST_MEMORY)`), read as a condition",
+    ),
+    (
+        "round31-host/dotnet-pr-title-array-dimensions.txt",
+        "a pull request's title `Fix OutOfMemoryException: …` reads as a change named, not a failure met",
+    ),
+    (
+        "round31-jobs/spark-title-java-outofmemoryerror-driver-memory.txt",
+        "an issue's title `Fix java.lang.OutOfMemoryError issue due to …` reads as a change named, not a failure met",
+    ),
+    (
         "round17-host-negative/windows-kb-insufficient-memory-to-run-article.txt",
         "an article quotes the message after `the following message:`, as a user would",
     ),
