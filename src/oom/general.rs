@@ -309,12 +309,12 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // about; an error's record under a heading is still one.
         || (section && !tables.error_marks.is_match(text.as_bytes()))
         || qualifies_a_noun
-        || tables.worked_on.is_match(opening.as_bytes())
+        || (tables.worked_on.is_match(opening.as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
         || tables.negated.is_match(opening.as_bytes())
         // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
         || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         || code_named
-        || tables.talk.is_match(unhedged(&text[clause.clone()], words).as_bytes())
+        || (tables.talk.is_match(unhedged(&text[clause.clone()], words).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
         || (tables.conditions.is_match(&text.as_bytes()[clause.start..at]) && !met_when(&text[clause.start..at]))
         // (Others named in the sentence do not make talk of what the writer met right before
         // the failure's words, or the code that holds them: `while your precompiled demo is
@@ -328,6 +328,15 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
             && tables.named.is_match(opening.as_bytes())
             && !tables.met.is_match(opening.as_bytes())
             && !own_clause)
+}
+
+/// Whether a clause is a title that fixes an exception by its class, thrown (`Fix
+/// java.lang.OutOfMemoryError in Crashes.java line 923`, a crash reporter's issue; `Fix
+/// OutOfMemoryException: array dimensions exceeded supported range`): the exception was met.
+/// A title about failures in general names none by its class (`Fix OOM errors when …`).
+fn fixes_a_thrown(clause: &str) -> bool {
+    regex!(r"^\W*(?i:fix(?:e[sd])?)\s+(?:[a-z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::|\s+(?:in|at|on|issue|crash(?:es)?|when|while|during|due)\b)")
+        .is_match(clause)
 }
 
 /// Whether a clause that opens with `when`, with the writer in it (`when I …`, `When running
@@ -1148,6 +1157,16 @@ mod tests {
     }
 
     #[test]
+    fn a_title_that_fixes_an_exception_by_its_class_reports_it() {
+        // An issue a crash reporter opened, a pull request's and an issue's titles.
+        assert_records(&[
+            "Fix java.lang.OutOfMemoryError in Crashes.java line 923",
+            "Fix OutOfMemoryException: array dimensions exceeded supported range",
+            "Fix java.lang.OutOfMemoryError issue due to driver-memory parameter not being picked by spark",
+        ]);
+    }
+
+    #[test]
     fn talk_is_not_a_statement() {
         for talk in [
             "I ran out of memory quickly with batch 64.",
@@ -1180,6 +1199,8 @@ mod tests {
             // A subordinate `when` clause, a change's title, an issue a change closes, a proposal.
             "Docker has out of the box support for notification when a container has been killed by the OOM killer.",
             "fix: OOM when loading from checkpoints",
+            "Fix OOM errors when reloading certain large checkpointed models",
+            "Fix OutOfMemoryError handling in the loader",
             "- Closes #[torch.OutOfMemoryError: CUDA out of memory. When restoring from checkpoint. ]",
             "Let's add \"oom-killed\" status info for OOM-killed kernels (in addition to \"self-terminated\").",
             // A condition's `should`, a question, a guide, a request, a search, work on the

@@ -175,14 +175,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "the error told in a clause of what happens when (`When it is trying to create a context … it returns the error -6 (CL_OUT_OF_HOST_MEMORY)`), read as a condition",
     ),
     (
-        "round31-host/dotnet-pr-title-array-dimensions.txt",
-        "a pull request's title `Fix OutOfMemoryException: …` reads as a change named, not a failure met",
-    ),
-    (
-        "round31-jobs/spark-title-java-outofmemoryerror-driver-memory.txt",
-        "an issue's title `Fix java.lang.OutOfMemoryError issue due to …` reads as a change named, not a failure met",
-    ),
-    (
         "round17-host-negative/windows-kb-insufficient-memory-to-run-article.txt",
         "an article quotes the message after `the following message:`, as a user would",
     ),
