@@ -134,7 +134,23 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     }
     if tables.other_resource.is_match(rest.as_bytes()) {
         let rest = regex!(r"\w+(?:\.\w+)+").replace_all(rest, " ");
-        if tables.other_resource.is_match(rest.as_bytes()) && !tables.memory_named.is_match(rest.as_bytes()) {
+        // Resources in general may be memory, as the next sentence tells (LM Studio's `… due to
+        // insufficient system resources. Under the current settings, this model requires
+        // approximately 273.25 GB of memory, …`).
+        let only_resources = |rest: &str| {
+            tables
+                .other_resource
+                .find_iter(rest.as_bytes())
+                .all(|found| found.as_bytes().eq_ignore_ascii_case(b"resources"))
+        };
+        let next_names_memory = || {
+            sentence.end < text.len()
+                && tables.memory_named.is_match(text[sentence_around(text, sentence.end)].as_bytes())
+        };
+        if tables.other_resource.is_match(rest.as_bytes())
+            && !tables.memory_named.is_match(rest.as_bytes())
+            && !(only_resources(&rest) && next_names_memory())
+        {
             return None;
         }
     }
@@ -142,12 +158,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let clause = clause_around(text, sentence.clone(), at);
     // A message quoted in a person's sentence is what the program printed (`for any process,
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
-    // memory"`).
+    // memory"`, `shows error message "Model loading was stopped due to …"`).
     // In backticks, only a record that opens with its error (`Here you have `RuntimeError:
     // CUDA failed with error out of memory` error.`): a name in backticks is code (Zig's
     // `error.OutOfMemory`).
     let quote = regex!(
-        r#"["'\u{201c}\u{2018}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$"#
+        r#"["'\u{201c}\u{2018}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$"#
     )
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
@@ -321,13 +337,21 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // running well … i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY`.)
         || (tables.people.is_match(&people)
             && !tables.writer_met.is_match(opening.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_').as_bytes()))
-        || tables.code.is_match(&text.as_bytes()[..at])
+        || (tables.code.is_match(&text.as_bytes()[..at]) && !raised_after_code(&text[..at]))
         || tables.explained.is_match(&text.as_bytes()[..at])
         || (!record
             && !quoted
             && tables.named.is_match(opening.as_bytes())
             && !tables.met.is_match(opening.as_bytes())
             && !own_clause)
+}
+
+/// Whether the exception that the code before the failure words raised follows that code's
+/// call on the line (a traceback's source line and its exception run together in a title:
+/// `return super().__torch_function__(func, types, new_args, kwargs) RuntimeError: [Rank:0]
+/// FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed …`): the exception is a record.
+fn raised_after_code(before: &str) -> bool {
+    regex!(r"\)\s+[A-Z]\w*(?:Error|Exception):\s").is_match(before)
 }
 
 /// Whether a clause is a title that fixes an exception by its class, thrown (`Fix
@@ -1530,6 +1554,10 @@ mod tests {
         ("not enough resource: memory (Kubernetes)", "OutOfmemory: Pod Node didn't have enough resource: memory, requested:"),
         ("ended due to memory", "Command exited with return code -9 due to RAM"),
         ("CUDA result 2", "CUresult error  result=2 file=csrc/torch_memory_saver.cpp"),
+        ("insufficient resources", "Error: Model loading was stopped due to insufficient system resources."),
+        ("cgroups considered for killing (systemd-oomd)", "systemd-oomd[1852]: Considered 50 cgroups for killing, top candidates were:"),
+        ("no GPU memory left", "ValueError: Loaded weights leave no GPU memory for the KV cache"),
+        ("NVENC error 10", "m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10"),
     ];
 
     #[test]

@@ -425,6 +425,38 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Resources in general, which another sentence may tell are memory (LM Studio's `Model
+        // loading was stopped due to insufficient system resources. Under the current settings,
+        // this model requires approximately 273.25 GB of memory`); else another resource's.
+        name: "insufficient resources",
+        pattern: r"(?i)\binsufficient (?:system |hardware )?resources\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
+        // systemd-oomd's report of the cgroups it chose from before it kills (`systemd-oomd[1852]:
+        // Considered 50 cgroups for killing, top candidates were:`).
+        name: "cgroups considered for killing (systemd-oomd)",
+        pattern: r"\bConsidered \d+ cgroups for killing\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // SGLang's `Loaded weights leave no GPU memory for the KV cache`.
+        name: "no GPU memory left",
+        pattern: r"(?i)\b(?:leaves?|left|with) no GPU memory\b|\bno GPU memory (?:left|available|remaining)\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // NVENC's status 10 is NV_ENC_ERR_OUT_OF_MEMORY (`nvEncOpenEncodeSessionEx(…) returned
+        // error 10`).
+        name: "NVENC error 10",
+        pattern: r"\bnvEnc\w+\b[^.;]{0,80}\breturned error 10\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         name: "a device allocation call failed",
         pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* failed\b",
         closest: ByPlace,
@@ -690,6 +722,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "pool allocations are in use",
     "due to ram",
     "curesult",
+    "no gpu memory",
+    "nvenc",
     // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
     "alloc",
 ];
@@ -975,7 +1009,9 @@ pub(super) const WRITER_MET: &str = concat!(
     // Exit Message: "OOM Killed"` ``).
     r"|(?i)\b(?:",
     meeting_verbs!(),
-    r#"|see|seeing)\s+(?:the|this|that|a|an)\s+(?:error|message|warning)\s*:?\s*(?:`[^`]*|"[^"]*|'[^']*)$"#
+    // (Also with when it came between: `I am getting an error when trying to run your code:
+    // "failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED"`.)
+    r#"|see|seeing)\s+(?:the|this|that|a|an)\s+(?:error|message|warning)(?:\s+(?:when|while|after)\s[^"'`.;!?]{0,80})?\s*:?\s*(?:`[^`]*|"[^"]*|'[^']*)$"#
 );
 
 /// An exception class followed by a noun or a verb, as a sentence names it
@@ -1065,7 +1101,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
         // (jemalloc's `Requested: 1266803878728, active: 317336846336`; bwa-mem2's `Current
         // Allocation = 45.78 GB`.)
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|active",
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|real usage|active",
         side: Side::Before,
         role: Role::Used,
     },

@@ -171,6 +171,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "Windows' HRESULT of no memory alone (`with HR = 0x8007000E`): its digits as an anchor slowed the search on every line of figures by 7 to 12%",
     ),
     (
+        "round32-host/rustc-killed-http-crate-prose.txt",
+        "a bare `Killed` after a rustc command: a SIGKILL, which the log does not tie to memory (the thread does)",
+    ),
+    (
+        "round32-host/rustc-sigkill-regex-syntax-cargo-install.txt",
+        "cargo's `(signal: 9, SIGKILL: kill)`: a SIGKILL, which the log does not tie to memory (the thread does)",
+    ),
+    (
         "round31-gpu/ufo-opencl-context-error-6-prose.txt",
         "the error told in a clause of what happens when (`When it is trying to create a context … it returns the error -6 (CL_OUT_OF_HOST_MEMORY)`), read as a condition",
     ),
