@@ -124,7 +124,7 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     (
         "round24-dl/ray-rllib-rayoutofmemoryerror-top5-consumers.txt",
-        "Ray prints `GB` as 10^9 bytes (`15.98 / 16.82 GB` on a 16 GB machine); the reader reads `GB` as 2^30, as TensorFlow, PyTorch and XLA print it",
+        "Ray's old Python memory monitor (`RayOutOfMemoryError: More than 95% of the memory on node … is used (15.98 / 16.82 GB)`) divided by 10^9; the reader reads `GB` as 2^30, as TensorFlow, PyTorch, XLA and Ray's raylet (`Memory on the node … was 121.65GB / 128.00GB`) print it",
     ),
     (
         "round25-dl/demucs-es-wrapped-to-tal-capacity.txt",
