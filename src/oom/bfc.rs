@@ -22,7 +22,9 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     .captures(text)
     {
         let mut event = OomEvent::new(Kind::BfcAllocatorOom, line);
-        event.allocator = found.get(1).map(|name| name.as_str().to_string());
+        if let Some(name) = found.get(1) {
+            name_allocator(&mut event, name.as_str());
+        }
         // The exact count, when the line prints one, wins over the rounded size.
         let exact = found.get(3).and_then(|n| size::parse_exact(n.as_str()));
         event.requested_bytes = size::unsigned(exact.or_else(|| size::parse(&found[2])));
@@ -92,6 +94,18 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         return Some(Detected::new(event, t).with_block(dump));
     }
     None
+}
+
+/// The allocator the log names, unless one was named before, and the device it allocates on
+/// (`GPU_0_bfc` is GPU 0's) when no memory space was named.
+fn name_allocator(event: &mut OomEvent, name: &str) {
+    if event.allocator.is_some() {
+        return;
+    }
+    event.allocator = Some(name.to_string());
+    if event.memory_space.is_none() {
+        event.memory_space = regex!(r"^GPU_(\d+)_bfc$").captures(name).map(|gpu| format!("GPU {}", &gpu[1]));
+    }
 }
 
 /// A TensorFlow device name of a GPU (`/job:localhost/replica:0/task:0/gpu:0`, `device:GPU:0`).
@@ -235,7 +249,7 @@ impl Block for Dump {
         if let Some(found) = tensor_oom(t) {
             event.shape = event.shape.take().or_else(|| tensor_shape(&found));
             if let Some(allocator) = found.name("allocator") {
-                event.allocator = event.allocator.take().or(Some(allocator.as_str().to_string()));
+                name_allocator(event, allocator.as_str());
             }
             // TensorFlow's message is the last thing printed for this failure, and the error itself.
             event.allocator_warning = false;
@@ -260,7 +274,7 @@ impl Block for Dump {
             let state = if &found[3] == "1" { "in use" } else { "free" };
             event.fact("Chunk state", "chunk", size::parse(&found[1]), Some(state.to_string()));
         } else if let Some(found) = regex!(r"^BFCAllocator dump for (\S+)$").captures(t) {
-            event.allocator = event.allocator.take().or(Some(found[1].to_string()));
+            name_allocator(event, &found[1]);
         } else if let Some(bin) = bin(t) {
             if event.bins.len() < MAX_ITEMS {
                 event.bins.push(bin);
@@ -426,6 +440,7 @@ mod tests {
         let event = scan("log", OP_KERNEL.as_bytes()).unwrap().events.remove(0);
         assert_eq!(event.kind, Kind::BfcAllocatorOom);
         assert_eq!(event.allocator.as_deref(), Some("GPU_0_bfc"));
+        assert_eq!(event.memory_space.as_deref(), Some("GPU 0"));
         assert_eq!(event.shape.as_deref(), Some("[500,512,4,4]"));
         assert_eq!(event.summary, "BFC allocator OOM: GPU_0_bfc could not allocate a tensor of shape [500,512,4,4]");
     }

@@ -339,8 +339,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         pattern: concat!(
             r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocation (?:failure|error|fail)\b",
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
-            // single buffer failed with: clCreateBuffer(-61)`).
-            r"|\balloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
+            // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
+            r"|\b(?:m|c|re)?alloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
             // A function named for allocating (Sophon's `bm_alloc_gmem failed`, `kmem_alloc failed`).
             r"|\b[a-z]\w*_alloc\w*(?:\(\))? failed\b",
             r"|\b(?:",
