@@ -326,6 +326,8 @@ impl Block for Dump {
             }
             event.capacity_bytes = event.capacity_bytes.or(found[2].parse().ok());
             event.limit_bytes = event.limit_bytes.or(event.capacity_bytes);
+            // (What the allocator may still take from the device beyond its regions.)
+            event.free_bytes = event.free_bytes.or(found[3].parse().ok());
         } else if let Some(found) = regex!(&format!(
             r"^Allocator memory summary: rounded request ({SIZE}), total free in pool ({SIZE}), largest free chunk usable by (\w+) end ({SIZE}), unallocated bytes ({SIZE}), pool size ({SIZE}), pool limit ({SIZE})"
         ))

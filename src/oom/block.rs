@@ -18,7 +18,7 @@ pub(super) fn triggers(text: &[u8]) -> bool {
         r"|usage >=|Hbm usage|BufferAssignment OOM|BufferAssignment stats|Chunks of size|Bin \(|BFCAllocator dump|Sum Total of in-use",
         r"|memref\.alloca|would exceed memory|OOM when allocating|Scoped allocation with size|HLO temporaries",
         r"|No viable logical replica|Fixed size allocations|Largest program allocations|requirement \d|Size: \d",
-        r"|Shared memory size limit exceeded|unlikely to have enough memory|Killed process|Kill process|invoked oom-killer|DefaultCPUAllocator|can NOT allocate memory",
+        r"|Shared memory size limit exceeded|unlikely to have enough memory|Killed process|Kill process|invoked oom-killer|killed as a result of limit|DefaultCPUAllocator|can NOT allocate memory",
         // Report bodies an excerpt may start with, without the line that opened them.
         r"|InUse at |Chunk at |Free at |Free  at |in-use Chunks by size|Next region of size|XLA label: |XLA Label: |Allocation type: |Extra memory due to padding|Buffer \d+:",
         r"|by rematerialization|exceeds the base limit|Failed to get configs for|Limit: |Stats:|CUDA OOMs: |out_of_memory\+|oom_kill_process\+|(?i:MPS backend out of memory)",

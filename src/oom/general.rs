@@ -675,14 +675,15 @@ struct Found {
 }
 
 /// A number, and a unit after it if there is one: decimal (`int`, `frac`),
-/// or hexadecimal (`hex`: `0x02800000 bytes`), with its `sep` and `unit`.
+/// or hexadecimal (`hex`: `0x02800000 bytes`), with its `sep` and `unit`; C's unsigned
+/// suffix before a unit is the number's (Mono's `could not allocate 16384u bytes`).
 fn size_token() -> &'static Regex {
     static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
         let mut suffixes: Vec<&str> = UNITS.iter().map(|u| u.suffix).collect();
         suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let units = suffixes.join("|");
         Regex::new(&format!(
-            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*)?)(?:(?P<sep> ?-?)(?P<unit>{units}))?"
+            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*)?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?)(?P<unit>{units}))?"
         ))
             .expect("size pattern in xmem's source")
     });
@@ -1059,6 +1060,8 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         || regex!(r"(?i)\bmain memory size\s*=\s*$").is_match(before)
         // (A tensor's dimension in its proto, TensorFlow's `shapedim { size: 10000 } dim { …`.)
         || regex!(r"dim \{ size: $").is_match(before)
+        // (A source line: `[dynarmic.cpp->Java_…_nativeInitialize:583]`, `alloc.c:128`.)
+        || regex!(r"\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java|js|ts|m|mm)(?:(?:->|::)\w+)?:$").is_match(before)
     {
         return false;
     }
@@ -1178,6 +1181,18 @@ mod tests {
         let r = reading(" 42.0 MiB /  60.2 MiB ( 70 %)   8.0 MiB/s in  5s ETA:  2smemory allocation of 166442784 bytes failedsh: line 371: 18018 Aborted");
         assert_eq!(r.sizes, Sizes { requested: Some(166_442_784), ..Sizes::default() });
         assert_eq!(r.kind, Kind::HostOom);
+    }
+
+    #[test]
+    fn a_c_suffix_is_the_numbers_and_a_source_line_is_no_size() {
+        assert_eq!(
+            reading("Error: Garbage collector could not allocate 16384u bytes of memory for major heap section.")
+                .sizes
+                .requested,
+            Some(16384)
+        );
+        let r = reading("nativeInitialize mmap failed[dynarmic.cpp->Java_nativeInitialize:583] size=0x8000000, errno=1455, msg=Unknown error");
+        assert_eq!(r.sizes.requested, Some(0x800_0000));
     }
 
     #[test]
@@ -1555,6 +1570,7 @@ mod tests {
         ("ended due to memory", "Command exited with return code -9 due to RAM"),
         ("CUDA result 2", "CUresult error  result=2 file=csrc/torch_memory_saver.cpp"),
         ("insufficient resources", "Error: Model loading was stopped due to insufficient system resources."),
+        ("failed to expand the heap (Boehm GC)", "GC Warning: Failed to expand heap by 16384 KiB"),
         ("cgroups considered for killing (systemd-oomd)", "systemd-oomd[1852]: Considered 50 cgroups for killing, top candidates were:"),
         ("no GPU memory left", "ValueError: Loaded weights leave no GPU memory for the KV cache"),
         ("NVENC error 10", "m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10"),

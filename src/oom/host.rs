@@ -57,6 +57,13 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         event.truncated = true;
         return Some(Detected::new(event, "the kernel's memory report").with_block(KernelTables::default()));
     }
+    // The cgroup v1 kill's first line (`Task in /kubepods… killed as a result of limit of
+    // /kubepods…`): the cgroup's figures and the kill follow.
+    if let Some(found) = regex!(r"\bTask in (\S+) killed as a result of limit of (\S+)").captures(text) {
+        let mut event = host_event(line);
+        event.fact("Kernel", "cgroup", None, Some(found[2].to_string()));
+        return Some(Detected::at(event, text, &found).with_block(KernelReport::default()));
+    }
     if let Some(found) = killed(text) {
         let mut event = host_event(line);
         fill_killed(&mut event, text, &found);
@@ -172,6 +179,11 @@ impl Block for KernelReport {
         if let Some(found) = killed(text) {
             fill_killed(event, text, &found);
             self.killed = true;
+        } else if let Some(found) = regex!(r"^\s*memory: usage (\d+)kB, limit (\d+)kB").captures(text) {
+            // The cgroup's own figures (cgroup v1 and v2), before its `memory+swap:` and `kmem:`.
+            let kib = |at: usize| found[at].parse::<u64>().ok().and_then(|kib| kib.checked_mul(1024));
+            event.used_bytes = event.used_bytes.or(kib(1));
+            event.capacity_bytes = event.capacity_bytes.or(kib(2));
         } else if let Some(task) = regex!(r"oom-kill:constraint=(\w+).*?,task=([^,]+),pid=(\d+)").captures(text) {
             event.fact("Kernel", "constraint", None, Some(task[1].to_string()));
         } else if regex!(r"(?i)invoked oom-killer").is_match(text) {
@@ -289,6 +301,19 @@ mod tests {
         "Node 0 DMA: 4*4kB 2*8kB 1*16kB 3*32kB 1*64kB 0*128kB 1*256kB 1*512kB 1*1024kB 0*2048kB 0*4096kB = 2000kB\n",
         "131054 pages RAM\n",
     );
+
+    #[test]
+    fn a_cgroup_v1_kill_reads_the_cgroups_usage_and_limit() {
+        // From a posted syslog (round34-fragments/istio-cgroup-limit-syslog-without-header.txt).
+        let log = concat!(
+            "Jan  5 02:12:02 host kernel: Task in /kubepods.slice/docker-b272.scope killed as a result of limit of /kubepods.slice/pod0330.slice\n",
+            "Jan  5 02:12:02 host kernel: memory: usage 1048576kB, limit 1048576kB, failcnt 189\n",
+            "Jan  5 02:12:02 host kernel: memory+swap: usage 1048576kB, limit 1048576kB, failcnt 0\n",
+        );
+        let event = scan("log", log.as_bytes()).unwrap().events.remove(0);
+        assert_eq!(event.used_bytes, Some(1 << 30));
+        assert_eq!(event.capacity_bytes, Some(1 << 30));
+    }
 
     #[test]
     fn the_zones_alone_are_a_truncated_report_read_as_one() {

@@ -144,8 +144,10 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
         event.fact(SECTION, &found[8], bytes(&found[7]), None);
         complete = true;
     }
+    let mut processes = Vec::new();
     for found in regex!(&format!(r"Process (\d+) has ({P}) memory in use")).captures_iter(text) {
         event.fact(SECTION, &format!("process {}", &found[1]), bytes(&found[2]), None);
+        processes.push(bytes(&found[2]));
     }
     if let Some(found) =
         regex!(&format!(r"Including non-PyTorch memory, this process has ({P}) memory in use")).captures(text)
@@ -159,6 +161,13 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
     .captures(text)
     {
         event.fact(SECTION, "allocated by PyTorch", bytes(&found[1]), None);
+        // The device's use is this process's (`this process has N memory in use`); without
+        // it, the one process the message lists, or else what PyTorch allocated (ROCm's
+        // message lists no process).
+        if event.used_bytes.is_none() {
+            let only_process = if let [only] = processes[..] { only } else { None };
+            event.used_bytes = size::unsigned(only_process.or_else(|| bytes(&found[1])));
+        }
         if let Some(private) = found.get(2) {
             event.fact(SECTION, "in private pools", bytes(private.as_str()), None);
         }

@@ -434,6 +434,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // The Boehm GC could not get more memory from the system (`GC Warning: Failed to expand
+        // heap by 16384 KiB`), before its `Out of Memory!`.
+        name: "failed to expand the heap (Boehm GC)",
+        pattern: r"(?i)\bfailed to expand heap\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         // systemd-oomd's report of the cgroups it chose from before it kills (`systemd-oomd[1852]:
         // Considered 50 cgroups for killing, top candidates were:`).
         name: "cgroups considered for killing (systemd-oomd)",
@@ -724,6 +732,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "curesult",
     "no gpu memory",
     "nvenc",
+    "expand heap",
     // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
     "alloc",
 ];
@@ -1080,7 +1089,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|expand\w* (?:the )?heap by",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -1226,7 +1235,7 @@ pub(super) fn compiled() -> &'static Compiled {
             let pattern = if anchored {
                 // Right after the size, past the words that only link it to its role.
                 format!(
-                    r"(?i)^\s*(?:(?:of|which|memory|gpu|device|host|bytes?|is|are|has|have|had|been|was|were|so|far|currently)\s+)*(?:{body})\b"
+                    r"(?i)^\s*(?:(?:of|which|memory|gpu|device|host|bytes?|is|are|has|have|had|been|was|were|so|far|currently|already)\s+)*(?:{body})\b"
                 )
             } else {
                 format!(r"(?i)\b(?:{body})(?:\s*[:=]\s*|\s+|$)")

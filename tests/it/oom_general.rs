@@ -179,6 +179,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "cargo's `(signal: 9, SIGKILL: kill)`: a SIGKILL, which the log does not tie to memory (the thread does)",
     ),
     (
+        "round34-fragments/cnn-captcha-tf-oom-hint-line-only-zh.txt",
+        "TensorFlow's `Hint: If you want to see a list of allocated tensors when OOM happens, …` alone, which it prints only after an OOM, reads as a hint's talk (after the OOM's message, it is that failure's)",
+    ),
+    (
         "round31-gpu/ufo-opencl-context-error-6-prose.txt",
         "the error told in a clause of what happens when (`When it is trying to create a context … it returns the error -6 (CL_OUT_OF_HOST_MEMORY)`), read as a condition",
     ),
