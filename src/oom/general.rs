@@ -1570,6 +1570,7 @@ mod tests {
         ("ended due to memory", "Command exited with return code -9 due to RAM"),
         ("CUDA result 2", "CUresult error  result=2 file=csrc/torch_memory_saver.cpp"),
         ("insufficient resources", "Error: Model loading was stopped due to insufficient system resources."),
+        ("memory overloaded", "Error: system memory overloaded"),
         ("failed to expand the heap (Boehm GC)", "GC Warning: Failed to expand heap by 16384 KiB"),
         ("cgroups considered for killing (systemd-oomd)", "systemd-oomd[1852]: Considered 50 cgroups for killing, top candidates were:"),
         ("no GPU memory left", "ValueError: Loaded weights leave no GPU memory for the KV cache"),

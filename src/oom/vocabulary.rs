@@ -247,7 +247,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // overflow` (what their posts call an OOM), each as the posts write it.
         name: "not enough memory, in Chinese, Japanese, Korean or Russian",
         // (Also a machine translation's `CUDA:没有记忆`, `out of memory` word for word.)
-        pattern: r"(?:内存|显存|メモリ)(?:不足|溢出|不够|が足りません|が足りず|が足りない|が足りなく)|메모리 ?부족|(?i:недостаточно памяти|нехватка (?:видео)?памяти)|CUDA\s*(?::|：)\s*没有记忆",
+        pattern: r"(?:内存|显存|メモリ)(?:资源)?(?:不足|溢出|不够|が足りません|が足りず|が足りない|が足りなく)|메모리 ?부족|(?i:недостаточно памяти|нехватка (?:видео)?памяти)|CUDA\s*(?::|：)\s*没有记忆",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -293,7 +293,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "paging file too small",
         // (Windows in German: `Die Auslagerungsdatei ist zu klein, um diesen Vorgang durchzuführen.`)
-        pattern: r"(?i)\b(?:the )?paging file is too small\b|\bWinError 1455\b|\b(?:os error|errno=)1455\b|\bAuslagerungsdatei ist zu klein\b",
+        pattern: r"(?i)\b(?:the )?paging file is too small\b|\bWinError 1455\b|\b(?:os error|errno=)1455\b|\bAuslagerungsdatei ist zu klein\b|页面文件太小",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -442,6 +442,13 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // GPT Mobile's `Error: system memory overloaded`.
+        name: "memory overloaded",
+        pattern: r"(?i)\bmemory (?:is |was )?overloaded\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
         // systemd-oomd's report of the cgroups it chose from before it kills (`systemd-oomd[1852]:
         // Considered 50 cgroups for killing, top candidates were:`).
         name: "cgroups considered for killing (systemd-oomd)",
@@ -515,7 +522,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "out of memory",
-        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
+        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:heap )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -733,6 +740,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "no gpu memory",
     "nvenc",
     "expand heap",
+    "overloaded",
+    // (Windows' `The paging file is too small` in Chinese.)
+    "页面文件",
     // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
     "alloc",
 ];
@@ -1089,7 +1099,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|expand\w* (?:the )?heap by",
+        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|expand\w* (?:the )?heap by|asked",
         side: Side::Before,
         role: Role::Requested,
     },

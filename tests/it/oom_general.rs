@@ -183,6 +183,18 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "TensorFlow's `Hint: If you want to see a list of allocated tensors when OOM happens, …` alone, which it prints only after an OOM, reads as a hint's talk (after the OOM's message, it is that failure's)",
     ),
     (
+        "round35-gpu/e3sm-pgiacc-cumemhostalloc-allocate-not-enough-memory.txt",
+        "the PGI runtime's `0: ALLOCATE: 256 bytes requested; not enough memory`: plain words after a tag the reader does not take for an error record",
+    ),
+    (
+        "round35-host/cargo-workspace-ld-signal-9.txt",
+        "the linker's `signal 9 [Killed]`: a SIGKILL, which the log does not tie to memory (the poster does)",
+    ),
+    (
+        "round35-host/docker-npm-install-killed-137.txt",
+        "`npm install` killed with exit code 137: a SIGKILL, which the log does not tie to memory (the poster does)",
+    ),
+    (
         "round31-gpu/ufo-opencl-context-error-6-prose.txt",
         "the error told in a clause of what happens when (`When it is trying to create a context … it returns the error -6 (CL_OUT_OF_HOST_MEMORY)`), read as a condition",
     ),
