@@ -59,9 +59,9 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     }
     // The cgroup v1 kill's first line (`Task in /kubepods… killed as a result of limit of
     // /kubepods…`): the cgroup's figures and the kill follow.
-    if let Some(found) = regex!(r"\bTask in (\S+) killed as a result of limit of (\S+)").captures(text) {
+    if let Some(found) = regex!(r"\bTask in \S+ killed as a result of limit of (\S+)").captures(text) {
         let mut event = host_event(line);
-        event.fact("Kernel", "cgroup", None, Some(found[2].to_string()));
+        event.fact("Kernel", "cgroup", None, Some(found[1].to_string()));
         return Some(Detected::at(event, text, &found).with_block(KernelReport::default()));
     }
     if let Some(found) = killed(text) {
