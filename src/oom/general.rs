@@ -160,10 +160,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
     // memory"`, `shows error message "Model loading was stopped due to …"`).
     // In backticks, only a record that opens with its error (`Here you have `RuntimeError:
-    // CUDA failed with error out of memory` error.`): a name in backticks is code (Zig's
-    // `error.OutOfMemory`).
+    // CUDA failed with error out of memory` error.`), or what a program is said to print
+    // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``): a name in
+    // backticks is code (Zig's `error.OutOfMemory`).
     let quote = regex!(
-        r#"["'\u{201c}\u{2018}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$"#
+        r#"["'\u{201c}\u{2018}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?)\s+)`[^`]*$"#
     )
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start);
@@ -330,7 +331,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
         || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         || code_named
-        || (tables.talk.is_match(unhedged(&text[clause.clone()], words).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
+        || (tables.talk.is_match(unhedged(&text[clause.clone()], &text[clause.start..at], words, record).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
         || (tables.conditions.is_match(&text.as_bytes()[clause.start..at]) && !met_when(&text[clause.start..at]))
         // (Others named in the sentence do not make talk of what the writer met right before
         // the failure's words, or the code that holds them: `while your precompiled demo is
@@ -372,11 +373,17 @@ fn met_when(clause: &str) -> bool {
 
 /// `clause` without the failure's own words where they hedge only its cause (nnU-Net's
 /// `Prediction on device was unsuccessful, probably due to a lack of memory.`): the failure
-/// happened, and the hedge is no talk about it.
-fn unhedged<'a>(clause: &'a str, words: &str) -> std::borrow::Cow<'a, str> {
+/// happened, and the hedge is no talk about it. A program's record may hedge right before
+/// them (GPT4All's `ERROR: Previous attempt to load model resulted in crash … most likely
+/// due to out of memory.`): the hedge goes with them.
+fn unhedged<'a>(clause: &'a str, before_words: &str, words: &str, record: bool) -> std::borrow::Cow<'a, str> {
     let hedged = regex!(r"(?i)\b(?:probably|likely|possibly|perhaps|maybe)\s+(?:due to|because)\b");
+    let hedge_before =
+        regex!(r"(?i)\b(?:most |very )?(?:probably|likely|possibly|perhaps|maybe),?\s+(?:due to|because(?: of)?)\s+$");
     if hedged.is_match(words) {
         clause.replacen(words, " ", 1).into()
+    } else if let Some(hedge) = hedge_before.find(before_words).filter(|_| record) {
+        clause.replacen(&format!("{}{words}", hedge.as_str()), " ", 1).into()
     } else {
         clause.into()
     }
@@ -712,6 +719,7 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
     let chosen = pairs.iter().find(|(_, used, capacity)| used >= capacity).or(pairs.first()).map(|p| p.0);
     let mut sizes = Sizes::default();
     let mut previous_end = from;
+    let mut named_size = None;
     for (at, (size, role)) in found.iter().enumerate() {
         let words = &text[previous_end.min(size.start)..size.start];
         previous_end = size.end;
@@ -721,7 +729,15 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
             sizes.capacity = sizes.capacity.or(Some(size.bytes));
             continue;
         }
-        let Some(role) = role else { continue };
+        let Some(role) = role else {
+            // A size named only as a size (Faiss' `… stream 0x7f7b46ba9a60 size 1610612736 bytes
+            // (cudaMalloc error out of memory [2])`) is what failed to be allocated, where no
+            // words name a request.
+            if names_a_size(words) {
+                named_size = named_size.or(Some(size.bytes));
+            }
+            continue;
+        };
         let names_what_ran_out = ran_out.is_some_and(|part| words.to_lowercase().contains(&part.to_lowercase()));
         if role.role() == Role::Capacity && names_what_ran_out {
             sizes.capacity = Some(size.bytes);
@@ -737,6 +753,7 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
             };
         }
     }
+    sizes.requested = sizes.requested.or(named_size);
     // A failed allocation call's argument is its request where no words name one
     // (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`).
     let call = vocabulary::compiled().failed_call.captures(text.as_bytes());

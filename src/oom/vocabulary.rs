@@ -571,8 +571,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "not enough memory",
-        // (Also faceswap's `You do not have enough GPU memory available to train …`.)
-        pattern: r"(?i)\bnot enough (?:free |GPU |device |video |host |system |virtual )?(?:memory|space|v?RAM)\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
+        // (Also faceswap's `You do not have enough GPU memory available to train …`, and hashcat's
+        // `not enough allocatable device memory for this attack`.)
+        pattern: r"(?i)\bnot enough (?:[\w-]+ ){0,2}(?:memory|v?RAM)\b|\bnot enough (?:free |GPU |device |video |host |system |virtual )?space\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
         closest: ByPlace,
         strength: Phrase,
     },
