@@ -764,6 +764,38 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
     sizes
 }
 
+/// A size found, and the role its words give it, if any.
+type SizeWithRole = (Found, Option<RoleFrom>);
+
+/// Figures joined by slashes after names joined by slashes (Beam's `Memory is used/total/max =
+/// 9819/11025/11025 MB`), each in the unit after the last: each takes its name's role. Where
+/// `text` has such a run, its span and its sizes.
+fn named_run(text: &str) -> Option<(std::ops::Range<usize>, Vec<SizeWithRole>)> {
+    let run =
+        regex!(r"(?i)\b([a-z]+(?:/[a-z]+)+)\s*(?:[=:]|is|are)?\s*((?:\d+(?:\.\d+)?/)+\d+(?:\.\d+)?)( ?)([A-Za-z]+)\b")
+            .captures(text)?;
+    let unit = UNITS.iter().find(|unit| unit.suffix == &run[4] && (run[3].is_empty() || !unit.glued_only))?;
+    let names: Vec<&str> = run[1].split('/').collect();
+    let figures = run.get(2)?;
+    if names.len() != figures.as_str().split('/').count() {
+        return None;
+    }
+    let mut start = figures.start();
+    let mut named = Vec::with_capacity(names.len());
+    for (name, figure) in names.iter().zip(figures.as_str().split('/')) {
+        let end = start + figure.len();
+        let bytes = size::scaled(figure, unit.shift).and_then(|bytes| u64::try_from(bytes).ok())?;
+        let role = vocabulary::compiled()
+            .roles_before
+            .captures(format!("{name} ").as_bytes())
+            .and_then(|found| vocabulary::role_row(Side::Before, &found))
+            .map(RoleFrom::Row);
+        named.push((Found { start, end, bytes }, role));
+        start = end + 1;
+    }
+    named.iter().any(|(_, role)| role.is_some()).then(|| (run.get(0).map_or(0..0, |all| all.range()), named))
+}
+
 /// `text` with every field's name in snake or camel case (before `=`, or before `:` or `=`
 /// and a number) written as words (`current_memory=` as `current memory=`,
 /// `TotalUsedMemStatistics :` as `Total Used Mem Statistics :`, RELION's `requestedSpace:`), and the role words of other
@@ -811,7 +843,7 @@ impl RoleFrom {
 }
 
 /// Every size in `text` with what gives it its role, if anything does.
-fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
+fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
     let mut found: Vec<Found> = size_token().captures_iter(text).filter_map(|c| as_size(text, &c)).collect();
     // A rounded size restated exactly in parentheses is one size, the exact one (XLA's `Failed to
     // allocate device memory of 104.85GiB (112583507968 bytes)`).
@@ -877,7 +909,13 @@ fn sizes_and_roles(text: &str) -> Vec<(Found, Option<RoleFrom>)> {
             roles[at] = Some(RoleFrom::Pair(Role::Used));
         }
     }
-    found.into_iter().zip(roles).collect()
+    let mut sized: Vec<_> = found.into_iter().zip(roles).collect();
+    if let Some((run, named)) = named_run(text) {
+        sized.retain(|(size, _)| !run.contains(&size.start));
+        sized.extend(named);
+        sized.sort_by_key(|(size, _)| size.start);
+    }
+    sized
 }
 
 /// The roles of the two figures a check compares (`allocating <= available`), by their names.
@@ -1481,6 +1519,10 @@ mod tests {
         ("runtime: out of memory", "fatal error: runtime: out of memory"),
         ("oom-kill event", "Detected 1 oom_kill event in StepId=11300781.0."),
         ("killed for memory", "Task was killed due to the node running low on memory."),
+        (
+            "shutting down the JVM for GC thrashing (Beam, Dataflow)",
+            "Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = 9819/11025/11025 MB",
+        ),
         ("low on memory (eviction)", "The node was low on resource: memory. Container kilo was using 30332Ki"),
         ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),
         ("memory over a job's limit", "=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648"),

@@ -100,6 +100,8 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         !regex!(r"`[\w.]*$").is_match(&text[..found.start()]) || !regex!(r"^[\w.]*`").is_match(&text[found.end()..])
     })
     .filter(|found| !regex!(r"(?i)\bnot\s+`?[\w.]*$").is_match(&text[..found.start()]))
+    // Nor is a field a Go template prints (`docker inspect -f 'oom={{.State.OOMKilled}}'`).
+    .filter(|found| !regex!(r"\{\{\s*[\w.]*$").is_match(&text[..found.start()]))
     // Nor is one a title asks for (`Support OOMKilled`).
     .filter(|found| !super::general::talks_before(text, found.start()))
     {

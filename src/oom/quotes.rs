@@ -111,8 +111,17 @@ impl Quotes {
 
     /// Whether the last line of prose introduces what follows as an example:
     /// it ends with a colon, in the words of [`vocabulary::EXAMPLE_INTRODUCTIONS`].
+    /// The writer's own runs given as examples (chipStar's `Various tests fail on my iGPU with
+    /// the out of memory error now … For example:`) are records of them.
     fn introduces_an_example(&self) -> bool {
-        self.introduction.ends_with(b":") && vocabulary::compiled().example_introductions.is_match(&self.introduction)
+        let writers_own = || {
+            regex!(bytes r"(?i)\bfor (?:example|instance)\W*:$").is_match(&self.introduction)
+                && regex!(bytes r"(?i)\b(?:I|we|my|our)\b").is_match(&self.introduction)
+                && !regex!(bytes r"(?i)\b(?:you|your|should|would|will)\b").is_match(&self.introduction)
+        };
+        self.introduction.ends_with(b":")
+            && vocabulary::compiled().example_introductions.is_match(&self.introduction)
+            && !writers_own()
     }
 }
 
@@ -133,6 +142,15 @@ mod tests {
         let log =
             "Alerts should trigger if the pod has a `Last State` section of:\n\n```\nReason: OOMKilled\n```\nDone.";
         assert_eq!(kinds(log), [Plain, Plain, NotARecord, NotARecord, Plain, Plain]);
+    }
+
+    #[test]
+    fn the_writers_own_runs_given_as_examples_are_records() {
+        use Quoted::{Output, Plain};
+        let log = "Various tests fail on my iGPU with the out of memory error now. For example:\n```\nCHIP error : hipErrorTbd (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY )\n```";
+        assert_eq!(kinds(log), [Plain, Output, Output, Plain]);
+        let log = "You should see an error, for example:\n```\nCUDA out of memory\n```";
+        assert_eq!(kinds(log), [Plain, Quoted::NotARecord, Quoted::NotARecord, Plain]);
     }
 
     #[test]

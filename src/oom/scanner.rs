@@ -305,7 +305,7 @@ impl Scanner {
                 text.get(at..).map(|message| message.trim_end().replace(|c: char| c.is_ascii_digit(), "#"))
             };
             let again = message(&line.text, next.at) == message(&preamble.text, preamble.reading.at);
-            if again || !preamble.reading.covers(&next) {
+            if again || !preamble.reading.covers(&next) || same_table(&preamble.text, &line.text) {
                 return false;
             }
         }
@@ -513,6 +513,19 @@ impl Scanner {
             incident.last_line = incident.last_line.max(preamble.last);
         }
     }
+}
+
+/// Whether two lines are rows of one table: each opens with a column (a word, then two spaces
+/// or more) of the same shape, its digits aside (`kubectl get events`' `4m11s       Warning
+/// Evicted …`, then `4m7s        Warning   Evicted …`): a row's failure is its own, not the
+/// row above's next line.
+fn same_table(first: &str, second: &str) -> bool {
+    let column = |text| {
+        regex!(r"^(\S{1,24}) {2,}\S")
+            .captures(text)
+            .map(|found| regex!(r"\d+").replace_all(&found[1], "#").into_owned())
+    };
+    column(first).is_some_and(|shape| column(second).as_deref() == Some(shape.as_str()))
 }
 
 /// Whether two lines open with the same program's tag (`kernel: `, `mysqld[812]: `): a

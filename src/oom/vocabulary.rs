@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|seeing|am seeing|are seeing|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
     };
 }
 
@@ -154,7 +154,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "low on memory (eviction)",
-        pattern: r"\blow on resource: memory\b",
+        // (Also the kubelet's eviction for the node's condition: `Evicted … The node had
+        // condition: [MemoryPressure].`)
+        pattern: r"\blow on resource: memory\b|\bnode had condition:\s*\[[^\]]*\bMemoryPressure\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -303,6 +305,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // preference`, and the JVM's `Requested array size exceeds VM limit`, which it prints
         // with or without its `OutOfMemoryError`.
         pattern: r"\barray exceeds maximum array size\b|\bRequested array size exceeds VM limit\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        name: "shutting down the JVM for GC thrashing (Beam, Dataflow)",
+        pattern: r"(?i)\bshutting down (?:the )?JVM after \d+ consecutive periods of measured GC thrashing\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -679,73 +687,76 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
 /// (a test checks it for every row's real line), searched first so that the
 /// lines without any (nearly all of a log, and the ones that merely say
 /// `memory`) cost almost nothing: plain literals, ASCII case ignored. At most
-/// 64, so that the search stays the packed (SIMD) one (a test checks it).
+/// 64, so that the search stays the packed (SIMD) one (a test checks it). Their
+/// order is the packed searcher's too: it files each literal into a bucket by its
+/// place, and an unlucky order makes every plain line dearer by a tenth. After an
+/// anchor is added, `cargo run --release -p xmem-benches --bin anchor-order -- LOG…`
+/// finds a cheap order on the logs given (BENCHMARKS.md says which).
 pub(super) const ANCHORS: &[&str] = &[
     "out of",
-    "out-of",
-    "out_of",
+    "paging file",
+    "ran out",
     "outof",
     "memoryerror",
     "exhaust",
     "exceed",
     "kill",
-    "all available",
-    "too much memory",
+    "errno",
     "enough",
     "insuf",
     "to provide memory",
     "reason",
-    "memory not available",
     "full",
-    "than",
-    "due to memory",
+    "low virtual memory",
+    "mmap of",
     "memory error",
-    "memory out",
+    "resource_type_memory",
     "内存",
-    "显存",
+    "pool allocations are in use",
     "メモリ",
     "메모리",
     "памяти",
     "no free memory",
-    "lack of",
-    "ran out",
-    "resource_type_memory",
+    "o reserve",
+    "out_of",
+    "memory out",
     "heap space",
-    "failure in",
+    "out-of",
     "failed in",
-    "mmap of",
+    "due to memory",
     "enomem",
-    "errno",
+    "too much memory",
     "error 1455",
+    "circuit",
     "allocating tensor",
-    "paging file",
     "auslagerungsdatei",
     "shared memory",
     "enlarge memory",
     "low on resource: memory",
-    "low memory!",
+    "nvenc",
     "o commit",
-    "o reserve",
+    "low memory!",
+    "thrashing",
+    "lack of",
     "memory limit",
     "heap overflow",
-    "low virtual memory",
-    "circuit",
+    "than",
+    "failure in",
     "available",
     "没有记忆",
     "failed with error -",
     "shared data",
     " oom",
-    "pool allocations are in use",
-    "due to ram",
-    "curesult",
+    "显存",
     "no gpu memory",
-    "nvenc",
+    "curesult",
+    "due to ram",
+    "had condition",
     "expand heap",
     "overloaded",
-    // (Windows' `The paging file is too small` in Chinese.)
     "页面文件",
     // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
-    "alloc",
+    ALLOCATION_ANCHOR,
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -998,7 +1009,7 @@ pub(super) const MET: &str =
 /// Nor do the `you`s of one who tells how to meet it, before the message after a colon
 /// (`If you compiling the sb2008 data you get this error: TeX capacity exceeded`).
 pub(super) const WRITER_MEETS: &str = concat!(
-    r"(?i)\b(?:I|we|I'm|we're)\s+(?:",
+    r"(?i)\b(?:I|we|I(?:'|’)m|we(?:'|’)re)\s+(?:",
     meeting_verbs!(),
     r")\b|^.*\byou\s+(?:will\s+)?(?:get|see)\s+(?:this|the following|an?|the same)\s+(?:error|message|warning|output)\s*:"
 );
@@ -1016,7 +1027,7 @@ pub(super) const FAILED_CALL: &str = concat!(
 /// memory issue`, `we still hit OOM`, a message quoted after it), or as the end a story reached (`the memory keeps
 /// increasing, and finally cuda out of memory`): a report, though no error word follows.
 pub(super) const WRITER_MET: &str = concat!(
-    r"(?i)\b(?:I|we|I'm|we're)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
+    r"(?i)\b(?:I|we|I(?:'|’)m|we(?:'|’)re)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
     meeting_verbs!(),
     r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
     // (Or after what the writer did first: `I tried A10 GPU with 24 GB and received OOM`.)
@@ -1061,7 +1072,7 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
-pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache|\w*out_?of_?memory\w*|\w*memory_?error)\b|\dbytes?\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
+pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache|\w*out_?of_?memory\w*|\w*memory_?error|memory_?pressure)\b|\dbytes?\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
