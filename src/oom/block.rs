@@ -8,7 +8,8 @@ use super::line::Line;
 /// Lines worth a closer look; everything else is skipped without being
 /// decoded or cleaned up, which keeps the pass over a large log cheap. Plain,
 /// case-sensitive literals, so the regex engine can search for them all at once;
-/// and a row of the kernel's task table, which its last words single out cheaply.
+/// a row of the kernel's task table, which its last words single out cheaply; and V8's
+/// stack mark, alone on its line.
 pub(super) fn triggers(text: &[u8]) -> bool {
     regex!(bytes concat!(
         r"out of memory|Out of memory|Out Of Memory|OUT OF MEMORY|out-of-memory|OutOfMemory|OUT_OF_MEMORY",
@@ -26,6 +27,10 @@ pub(super) fn triggers(text: &[u8]) -> bool {
     ))
     .is_match(text)
         || super::host::is_task_row(text)
+        // (V8's mark of its JS stack trace, which it prints only when its heap is out of memory,
+        // tested apart: one more literal among the others slows their search of every line by
+        // half, BENCHMARKS.md.)
+        || text.trim_ascii() == b"<--- JS stacktrace --->"
 }
 
 /// A continuation joins at most this many lines.

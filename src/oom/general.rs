@@ -164,10 +164,17 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``): a name in
     // backticks is code (Zig's `error.OutOfMemory`).
     let quote = regex!(
-        r#"["'\u{201c}\u{2018}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?)\s+)`[^`]*$"#
+        r#"["'\u{201c}\u{2018}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#
     )
     .find(&text[..at])
-    .filter(|quote| quote.start() >= sentence.start);
+    .filter(|quote| quote.start() >= sentence.start)
+    .map(|quote| quote.range())
+    // A message in backticks has words: one name alone is code (`the exception `MemoryError``).
+    .filter(|quote| {
+        let mark = quote_mark(&text[quote.clone()]);
+        !text[quote.start + mark..].starts_with('`')
+            || text[quote.start + mark + 1..].split('`').next().is_some_and(|quoted| quoted.trim().contains(' '))
+    });
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
     // The failure's own words, the longest of the rows found where they start.
     let words = matched
@@ -182,9 +189,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // A quoted record in a sentence that talks (`what issues can lead to this error which is
     // "RuntimeError: …"?`) is read on its own.
     // (Not a string that code prints: `printf("Fatal: failed to allocate %zu bytes …")`.)
-    let code_prints = |quote: &regex::Match| tables.code.is_match(&text.as_bytes()[..quote.start() + 1]);
-    if let Some(quote) = quote.filter(|quote| talk && quote.len() > 1 && !code_prints(quote)) {
-        let from = quote.start() + text[quote.start()..].chars().next().map_or(1, char::len_utf8);
+    let code_prints = |quote: &std::ops::Range<usize>| tables.code.is_match(&text.as_bytes()[..quote.start + 1]);
+    if let Some(quote) = quote.clone().filter(|quote| talk && quote.len() > 1 && !code_prints(quote)) {
+        // (The quote starts after its mark, past the words that say what it is: `it says `…``.)
+        let mark = quote.start + quote_mark(&text[quote.clone()]);
+        let from = mark + text[mark..].chars().next().map_or(1, char::len_utf8);
         let rest = &text[at..];
         let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}', '`']).unwrap_or(rest.len());
         if let Some(reading) = read_part(line, text, from..to) {
@@ -487,6 +496,12 @@ fn read_part(line: &Line, text: &str, part: std::ops::Range<usize>) -> Option<Re
     Some(Reading { at: from + reading.at, ..reading })
 }
 
+/// Where a quote's mark is in what the quote pattern found: after the words that introduce it
+/// (`says `, `the error `), if any.
+fn quote_mark(found: &str) -> usize {
+    found.find(['"', '\'', '\u{201c}', '\u{2018}', '`']).unwrap_or(0)
+}
+
 /// Whether the words before a failure name it as talk does ([`vocabulary::TALK`]):
 /// a title asking for it (`Support OOMKilled`), advice, a hedge.
 pub(super) fn talks_before(text: &str, at: usize) -> bool {
@@ -681,7 +696,8 @@ struct Found {
     bytes: u64,
 }
 
-/// A number, and a unit after it if there is one: decimal (`int`, `frac`),
+/// A number, and a unit after it if there is one: decimal (`int`, `frac`; a decimal comma
+/// before a unit, llama.cpp's `failed to allocate 1900,00 MiB` in a comma locale),
 /// or hexadecimal (`hex`: `0x02800000 bytes`), with its `sep` and `unit`; C's unsigned
 /// suffix before a unit is the number's (Mono's `could not allocate 16384u bytes`).
 fn size_token() -> &'static Regex {
@@ -690,7 +706,7 @@ fn size_token() -> &'static Regex {
         suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let units = suffixes.join("|");
         Regex::new(&format!(
-            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*)?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?)(?P<unit>{units}))?"
+            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*|,\d{{1,2}})?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?)(?P<unit>{units}))?"
         ))
             .expect("size pattern in xmem's source")
     });
@@ -1004,8 +1020,12 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         let count = u64::from_str_radix(hex.as_str(), 16).ok()?;
         return Some(Found { start, end, bytes: count.checked_mul(1u64.checked_shl(unit.shift)?)? });
     }
-    let number =
-        format!("{}{}", found.name("int")?.as_str().replace(',', ""), found.name("frac").map_or("", |f| f.as_str()));
+    let frac = found.name("frac").map_or(String::new(), |frac| frac.as_str().replace(',', "."));
+    // (Digits after a comma are decimals only before a unit: `64,32` alone is two numbers.)
+    if found.name("frac").is_some_and(|frac| frac.as_str().starts_with(',')) && found.name("unit").is_none() {
+        return None;
+    }
+    let number = format!("{}{frac}", found.name("int")?.as_str().replace(',', ""));
     let bytes = |shift: u32| size::scaled(number.trim_end_matches('.'), shift).and_then(|b| u64::try_from(b).ok());
     if let Some(suffix) = found.name("unit") {
         let unit = UNITS.iter().find(|u| u.suffix == suffix.as_str())?;
@@ -1167,6 +1187,23 @@ mod tests {
         assert_eq!(r.sizes.capacity, size::parse("1.96GiB").and_then(|b| u64::try_from(b).ok()));
         assert_eq!(r.sizes.used, size::parse("1.24GiB").and_then(|b| u64::try_from(b).ok()));
         assert_eq!(r.sizes.free, size::parse("2.88MiB").and_then(|b| u64::try_from(b).ok()));
+    }
+
+    #[test]
+    fn a_decimal_comma_before_a_unit_is_a_decimal() {
+        // llama.cpp in a comma locale: 1900.00 MiB.
+        let r = reading("ggml_cuda_host_malloc: failed to allocate 1900,00 MiB of pinned memory: invalid argument");
+        assert_eq!(r.sizes.requested, Some(1900 << 20));
+        // Three digits after the comma group thousands.
+        let r = reading("failed to allocate 1,024 MiB of device memory");
+        assert_eq!(r.sizes.requested, Some(1024 << 20));
+    }
+
+    #[test]
+    fn figures_under_names_joined_by_slashes_take_their_roles() {
+        let r = reading("Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = 9819/11025/11025 MB, GC last/max = 99.84/99.84 %");
+        assert_eq!(r.sizes.used, Some(9819 << 20));
+        assert_eq!(r.sizes.capacity, Some(11025 << 20));
     }
 
     #[test]

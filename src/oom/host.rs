@@ -32,7 +32,10 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     }
     // V8's report of the garbage collections before it gave up, which it prints only when the
     // heap is out of memory; its `FATAL ERROR: … JavaScript heap out of memory` may follow.
-    if text.contains("<--- Last few GCs --->") {
+    // (Its JS stack trace's mark without the collections above it, which V8 also prints only
+    // when the heap is out of memory: `<--- JS stacktrace --->` under `Scavenge … allocation
+    // failure` lines cut from their header.)
+    if text.contains("<--- Last few GCs --->") || text.trim() == "<--- JS stacktrace --->" {
         let mut event = host_event(line);
         event.truncated = true;
         return Some(Detected::new(event, "V8's last few GCs").with_block(V8Report::default()));

@@ -373,9 +373,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "vkAllocateMemory failed (Vulkan)",
         // -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY, -1 VK_ERROR_OUT_OF_HOST_MEMORY; with any other code
-        // the allocation failed all the same (ncnn's `vkAllocateMemory failed -10`). The Vulkan
+        // the allocation failed all the same (ncnn's `vkAllocateMemory failed -10`), and so without
+        // one (upscayl's title `vkAllocateMemory Failed`). The Vulkan
         // Memory Allocator's calls return the first two: `vmaCreateImage failed with error -2`.
-        pattern: r"\bvkAllocateMemory failed\s*:?\s*-\d+\b|\b(?:vkAllocateMemory|vma[A-Z]\w*) failed with error -[12]\b",
+        pattern: r"\bvkAllocateMemory (?i:failed)\b|\b(?:vkAllocateMemory|vma[A-Z]\w*) failed with error -[12]\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -481,7 +482,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "a device allocation call failed",
-        pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* failed\b",
+        pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* (?i:failed)\b",
         closest: ByPlace,
         strength: Phrase,
     },
