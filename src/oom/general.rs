@@ -156,6 +156,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     }
     let opening = &text[sentence.start..at];
     let clause = clause_around(text, sentence.clone(), at);
+    // (German quotes with `„…“` and `»…«`: `Fehler durch Speicherüberlauf (»RAM exceeded«)`.)
     // A message quoted in a person's sentence is what the program printed (`for any process,
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
     // memory"`, `shows error message "Model loading was stopped due to …"`).
@@ -164,7 +165,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``): a name in
     // backticks is code (Zig's `error.OutOfMemory`).
     let quote = regex!(
-        r#"["'\u{201c}\u{2018}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#
+        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#
     )
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start)
@@ -195,7 +196,8 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         let mark = quote.start + quote_mark(&text[quote.clone()]);
         let from = mark + text[mark..].chars().next().map_or(1, char::len_utf8);
         let rest = &text[at..];
-        let to = at + rest.find(['"', '\'', '\u{201d}', '\u{2019}', '`']).unwrap_or(rest.len());
+        let to = at
+            + rest.find(['"', '\'', '\u{201d}', '\u{2019}', '\u{201c}', '\u{ab}', '\u{bb}', '`']).unwrap_or(rest.len());
         if let Some(reading) = read_part(line, text, from..to) {
             return Some(reading);
         }
@@ -226,11 +228,16 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     if sizes.is_empty() && line.prefixed && !progress_before {
         sizes = sizes_from(text, 0, ran_out.as_deref());
     }
+    // The cause of a failure the sentence before states (COLMAP's `ERROR: Feature matching
+    // failed. This is probably caused by insufficient GPU memory.`).
+    let cause_of_failure_before = regex!(r"(?i)\b(?:caused by|due to|because(?: of)?)\s+$").is_match(&text[..at])
+        && tables.error_marks.is_match(&text.as_bytes()[..sentence.start]);
     let statement = !talk
         && !is_frame(text)
         && (token
             || line.prefixed
             || quote.is_some()
+            || cause_of_failure_before
             || tables.writer_met.is_match(opening.as_bytes())
             || tables.error_marks.is_match(asserted(&spot).as_bytes())
             || opens_message(&text[..at])
@@ -286,6 +293,9 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let tables = vocabulary::compiled();
     let Spot { text, at, words, ref clause, section, .. } = *spot;
     let opening = &text[spot.sentence.start..at];
+    // A failure stated in a sentence before (COLMAP's `ERROR: Feature matching failed. This is
+    // probably caused by insufficient GPU memory.`): what follows gives its cause.
+    let failed_before = tables.error_marks.is_match(&text.as_bytes()[..spot.sentence.start]);
     // (A program's record may address its reader after its log level: faceswap's `ERROR    You
     // do not have enough GPU memory available …`; the words before the level are the writer's.)
     let opening_before_level = regex!(r"\b(?:ERROR|FATAL|CRITICAL|WARNING|WARN)\b")
@@ -330,7 +340,13 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     .is_match(words)
         || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up)\b")
             .is_match(&text[at + words.len()..]);
-    class_as_noun
+    // A question in Chinese about the failure itself (`这是不是内存溢出了`, "is this a memory
+    // overflow"; `…内存溢出了吗`), not one after it states what happened (`…就会出现cuda out of
+    // memory，请问大佬有改进方法吗`).
+    let asked_in_chinese = regex!(r"(?:是不是|是否)[^，。,.!?？！]{0,12}$").is_match(&text[clause.start..at])
+        || regex!(r"^[^，。,.!?？！]{0,12}?吗").is_match(&text[at + words.len()..]);
+    asked_in_chinese
+        || class_as_noun
         // A document's section (a FAQ's `### Out-of-memory / 显存溢出`) names the failure it is
         // about; an error's record under a heading is still one.
         || (section && !tables.error_marks.is_match(text.as_bytes()))
@@ -340,7 +356,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
         || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         || code_named
-        || (tables.talk.is_match(unhedged(&text[clause.clone()], &text[clause.start..at], words, record).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
+        || (tables.talk.is_match(unhedged(&text[clause.clone()], &text[clause.start..at], words, record || failed_before).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
         || (tables.conditions.is_match(&text.as_bytes()[clause.start..at]) && !met_when(&text[clause.start..at]))
         // (Others named in the sentence do not make talk of what the writer met right before
         // the failure's words, or the code that holds them: `while your precompiled demo is
@@ -387,8 +403,9 @@ fn met_when(clause: &str) -> bool {
 /// due to out of memory.`): the hedge goes with them.
 fn unhedged<'a>(clause: &'a str, before_words: &str, words: &str, record: bool) -> std::borrow::Cow<'a, str> {
     let hedged = regex!(r"(?i)\b(?:probably|likely|possibly|perhaps|maybe)\s+(?:due to|because)\b");
-    let hedge_before =
-        regex!(r"(?i)\b(?:most |very )?(?:probably|likely|possibly|perhaps|maybe),?\s+(?:due to|because(?: of)?)\s+$");
+    let hedge_before = regex!(
+        r"(?i)\b(?:most |very )?(?:probably|likely|possibly|perhaps|maybe),?\s+(?:due to|because(?: of)?|caused by)\s+$"
+    );
     if hedged.is_match(words) {
         clause.replacen(words, " ", 1).into()
     } else if let Some(hedge) = hedge_before.find(before_words).filter(|_| record) {
@@ -499,7 +516,7 @@ fn read_part(line: &Line, text: &str, part: std::ops::Range<usize>) -> Option<Re
 /// Where a quote's mark is in what the quote pattern found: after the words that introduce it
 /// (`says `, `the error `), if any.
 fn quote_mark(found: &str) -> usize {
-    found.find(['"', '\'', '\u{201c}', '\u{2018}', '`']).unwrap_or(0)
+    found.find(['"', '\'', '\u{201c}', '\u{2018}', '\u{201e}', '\u{ab}', '\u{bb}', '`']).unwrap_or(0)
 }
 
 /// Whether the words before a failure name it as talk does ([`vocabulary::TALK`]):

@@ -45,8 +45,9 @@ fn prefix() -> &'static Regex {
         r"|[FEWID]\s+(?:-|[A-Z]+)\s+\[[\w-]+\]\s+",
         // a log classifier's mark before the line it matched: #=MATCH=#
         r"|#=MATCH=#\s+",
-        // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826]
-        r"|[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?\s+[\w./\\:-]+:\d+\]\s?",
+        // glog: E0528 07:02:44.350251   27487 pjrt_stream_executor_client.cc:2826], and with the year
+        // as newer glog prints it (OneFlow's `F20230121 23:05:30.138254 13499 op_call_instruction_policy.cpp:209]`)
+        r"|[IWEF](?:\d{4}){1,2}\s+\d{2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?\s+[\w./\\:-]+:\d+\]\s?",
         // PyTorch's C++ (c10) log, in bold where a Markdown post emphasises it:
         // [W dml_heap_allocator.cc:97] , [W socket.cpp:601] , **[W D:\a\_work\1\s\…\dml_heap_allocator.cc:120]
         r"|\s*(?:\*\*)?\[[IWEF](?:\d{4} [\d:.]+(?: \d+)?)? [^\]\s]+:\d+\]\s?",

@@ -162,7 +162,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -240,7 +240,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory is full",
-        pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?(?:memory|v?RAM) is (?:\w+ly )?full\b",
+        pattern: r"(?i)\b(?:your )?(?:GPU |video |device |graphics )?(?:memory|v?RAM) is (?:\w+ly )?full\b|\b(?:GPU|video|device|graphics|texture) memory (?:\w+ly )?full\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -249,7 +249,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // overflow` (what their posts call an OOM), each as the posts write it.
         name: "not enough memory, in Chinese, Japanese, Korean or Russian",
         // (Also a machine translation's `CUDA:没有记忆`, `out of memory` word for word.)
-        pattern: r"(?:内存|显存|メモリ)(?:资源)?(?:不足|溢出|不够|が足りません|が足りず|が足りない|が足りなく)|메모리 ?부족|(?i:недостаточно памяти|нехватка (?:видео)?памяти)|CUDA\s*(?::|：)\s*没有记忆",
+        pattern: r"(?:内存|显存|メモリ)(?:资源)?(?:不足|溢出|不够|が足りません|が足りず|が足りない|が足りなく)|메모리 ?부족|(?:Н|н)едостаточно (?:\S+ )?памяти|(?:Н|н)ехватка (?:видео)?памяти|CUDA\s*(?::|：)\s*没有记忆",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -595,7 +595,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror allocating\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -959,7 +959,10 @@ pub(super) const EXAMPLE_INTRODUCTIONS: &str = concat!(
 pub(super) const CODE: &str = concat!(
     r"^[\s+>-]*(?:throw|raise|catch|except|if|elif|while|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$",
     r"|^[\s>]*(?:\[[^\]]+\]\s*)?[#$%]\s*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s[^|]*$",
-    r"|^[\s>]*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s+-[^|]*$|\|\s*(?:grep|egrep|rg|findstr)\s[^|]*$",
+    // (Also by its path, the pattern quoted: hustoj's `/bin/grep 'java.lang.OutOfMemoryError' …/error.out`.)
+    // (A title may name grep's own error, quoted: `grep "memory exhausted" error on openSUSE`.)
+    r"|^[\s>]*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s+-[^|]*$|^[\s>]*(?:sudo\s+)?/\S*/(?:grep|egrep|zgrep|rg|findstr)\s+[-'\x22][^|]*$",
+    r"|\|\s*(?:grep|egrep|rg|findstr)\s[^|]*$",
     r"|https?://\S*$",
     // A set of names in a type or a literal (Zig's `error{OutOfMemory}![][]const u8`).
     r"|\w\{[\w,\s.]*$",

@@ -202,6 +202,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round17-host-negative/windows-kb-insufficient-memory-to-run-article.txt",
         "an article quotes the message after `the following message:`, as a user would",
     ),
+    (
+        "round39-languages-negative/hustoj-java-judge-grep-oom-pattern-zh.txt",
+        "the title says the judge reports `java.lang.OutOfMemoryError` (`java判题报java.lang.OutOfMemoryError`); only the thread shows it is the judge's grep for the name",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
