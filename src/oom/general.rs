@@ -191,7 +191,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // "RuntimeError: …"?`) is read on its own.
     // (Not a string that code prints: `printf("Fatal: failed to allocate %zu bytes …")`.)
     let code_prints = |quote: &std::ops::Range<usize>| tables.code.is_match(&text.as_bytes()[..quote.start + 1]);
-    if let Some(quote) = quote.clone().filter(|quote| talk && quote.len() > 1 && !code_prints(quote)) {
+    // (A bare mark before the failure words quotes a record only where they open one: `I've seen an
+    // "OutOfMemoryError: Java heap space" in the logs so maybe …`.)
+    let opens_with_class = regex!(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s*\S").is_match(&text[at..]);
+    if let Some(quote) =
+        quote.clone().filter(|quote| talk && (quote.len() > 1 || opens_with_class) && !code_prints(quote))
+    {
         // (The quote starts after its mark, past the words that say what it is: `it says `…``.)
         let mark = quote.start + quote_mark(&text[quote.clone()]);
         let from = mark + text[mark..].chars().next().map_or(1, char::len_utf8);
@@ -296,6 +301,17 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // A failure stated in a sentence before (COLMAP's `ERROR: Feature matching failed. This is
     // probably caused by insufficient GPU memory.`): what follows gives its cause.
     let failed_before = tables.error_marks.is_match(&text.as_bytes()[..spot.sentence.start]);
+    // A record's own words before the colon that opens its message are the program's, not talk
+    // about the failure (Ansible's `ERROR! Unexpected Exception, this is probably a bug: [Errno
+    // 12] Cannot allocate memory`).
+    let talk_from = if record && (failed_before || tables.error_marks.is_match(opening.as_bytes())) {
+        regex!(r":\s")
+            .find_iter(&text[clause.start..at])
+            .last()
+            .map_or(clause.start, |colon| clause.start + colon.end())
+    } else {
+        clause.start
+    };
     // (A program's record may address its reader after its log level: faceswap's `ERROR    You
     // do not have enough GPU memory available …`; the words before the level are the writer's.)
     let opening_before_level = regex!(r"\b(?:ERROR|FATAL|CRITICAL|WARNING|WARN)\b")
@@ -356,7 +372,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
         || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         || code_named
-        || (tables.talk.is_match(unhedged(&text[clause.clone()], &text[clause.start..at], words, record || failed_before).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
+        || (tables.talk.is_match(unhedged(&text[talk_from..clause.end], &text[talk_from..at], words, record || failed_before).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
         || (tables.conditions.is_match(&text.as_bytes()[clause.start..at]) && !met_when(&text[clause.start..at]))
         // (Others named in the sentence do not make talk of what the writer met right before
         // the failure's words, or the code that holds them: `while your precompiled demo is
@@ -567,7 +583,11 @@ fn opens_message(before: &str) -> bool {
     // (A label may open a quote of the message: ``release-trigger: `Memory limit of …``.)
     let before = before.trim_end().trim_end_matches(['`', '"', '\'', '\u{201c}']).trim_end();
     // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
-    before.chars().all(|c| !c.is_alphanumeric()) || before.ends_with([':', '\u{ff1a}'])
+    before.chars().all(|c| !c.is_alphanumeric())
+        || before.ends_with([':', '\u{ff1a}'])
+        // (An exception's class, its message in parentheses: `MemcachedServerException (out of
+        // memory storing object)`.)
+        || regex!(r"\b[A-Z]\w*(?:Error|Exception)\s*\($").is_match(before)
 }
 
 /// Whether the line is the failure's name with a few words around it, as an issue's title
@@ -790,7 +810,9 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
     // A failed allocation call's argument is its request where no words name one
     // (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`).
     let call = vocabulary::compiled().failed_call.captures(text.as_bytes());
-    if let Some(argument) = call.and_then(|found| found.get(1)).filter(|argument| argument.start() >= from) {
+    if let Some(argument) =
+        call.and_then(|found| found.get(1).or(found.get(2))).filter(|argument| argument.start() >= from)
+    {
         sizes.requested =
             sizes.requested.or(std::str::from_utf8(argument.as_bytes()).ok().and_then(|n| n.parse().ok()));
     }
@@ -1607,6 +1629,7 @@ mod tests {
             "memory limit code",
             "name=EXCEEDED_LOCAL_MEMORY_LIMIT, message=\"Query exceeded per-node memory limit of 40GB",
         ),
+        ("an error's attempt to allocate", "LibClamAV Error: cli_realloc(): Attempt to allocate 190840848 bytes."),
         ("a device allocation call failed", "cuMemoryAllocate failed res=2"),
         (
             "not enough memory resources to complete (Windows)",

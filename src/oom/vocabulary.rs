@@ -481,8 +481,16 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // An error that tells the allocation it attempted (ClamAV's `LibClamAV Error:
+        // cli_realloc(): Attempt to allocate 190840848 bytes.`): the attempt failed.
+        name: "an error's attempt to allocate",
+        pattern: r"(?i)\berror\b[^.;]{0,80}?\battempt(?:ed)? to (?:re)?allocate\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         name: "a device allocation call failed",
-        pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* (?i:failed)\b",
+        pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* (?i:failed)\b|\b(?i:failed) (?:on|in|at) (?:cu|cuda|hip|gpu)\w*(?:Alloc|Malloc)\w*\(",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1024,7 +1032,9 @@ pub(super) const WRITER_MEETS: &str = concat!(
 pub(super) const FAILED_CALL: &str = concat!(
     r"\b(?:",
     allocation_calls!(),
-    r")(?:\[[^\]]{0,40}\])?\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\b[^)]*\)\s*(?i:failed)\b"
+    r")(?:\[[^\]]{0,40}\])?\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\b[^)]*\)\s*(?i:failed)\b",
+    // (Or after it: PG-Strom's `failed on gpuMemAlloc(536878168)`.)
+    r"|\b(?i:failed) (?:on|in|at) \w*(?:Alloc|alloc)\w*\(\s*(\d{3,})\s*\)"
 );
 
 /// The writer, reporting the failure met right before its words (`Every time I get CUDA out of
