@@ -132,6 +132,13 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     if regex!(r"(?i)^cannot allocate memory in static TLS block\b").is_match(rest) {
         return None;
     }
+    // A call that failed with another error than a shortage (valgrind's `mmap(0x400000, 598016)
+    // failed in UME with error 22 (Invalid argument)`): an address or an argument was wrong.
+    if regex!(r"(?i)\)\s*failed\b.{0,40}\b(?:error 22|errno 22|EINVAL|invalid argument)\b").is_match(rest)
+        && !regex!(r"(?i)\b(?:ENOMEM|error 12|errno 12|cannot allocate memory|out of memory)\b").is_match(rest)
+    {
+        return None;
+    }
     if tables.other_resource.is_match(rest.as_bytes()) {
         let rest = regex!(r"\w+(?:\.\w+)+").replace_all(rest, " ");
         // Resources in general may be memory, as the next sentence tells (LM Studio's `… due to
@@ -235,8 +242,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     }
     // The cause of a failure the sentence before states (COLMAP's `ERROR: Feature matching
     // failed. This is probably caused by insufficient GPU memory.`).
-    let cause_of_failure_before = regex!(r"(?i)\b(?:caused by|due to|because(?: of)?)\s+$").is_match(&text[..at])
-        && tables.error_marks.is_match(&text.as_bytes()[..sentence.start]);
+    // (Or its hedged cause alone: gunicorn's `[ERROR] Worker (pid:30) was sent SIGKILL! Perhaps out
+    // of memory?`.)
+    let cause_of_failure_before =
+        regex!(r"(?i)\b(?:caused by|due to|because(?: of)?|probably|likely|possibly|perhaps|maybe)\s+$")
+            .is_match(&text[..at])
+            && tables.error_marks.is_match(&text.as_bytes()[..sentence.start]);
     let statement = !talk
         && !is_frame(text)
         && (token
@@ -420,7 +431,7 @@ fn met_when(clause: &str) -> bool {
 fn unhedged<'a>(clause: &'a str, before_words: &str, words: &str, record: bool) -> std::borrow::Cow<'a, str> {
     let hedged = regex!(r"(?i)\b(?:probably|likely|possibly|perhaps|maybe)\s+(?:due to|because)\b");
     let hedge_before = regex!(
-        r"(?i)\b(?:most |very )?(?:probably|likely|possibly|perhaps|maybe),?\s+(?:due to|because(?: of)?|caused by)\s+$"
+        r"(?i)\b(?:most |very )?(?:probably|likely|possibly|perhaps|maybe),?\s+(?:(?:due to|because(?: of)?|caused by)\s+)?$"
     );
     if hedged.is_match(words) {
         clause.replacen(words, " ", 1).into()
@@ -741,7 +752,7 @@ fn size_token() -> &'static Regex {
     static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
         let mut suffixes: Vec<&str> = UNITS.iter().map(|u| u.suffix).collect();
         suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        let units = suffixes.join("|");
+        let units = suffixes.iter().map(|suffix| regex::escape(suffix)).collect::<Vec<_>>().join("|");
         Regex::new(&format!(
             r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*|,\d{{1,2}})?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?)(?P<unit>{units}))?"
         ))
@@ -1157,6 +1168,7 @@ const BARE_NEXT_WORDS: &[&str] = &[
     "not",
     "because",
     "according",
+    "error",
     "size",
     "currently",
 ];
@@ -1757,6 +1769,7 @@ mod tests {
     const UNIT_EXAMPLES: &[(&str, &str)] = &[
         ("bytes", "memory allocation of 23400000000 bytes failed"),
         ("byte", "allocating 86114305024-byte buffer"),
+        ("byte(s)", "failed to allocated 866 byte(s) of direct memory (used: 4Gb, max: 4Gb)"),
         ("B", "(60096009848B) on device ordinal 0"),
         ("KiB", "and 755.50 KiB is reserved by PyTorch"),
         ("KB", "with 520960 free bytes and 508KB until OOM"),

@@ -27,6 +27,8 @@ pub struct Unit {
 pub const UNITS: &[Unit] = &[
     Unit { suffix: "bytes", shift: 0, glued_only: false },
     Unit { suffix: "byte", shift: 0, glued_only: false },
+    // (Netty's `failed to allocated 866 byte(s) of direct memory`.)
+    Unit { suffix: "byte(s)", shift: 0, glued_only: false },
     Unit { suffix: "B", shift: 0, glued_only: false },
     Unit { suffix: "KiB", shift: 10, glued_only: false },
     Unit { suffix: "KB", shift: 10, glued_only: false },

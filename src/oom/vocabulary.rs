@@ -603,7 +603,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1125,7 +1125,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|expand\w* (?:the )?heap by|asked",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|expand\w* (?:the )?heap by|asked",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -1165,7 +1165,8 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     // (`returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY for 20 GiB allocation`.)
     // (CuPy's `pinned memory (2147483648 bytes) could not be allocated`.)
     SizeRole {
-        words: r"requested|needed|required|allocation|\)?\s*(?:could not|couldn't|cannot|can't|failed to) be allocated",
+        // (hhvm's `mprotect(@nil) 32768 bytes failed ( Cannot allocate memory)`.)
+        words: r"requested|needed|required|allocation|\)?\s*(?:could not|couldn't|cannot|can't|failed to) be allocated|failed",
         side: Side::After,
         role: Role::Requested,
     },
