@@ -27,10 +27,9 @@ pub(super) fn triggers(text: &[u8]) -> bool {
     ))
     .is_match(text)
         || super::host::is_task_row(text)
-        // (V8's mark of its JS stack trace, which it prints only when its heap is out of memory,
-        // tested apart: one more literal among the others slows their search of every line by
-        // half, BENCHMARKS.md.)
-        || text.trim_ascii() == b"<--- JS stacktrace --->"
+        // (V8's stack mark, tested apart: one more literal among the others slows their search
+        // of every line by half, BENCHMARKS.md.)
+        || super::host::is_v8_stack_mark(text)
 }
 
 /// A continuation joins at most this many lines.

@@ -35,7 +35,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     // (Its JS stack trace's mark without the collections above it, which V8 also prints only
     // when the heap is out of memory: `<--- JS stacktrace --->` under `Scavenge … allocation
     // failure` lines cut from their header.)
-    if text.contains("<--- Last few GCs --->") || text.trim() == "<--- JS stacktrace --->" {
+    if text.contains("<--- Last few GCs --->") || is_v8_stack_mark(text.as_bytes()) {
         let mut event = host_event(line);
         event.truncated = true;
         return Some(Detected::new(event, "V8's last few GCs").with_block(V8Report::default()));
@@ -200,6 +200,12 @@ impl Block for KernelReport {
     fn is_finished(&self) -> bool {
         self.killed
     }
+}
+
+/// Whether a line is V8's mark of its JS stack trace alone (`<--- JS stacktrace --->`), which V8
+/// prints only when its heap is out of memory.
+pub(super) fn is_v8_stack_mark(text: &[u8]) -> bool {
+    text.trim_ascii() == b"<--- JS stacktrace --->"
 }
 
 /// A row of the task table the OOM killer prints: the pid in brackets, then uid, tgid, the
