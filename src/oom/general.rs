@@ -192,7 +192,10 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         .max_by_key(|found| found.end())
         .and_then(|found| text.get(found.range()))
         .unwrap_or("");
-    let spot = Spot { text, at, words, sentence: sentence.clone(), clause, section: line.section };
+    // A failure stated in a sentence before (COLMAP's `ERROR: Feature matching failed. This is
+    // probably caused by insufficient GPU memory.`): what follows gives its cause.
+    let failed_before = tables.error_marks.is_match(&text.as_bytes()[..sentence.start]);
+    let spot = Spot { text, at, words, sentence: sentence.clone(), clause, section: line.section, failed_before };
     let talk = only_flags || talks(&spot, record, quote.is_some()) || names_a_unit(line, at);
     // A quoted record in a sentence that talks (`what issues can lead to this error which is
     // "RuntimeError: …"?`) is read on its own.
@@ -247,7 +250,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let cause_of_failure_before =
         regex!(r"(?i)\b(?:caused by|due to|because(?: of)?|probably|likely|possibly|perhaps|maybe)\s+$")
             .is_match(&text[..at])
-            && tables.error_marks.is_match(&text.as_bytes()[..sentence.start]);
+            && failed_before;
     let statement = !talk
         && !is_frame(text)
         && (token
@@ -300,6 +303,8 @@ struct Spot<'a> {
     clause: std::ops::Range<usize>,
     /// The line is a document's section heading ([`Line::section`]).
     section: bool,
+    /// A sentence before the failure words' own states a failure (an error mark in it).
+    failed_before: bool,
 }
 
 /// Whether the failure words at `spot` are talk about memory failures (a person's, a guide's,
@@ -307,11 +312,8 @@ struct Spot<'a> {
 /// error word before the words); `quoted`: the words are in a quote of what a program printed.
 fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let tables = vocabulary::compiled();
-    let Spot { text, at, words, ref clause, section, .. } = *spot;
+    let Spot { text, at, words, ref clause, section, failed_before, .. } = *spot;
     let opening = &text[spot.sentence.start..at];
-    // A failure stated in a sentence before (COLMAP's `ERROR: Feature matching failed. This is
-    // probably caused by insufficient GPU memory.`): what follows gives its cause.
-    let failed_before = tables.error_marks.is_match(&text.as_bytes()[..spot.sentence.start]);
     // A record's own words before the colon that opens its message are the program's, not talk
     // about the failure (Ansible's `ERROR! Unexpected Exception, this is probably a bug: [Errno
     // 12] Cannot allocate memory`).
