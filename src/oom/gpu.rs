@@ -26,15 +26,26 @@ const AUTOTUNING: &str = "Autotuning";
 pub(super) fn detect(line: &Line) -> Option<Detected> {
     let text = line.text.as_ref();
     if let Some(found) = regex!(&format!(
-        r"Out of memory while trying to allocate (?:(\d+) bytes|({SIZE}))(?: with allocator ([\w\-]+))?(?: on device (\d+))?\.?"
+        r"Out of (host )?memory while trying to allocate (?:(\d+) bytes|({SIZE}))(?: with allocator ([\w\-]+))?(?: on device (\d+))?\.?"
     ))
     .captures(text)
     {
         let mut event = OomEvent::new(Kind::RuntimeAllocationFailure, line);
-        let exact = found.get(1).and_then(|n| size::parse_exact(n.as_str()));
-        event.requested_bytes = size::unsigned(exact.or_else(|| found.get(2).and_then(|s| size::parse(s.as_str()))));
-        event.allocator = found.get(3).map(|name| name.as_str().to_string());
-        event.memory_space = found.get(4).map(|device| format!("device {}", device.as_str()));
+        let exact = found.get(2).and_then(|n| size::parse_exact(n.as_str()));
+        event.requested_bytes = size::unsigned(exact.or_else(|| found.get(3).and_then(|s| size::parse(s.as_str()))));
+        event.allocator = found.get(4).map(|name| name.as_str().to_string());
+        event.memory_space = if found.get(1).is_some() {
+            // PJRT's pinned host pool for the device (`xla_gpu_host_bfc`), capped by
+            // `XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB`, whose default the message names.
+            event.capacity_bytes = regex!(r"than the default (\d+) ?GB")
+                .captures(text)
+                .and_then(|limit| limit[1].parse::<u64>().ok())
+                .and_then(|gib| gib.checked_mul(1 << 30));
+            event.limit_bytes = event.capacity_bytes;
+            Some("host".to_string())
+        } else {
+            found.get(5).map(|device| format!("device {}", device.as_str()))
+        };
         event.program = program(text);
         return Some(Detected::at(event, text, &found).with_block(Report::default()));
     }

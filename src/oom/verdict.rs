@@ -345,7 +345,14 @@ fn request_above_pool(facts: &Facts) -> Option<Decision> {
     };
     let title = request_above(facts, request, &pool_name, pool);
     let mut advice = Vec::new();
+    let in_host_pool = facts.events.iter().any(|e| e.memory_space.as_deref() == Some("host"));
     match facts.framework {
+        // PJRT's pinned host pool (`Out of host memory … with allocator xla_gpu_host_bfc`).
+        _ if in_host_pool => advice.push(format!(
+            "This pool is JAX's pinned host memory, capped by XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB: a larger cap helps \
+             only if the machine has more than {} of RAM free.",
+            size(request)
+        )),
         Some(Framework::PyTorch) | Some(Framework::CuPy) => {}
         Some(Framework::TensorFlow) => advice.push(format!(
             "TensorFlow's pool is a share of the GPU (per_process_gpu_memory_fraction, or \
