@@ -354,7 +354,7 @@ impl Scanner {
         if let Some(named) = exception(before_message).or_else(|| exception(preamble)) {
             event.exception = Some(named);
         }
-        if let Some(&at) = self.by_key.get(&key) {
+        if let Some(at) = self.repeat_of(&key, &event) {
             // A repeat can end the traceback that names the user's line.
             self.context.apply(&mut event);
             let first = &mut self.events[at];
@@ -397,6 +397,16 @@ impl Scanner {
         let last_wrapped = self.last_raw_wrapped;
         self.open =
             block.map(|block| Open { target: Target::Event(at), block, taken: 0, last_cut, last_wrapped, tentative });
+    }
+
+    /// The earlier event `event` repeats: one of the same message, unless their requests
+    /// differ (`radv/amdgpu: Failed to allocate a buffer:` over another `size : N bytes`
+    /// line is another failure; a message printed again states the same facts).
+    fn repeat_of(&self, key: &str, event: &OomEvent) -> Option<usize> {
+        self.by_key.get(key).copied().filter(|&at| {
+            let first = self.events[at].requested_bytes;
+            first.is_none() || event.requested_bytes.is_none() || first == event.requested_bytes
+        })
     }
 
     /// The open incident's last event, if it is a device's allocation failure that states
@@ -493,10 +503,6 @@ impl Scanner {
             return;
         }
         let message = preamble.message();
-        if let Some(&at) = self.by_key.get(message) {
-            self.events[at].occurrences += preamble.repeats;
-            return;
-        }
         let line = Line {
             number: preamble.number,
             text: message.into(),
@@ -505,6 +511,10 @@ impl Scanner {
             section: false,
         };
         let mut event = general::event(&line, &preamble.reading);
+        if let Some(at) = self.repeat_of(message, &event) {
+            self.events[at].occurrences += preamble.repeats;
+            return;
+        }
         event.error_code = error_code(message);
         event.exception = exception(message.get(..preamble.reading.at).unwrap_or(message));
         let key = message.to_string();
