@@ -374,7 +374,12 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // memory，请问大佬有改进方法吗`).
     let asked_in_chinese = regex!(r"(?:是不是|是否)[^，。,.!?？！]{0,12}$").is_match(&text[clause.start..at])
         || regex!(r"^[^，。,.!?？！]{0,12}?吗").is_match(&text[at + words.len()..]);
+    // A code set against another (`EAGAIN vs. ENOMEM for too large a request versus no memory
+    // available`) is named to tell the two apart, not met.
+    let compared = regex!(r"(?i)\b(?:vs\.?|versus)\s+$").is_match(&text[..at])
+        || regex!(r"(?i)^[\w.]+\s+(?:vs\.?|versus)\s").is_match(after_words);
     asked_in_chinese
+        || (compared && !record)
         || class_as_noun
         // A document's section (a FAQ's `### Out-of-memory / 显存溢出`) names the failure it is
         // about; an error's record under a heading is still one.
@@ -1367,6 +1372,8 @@ mod tests {
             "TIL: didn't know that vmaCreateBuffer could potentially return VK_ERROR_OUT_OF_HOST_MEMORY",
             "Often the cause of a MemoryError is incorrect broadcasting resulting in a very large and incorrect shape.",
             "Error -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY. I would try to reduce the number of threads.",
+            // Codes set against each other.
+            "For example, EAGAIN vs. ENOMEM for too large a request versus no memory available.",
             // A flag named, a list item that only names the failure.
             "- Added `-XX:+HeapDumpOnOutOfMemoryError` option to Gradle JVM",
             "ZC1674 — Warn on `docker/podman run --oom-kill-disable` or `--oom-score-adj <= -500`",
@@ -1621,6 +1628,9 @@ mod tests {
             "is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB physical memory used; 43.0 GB of 47.6 TB virtual memory used. Killing container.",
         ),
         ("a notebook's kernel out of RAM (Colab, Kaggle)", "Your session crashed after using all available RAM."),
+        ("failed to create virtual memory (MSVC)", "1>c1xx : error C3859: Failed to create virtual memory for PCH"),
+        ("internal heap limit reached (MSVC)", "1>c1xx : fatal error C1076: compiler limit: internal heap limit reached"),
+        ("NO_MEMORY status (Android)", "E  Codec reported err 0xfffffff4/NO_MEMORY, actionCode 0, while in state 5/STARTING"),
         ("EXC_RESOURCE RESOURCE_TYPE_MEMORY (iOS)", "EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)"),
         ("Java heap space", "Error: Java heap space"),
         ("ResourceExhaustedError (TensorFlow)", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found."),

@@ -112,11 +112,13 @@ impl Quotes {
     /// Whether the last line of prose introduces what follows as an example:
     /// it ends with a colon, in the words of [`vocabulary::EXAMPLE_INTRODUCTIONS`].
     /// The writer's own runs given as examples (chipStar's `Various tests fail on my iGPU with
-    /// the out of memory error now … For example:`) are records of them.
+    /// the out of memory error now … For example:`) are records of them, and so are runs
+    /// someone is told to have met (`For instance, CTQ reported:`).
     fn introduces_an_example(&self) -> bool {
         let writers_own = || {
-            regex!(bytes r"(?i)\bfor (?:example|instance)\W*:$").is_match(&self.introduction)
-                && regex!(bytes r"(?i)\b(?:I|we|my|our)\b").is_match(&self.introduction)
+            let met = regex!(bytes r"(?i)\b(?:I|we|my|our)\b|\b(?:reported|got|saw|printed|showed|logged|hit)\W*:$");
+            regex!(bytes r"(?i)\bfor (?:example|instance)\b").is_match(&self.introduction)
+                && met.is_match(&self.introduction)
                 && !regex!(bytes r"(?i)\b(?:you|your|should|would|will)\b").is_match(&self.introduction)
         };
         self.introduction.ends_with(b":")
@@ -148,6 +150,8 @@ mod tests {
     fn the_writers_own_runs_given_as_examples_are_records() {
         use Quoted::{Output, Plain};
         let log = "Various tests fail on my iGPU with the out of memory error now. For example:\n```\nCHIP error : hipErrorTbd (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY )\n```";
+        assert_eq!(kinds(log), [Plain, Output, Output, Plain]);
+        let log = "For instance, CTQ reported:\n```\nFATAL ERROR: Ineffective mark-compacts near heap limit\n```";
         assert_eq!(kinds(log), [Plain, Output, Output, Plain]);
         let log = "You should see an error, for example:\n```\nCUDA out of memory\n```";
         assert_eq!(kinds(log), [Plain, Quoted::NotARecord, Quoted::NotARecord, Plain]);

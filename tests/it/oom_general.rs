@@ -163,10 +163,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a guide shows the messages alone on their lines, as a log would",
     ),
     (
-        "round31-gpu/d912pxy-createcommittedresource-hr-8007000e.txt",
-        "Windows' HRESULT of no memory alone (`with HR = 0x8007000E`): its digits as an anchor slowed the search on every line of figures by 7 to 12%",
-    ),
-    (
         "round32-host/rustc-killed-http-crate-prose.txt",
         "a bare `Killed` after a rustc command: a SIGKILL, which the log does not tie to memory (the thread does)",
     ),
@@ -209,6 +205,22 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     (
         "round40-serving/trtllm-serve-executor-insufficient-gpu-memory-kv-cache.txt",
         "TensorRT-LLM's `Total GPU memory (GiB): 140.06` and free memory come after a blank line below the failure, which ends its message",
+    ),
+    (
+        "round42-builds/crater-sigkill-suspect-oom-killer-prose.txt",
+        "jobs `killed via SIGKILL`, which the poster only suspects (`I suspect that this is due to the build using too much memory …, but I'm not sure`)",
+    ),
+    (
+        "round42-builds/gcc-strfry-killed-signal-cc1plus-droplet-thread.txt",
+        "`Killed signal terminated program cc1plus`: a SIGKILL, which a reply ties to memory (`it's probably g++ running out of memory`), not the log",
+    ),
+    (
+        "round42-builds/gha-catalyst-pr-killed-signal-cc1plus-runner-memory.txt",
+        "`Killed signal terminated program cc1plus` in a pull request that suspects the runner ran out of memory (`I suspect this is due to …`)",
+    ),
+    (
+        "round42-builds/rust-markup-svg-signal-9-ram-prose.txt",
+        "`signal: 9, SIGKILL` tied to memory only in the writer's prose (`This is due to an over usage of the ram during compilation`), words no row has",
     ),
     (
         "round39-languages-negative/hustoj-java-judge-grep-oom-pattern-zh.txt",
