@@ -80,7 +80,9 @@ impl Context {
             self.autotuning_seen(number);
         }
         let line = normalise(number, raw);
-        let text = line.text.trim();
+        // (torchrun tags each rank's lines: `[rank0]:   File "train.py", line 8, in <module>`.)
+        let text = regex!(r"^\[(?:rank|default)\d+\]:").replace(line.text.trim(), "");
+        let text = text.trim();
         if pending {
             self.instruction_follows(text);
         }

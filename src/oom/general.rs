@@ -134,7 +134,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     }
     // A call that failed with another error than a shortage (valgrind's `mmap(0x400000, 598016)
     // failed in UME with error 22 (Invalid argument)`): an address or an argument was wrong.
-    if regex!(r"(?i)\)\s*failed\b.{0,40}\b(?:error 22|errno 22|EINVAL|invalid argument)\b").is_match(rest)
+    // Nor is an allocation refused for a cause it states that is no shortage (QSVEnc's `Failed to
+    // allocate frames: undeveloped feature.`, an unsupported request or invalid parameters).
+    if (regex!(r"(?i)\)\s*failed\b.{0,40}\b(?:error 22|errno 22|EINVAL|invalid argument)\b").is_match(rest)
+        || regex!(r"(?i)^failed to allocate\b[^.:;]{0,60}:\s*(?:undeveloped feature|unsupported|not supported|invalid (?:video )?param)")
+            .is_match(rest))
         && !regex!(r"(?i)\b(?:ENOMEM|error 12|errno 12|cannot allocate memory|out of memory)\b").is_match(rest)
     {
         return None;
@@ -641,6 +645,11 @@ fn in_flag(text: &str, at: usize) -> bool {
         from += 1;
     }
     let window = &text[from..at];
+    // The JVM's options on the failure (`HeapDumpOnOutOfMemoryError`, `ExitOnOutOfMemoryError`,
+    // `OnOutOfMemoryError`) name it wherever they stand: `-XX:+…`, or a row of `-XX:+PrintFlagsFinal`.
+    if regex!(r"(?:^|[^A-Za-z])(?:HeapDump|Exit|Crash)?On$").is_match(window) {
+        return true;
+    }
     // A window cut inside a long token holds no flag's start: only a separator can begin one there.
     let starts = from == 0 || window.contains(|c: char| c.is_whitespace() || "`'\"=([,".contains(c));
     starts && vocabulary::compiled().flag.is_match(window.as_bytes())
@@ -1628,6 +1637,7 @@ mod tests {
             "is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB physical memory used; 43.0 GB of 47.6 TB virtual memory used. Killing container.",
         ),
         ("a notebook's kernel out of RAM (Colab, Kaggle)", "Your session crashed after using all available RAM."),
+        ("CUDA error 2 from an allocation call", "RuntimeError: Cuda error: 2[cudaMalloc(&m_gpuPtr, bytes);]"),
         ("failed to create virtual memory (MSVC)", "1>c1xx : error C3859: Failed to create virtual memory for PCH"),
         ("internal heap limit reached (MSVC)", "1>c1xx : fatal error C1076: compiler limit: internal heap limit reached"),
         ("NO_MEMORY status (Android)", "E  Codec reported err 0xfffffff4/NO_MEMORY, actionCode 0, while in state 5/STARTING"),
@@ -1801,12 +1811,27 @@ mod tests {
         ("G", "Used 18.56G of 16.00G hbm."),
         ("E", "Requires 3.47E, has 14.49G available."),
         ("PiB", "Unable to allocate 48.9 PiB for an array"),
+        ("Gibibyte", "SIGABRT \"memory allocation of 8 Gibibyte failed\""),
         ("EB", "Tried to allocate more than 1EB memory"),
     ];
 
     /// Units no public log we found prints, kept because the steps between
-    /// `G` and `E` must read whichever of them a log uses.
-    const UNITS_WITHOUT_A_PUBLIC_LINE: &[&str] = &["TiB", "TB", "T", "PB", "P", "EiB"];
+    /// `G` and `E`, and each IEC name spelled out, must read whichever of them a log uses.
+    const UNITS_WITHOUT_A_PUBLIC_LINE: &[&str] = &[
+        "TiB",
+        "TB",
+        "T",
+        "PB",
+        "P",
+        "EiB",
+        "Kibibyte",
+        "Kibibytes",
+        "Mebibyte",
+        "Mebibytes",
+        "Gibibytes",
+        "Tebibyte",
+        "Tebibytes",
+    ];
 
     #[test]
     fn every_unit_reads_a_size_of_a_real_line() {

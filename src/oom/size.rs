@@ -30,6 +30,15 @@ pub const UNITS: &[Unit] = &[
     // (Netty's `failed to allocated 866 byte(s) of direct memory`.)
     Unit { suffix: "byte(s)", shift: 0, glued_only: false },
     Unit { suffix: "B", shift: 0, glued_only: false },
+    // The IEC names spelled out (`memory allocation of 8 Gibibyte failed`).
+    Unit { suffix: "Kibibyte", shift: 10, glued_only: false },
+    Unit { suffix: "Kibibytes", shift: 10, glued_only: false },
+    Unit { suffix: "Mebibyte", shift: 20, glued_only: false },
+    Unit { suffix: "Mebibytes", shift: 20, glued_only: false },
+    Unit { suffix: "Gibibyte", shift: 30, glued_only: false },
+    Unit { suffix: "Gibibytes", shift: 30, glued_only: false },
+    Unit { suffix: "Tebibyte", shift: 40, glued_only: false },
+    Unit { suffix: "Tebibytes", shift: 40, glued_only: false },
     Unit { suffix: "KiB", shift: 10, glued_only: false },
     Unit { suffix: "KB", shift: 10, glued_only: false },
     Unit { suffix: "kB", shift: 10, glued_only: false },

@@ -411,6 +411,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // The CUDA runtime's error 2 (cudaErrorMemoryAllocation) from an allocation call
+        // (nvdiffrast's `RuntimeError: Cuda error: 2[cudaMalloc(&m_gpuPtr, bytes);]`).
+        name: "CUDA error 2 from an allocation call",
+        pattern: r"(?i)\bcuda error:?\s*2\s*\[\s*(?:cu|cuda)\w*(?:malloc|alloc)\w*\(",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         // MSVC's C3859 (`c1xx : error C3859: Failed to create virtual memory for PCH`): the
         // compiler could not reserve its precompiled header's address space.
         name: "failed to create virtual memory (MSVC)",
@@ -561,7 +569,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "out of memory",
-        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:heap )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
+        // (A hyphenated word may follow the one before `memory`: Taichi's `Out of CUDA
+        // pre-allocated memory`.)
+        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1050,11 +1060,12 @@ pub(super) const WRITER_MEETS: &str = concat!(
 
 /// A failed allocation call with the size it was given, its first decimal argument of three
 /// digits or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`, InnoDB's `mmap(137363456 bytes)
-/// failed`, the JVM's `os::commit_memory(0x0000000090000000, 117440512, 0) failed`).
+/// failed`, the JVM's `os::commit_memory(0x0000000090000000, 117440512, 0) failed`, SlimGuard's
+/// `mmap(8589934592): Cannot allocate memory`).
 pub(super) const FAILED_CALL: &str = concat!(
     r"\b(?:",
     allocation_calls!(),
-    r")(?:\[[^\]]{0,40}\])?\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\b[^)]*\)\s*(?i:failed)\b",
+    r")(?:\[[^\]]{0,40}\])?\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\b[^)]*\)\s*(?i:failed\b|:\s*(?:cannot allocate memory|out of memory)\b)",
     // (Or after it: PG-Strom's `failed on gpuMemAlloc(536878168)`.)
     r"|\b(?i:failed) (?:on|in|at) \w*(?:Alloc|alloc)\w*\(\s*(\d{3,})\s*\)"
 );
@@ -1088,9 +1099,10 @@ pub(super) const CLASS_AS_NOUN: &str = r"^\w*(?:Error|Exception)\s+(?:message|me
 
 /// A status number explained by the failure's name (`Error -2 is
 /// VK_ERROR_OUT_OF_DEVICE_MEMORY`, `errno 12 means ENOMEM`): a person
-/// decoding a code, whatever error words the line holds.
-pub(super) const EXPLAINED: &str =
-    r#"(?i)\b(?:error|code|errcode|errno|status)\s*[-=:#]?\s*-?\d+\s+(?:is|means|stands for)\s+["'`]?[\w:.]*$"#;
+/// decoding a code, whatever error words the line holds. So is a pointer to a code's
+/// documentation (PyTorch's ``Search for `cudaErrorMemoryAllocation' in https://… for more
+/// information.``, under the error it explains).
+pub(super) const EXPLAINED: &str = r#"(?i)\b(?:error|code|errcode|errno|status)\s*[-=:#]?\s*-?\d+\s+(?:is|means|stands for)\s+["'`]?[\w:.]*$|\bsearch for\s+["'`]$"#;
 
 /// What ran out, where it is not memory: the rest of the sentence after the
 /// failure words names another resource (`failed to allocate a pty`,
