@@ -76,7 +76,7 @@ impl Sizes {
         self.exceeded_by = self.exceeded_by.or(other.exceeded_by);
     }
 
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         *self == Sizes::default()
     }
 }
@@ -180,6 +180,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     )
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start)
+    // A yes-no question asks whether a program prints the message (`Does perl print "Out of
+    // memory"?`): nobody is said to have met it.
+    .filter(|_| !regex!(r"(?i)^\W*(?:does|do|did|can|could|will|would|should|is|are)\b[^?]*\?").is_match(&text[sentence.clone()]))
     .map(|quote| quote.range())
     // A message in backticks has words: one name alone is code (`the exception `MemoryError``).
     .filter(|quote| {
@@ -219,6 +222,16 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             + rest.find(['"', '\'', '\u{201d}', '\u{2019}', '\u{201c}', '\u{ab}', '\u{bb}', '`']).unwrap_or(rest.len());
         if let Some(reading) = read_part(line, text, from..to) {
             return Some(reading);
+        }
+    }
+    // A record after a colon may follow the writer's words that name its failure (a title's
+    // `… generates an out of memory error: RuntimeError: std::bad_alloc`): read on its own.
+    if talk {
+        let record = regex!(r":\s+((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s)").captures(&text[at..]);
+        if let Some(record) = record.and_then(|found| found.get(1)) {
+            if let Some(reading) = read_part(line, text, at + record.start()..text.len()) {
+                return Some(reading);
+            }
         }
     }
     // Code that names the failure may come before its record on the same line (a
@@ -1638,6 +1651,7 @@ mod tests {
         ),
         ("a notebook's kernel out of RAM (Colab, Kaggle)", "Your session crashed after using all available RAM."),
         ("CUDA error 2 from an allocation call", "RuntimeError: Cuda error: 2[cudaMalloc(&m_gpuPtr, bytes);]"),
+        ("arena size is too small (TFLite Micro)", "`Arena size is too small for all buffers. Needed 212064 but only 191120 was avai."),
         ("failed to create virtual memory (MSVC)", "1>c1xx : error C3859: Failed to create virtual memory for PCH"),
         ("internal heap limit reached (MSVC)", "1>c1xx : fatal error C1076: compiler limit: internal heap limit reached"),
         ("NO_MEMORY status (Android)", "E  Codec reported err 0xfffffff4/NO_MEMORY, actionCode 0, while in state 5/STARTING"),

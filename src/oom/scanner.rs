@@ -184,6 +184,17 @@ impl Scanner {
                 if line.number > 1 {
                     reading.take_status_line(&normalise(line.number - 1, &self.previous_tail));
                 }
+                // The writer's introduction (`… I've got OutOfMemoryError:`) to the record quoted
+                // under it, naming the same failure and no figure, is that record's, not a failure
+                // of its own.
+                let introduces = |preamble: &Preamble| {
+                    preamble.text.trim_end().ends_with(':')
+                        && preamble.reading.sizes.is_empty()
+                        && preamble.reading.words.iter().all(|word| reading.words.contains(word))
+                };
+                if self.quoted_output && self.preamble.as_ref().is_some_and(introduces) {
+                    self.preamble = None;
+                }
                 self.flush_preamble();
                 self.preamble = Some(Preamble {
                     number: line.number,
@@ -286,8 +297,10 @@ impl Scanner {
     /// a traceback frame, or a failure with words of its own) adds its sizes.
     fn continued_preamble(&mut self, line: &Line) -> bool {
         let Some(preamble) = self.preamble.as_mut() else { return false };
+        // (A fence opens a quote: what it holds is no more of the sentence before it.)
         if line.prefixed
             || line.is_blank()
+            || line.text.trim_start().starts_with("```")
             || preamble.continued >= MAX_CONTINUATION_LINES
             || general::is_frame(&line.text)
             || general::writer_speaks(&line.text)

@@ -223,6 +223,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "`signal: 9, SIGKILL` tied to memory only in the writer's prose (`This is due to an over usage of the ram during compilation`), words no row has",
     ),
     (
+        "round44-host/deno-11171-scavenger-semi-space-prose.txt",
+        "two failures in one line of prose, Node's quoted after `before` (read as talk) and Deno's after `the memory error is`; a line gives one reading",
+    ),
+    (
         "round39-languages-negative/hustoj-java-judge-grep-oom-pattern-zh.txt",
         "the title says the judge reports `java.lang.OutOfMemoryError` (`java判题报java.lang.OutOfMemoryError`); only the thread shows it is the judge's grep for the name",
     ),
