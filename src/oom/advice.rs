@@ -407,6 +407,14 @@ fn names_a_device(event: &OomEvent) -> bool {
 /// every one. A request larger than the whole memory fits however little
 /// else holds it: then only its size is worth looking at.
 fn device(event: &OomEvent) -> Vec<String> {
+    if event.memory_space.as_deref() == Some("host") {
+        return vec![
+            "The failing call allocates pinned (page-locked) host memory: the machine's RAM ran out, not the \
+             GPU's. Pin less at once (smaller staging buffers, fewer pinned arrays, pin_memory=False in a DataLoader), \
+             and check the free RAM and the locked-memory limit (ulimit -l)."
+                .to_string(),
+        ];
+    }
     if let (Some(requested), Some(capacity)) = (event.requested_bytes, event.capacity_bytes) {
         if requested > capacity {
             return vec![format!(

@@ -25,6 +25,9 @@ const MAX_DEVICES: usize = 64;
 #[derive(Default)]
 pub(super) struct Context {
     traceback: Option<Traceback>,
+    /// The traceback before it: a message read only after the next traceback began (a chained
+    /// exception's `During handling of the above exception …`) ended this one.
+    previous_traceback: Option<Traceback>,
     autotuning: Option<Autotuning>,
     /// The pool the allocator of device N may use (`XLA backend will use up to …`).
     pools: Vec<(u32, u64)>,
@@ -40,12 +43,15 @@ struct Traceback {
     /// The innermost frame of code without a file (`<string>`: `python -c`, or code a library generated),
     /// the user's only when no file of theirs is in the traceback.
     unnamed_frame: Option<UserFrame>,
+    /// A frame allocates pinned (page-locked) host memory (CuPy's `pinned_memory.pyx … hostAlloc`,
+    /// PyTorch's `pin_memory`): the CUDA runtime's `out of memory` there is the host's RAM.
+    pins_host_memory: bool,
     last_line: u64,
 }
 
 impl Traceback {
     fn starting(line: u64) -> Traceback {
-        Traceback { user_frame: None, unnamed_frame: None, last_line: line }
+        Traceback { user_frame: None, unnamed_frame: None, pins_host_memory: false, last_line: line }
     }
 
     fn user_frame(&self) -> Option<UserFrame> {
@@ -87,10 +93,12 @@ impl Context {
             self.instruction_follows(text);
         }
         if text.starts_with("Traceback (most recent call last)") {
-            self.traceback = Some(Traceback::starting(number));
+            self.previous_traceback = self.traceback.replace(Traceback::starting(number));
         } else if let Some(frame) = frame(text) {
             let traceback = self.traceback.get_or_insert_with(|| Traceback::starting(number));
             traceback.last_line = number;
+            traceback.pins_host_memory |=
+                regex!(r"pinned_memory|[hH]ostAlloc|MallocHost|\bpin_memory\b|empty_pinned").is_match(text);
             if frame.file.starts_with("<frozen ") {
                 // The interpreter's own bootstrap code.
             } else if frame.file.starts_with('<') && frame.file.ends_with('>') {
@@ -107,9 +115,13 @@ impl Context {
     /// Gives a new event what the lines before it said about it.
     pub fn apply(&mut self, event: &mut OomEvent) {
         event.program = event.program.take().or_else(|| program(&event.message));
-        if let Some(traceback) = &self.traceback {
-            if event.line >= traceback.last_line && event.line <= traceback.last_line + TRACEBACK_REACH {
-                event.user_frame = event.user_frame.take().or_else(|| traceback.user_frame());
+        let ended_by = |traceback: &&Traceback| {
+            event.line >= traceback.last_line && event.line <= traceback.last_line + TRACEBACK_REACH
+        };
+        if let Some(traceback) = self.traceback.iter().chain(&self.previous_traceback).find(ended_by) {
+            event.user_frame = event.user_frame.take().or_else(|| traceback.user_frame());
+            if traceback.pins_host_memory && event.memory_space.is_none() {
+                event.memory_space = Some("host".to_string());
             }
         }
         if let Some(autotuning) = &self.autotuning {

@@ -368,11 +368,8 @@ impl Scanner {
             event.exception = Some(named);
         }
         if let Some(at) = self.repeat_of(&key, &event) {
-            // A repeat can end the traceback that names the user's line.
-            self.context.apply(&mut event);
-            let first = &mut self.events[at];
-            first.occurrences += line.repeats;
-            first.user_frame = first.user_frame.take().or(event.user_frame.take());
+            self.fold_repeat(at, &mut event, line.repeats);
+            let first = &self.events[at];
             if let Some(incident) = &mut self.incident {
                 incident.last_line = line.number;
             }
@@ -420,6 +417,15 @@ impl Scanner {
             let first = self.events[at].requested_bytes;
             first.is_none() || event.requested_bytes.is_none() || first == event.requested_bytes
         })
+    }
+
+    /// Counts `event` as a repeat of the event at `at`; a repeat can end the traceback that
+    /// names the user's line.
+    fn fold_repeat(&mut self, at: usize, event: &mut OomEvent, repeats: u64) {
+        self.context.apply(event);
+        let first = &mut self.events[at];
+        first.occurrences += repeats;
+        first.user_frame = first.user_frame.take().or(event.user_frame.take());
     }
 
     /// The open incident's last event, if it is a device's allocation failure that states
@@ -525,7 +531,7 @@ impl Scanner {
         };
         let mut event = general::event(&line, &preamble.reading);
         if let Some(at) = self.repeat_of(message, &event) {
-            self.events[at].occurrences += preamble.repeats;
+            self.fold_repeat(at, &mut event, preamble.repeats);
             return;
         }
         event.error_code = error_code(message);

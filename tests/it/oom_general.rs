@@ -360,6 +360,31 @@ fn a_request_larger_than_the_memory_gets_only_the_advice_about_its_size() {
         .starts_with("The request alone (92.65 GiB) is larger than the whole memory (2.00 GiB)"));
 }
 
+/// Pinned host memory is the machine's RAM, whatever runtime asked for it: CuPy's
+/// `cudaErrorMemoryAllocation` under `pinned_memory.pyx … hostAlloc` frames, and JAX's
+/// `Out of host memory … xla_gpu_host_bfc`, whose cap the message names (H200 runs).
+#[test]
+fn pinned_host_memory_is_the_hosts_and_its_advice_says_so() {
+    let cupy = &events(&sets().join("h200-zoo4/cupy-pinned.txt"))[0];
+    assert_eq!(cupy["memory_space"].as_str(), Some("host"));
+    assert_eq!(cupy["user_frame"]["file"].as_str(), Some("/home/user/zoo/cupy_pinned.py"));
+    assert!(cupy["advice"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("The failing call allocates pinned (page-locked) host memory"));
+    let report =
+        xmem::oom::scan("log", std::fs::read(sets().join("h200-zoo3/jax-pinned-host.txt")).unwrap().as_slice())
+            .unwrap();
+    let jax = serde_json::to_value(&report.events[2]).unwrap();
+    assert_eq!(
+        (jax["kind"].as_str(), jax["memory_space"].as_str()),
+        (Some("runtime-allocation-failure"), Some("host"))
+    );
+    assert_eq!(jax["capacity_bytes"].as_u64(), Some(64 << 30));
+    let incident = serde_json::to_value(&report.incidents[0]).unwrap().to_string();
+    assert!(incident.contains("XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB"), "{incident}");
+}
+
 /// PyTorch's reserved-but-unallocated memory explains a failure only when
 /// the device could not give the request: 2 MiB refused with 203.49 GiB
 /// free on the GPU is no fragmentation, and the advice says what the
