@@ -755,6 +755,10 @@ fn closest(closest: Closest, message: &str) -> Kind {
 /// Ascend's `NPU 3`, `XPU 1`, `device 1`).
 fn device(message: &str) -> Option<String> {
     // (A Chinese word may follow the number: `GPU 0上`.)
+    // ggml's backend buffers, named by backend and device (`failed to allocate Vulkan0 buffer of size …`).
+    if let Some(buffer) = regex!(r"\b((?:CUDA|ROCm|Vulkan|SYCL|CANN|MUSA)\d+) buffer\b").captures(message) {
+        return Some(buffer[1].to_string());
+    }
     let Some(found) = regex!(r"\b(GPU|gpu|NPU|npu|XPU|xpu|[Dd]evice)[ :]?(\d+)(?:[^0-9A-Za-z_]|$)").captures(message)
     else {
         // A TPU's high-bandwidth memory, named alone (`out of hbm memory`, `hbm OOM`).
@@ -1652,6 +1656,8 @@ mod tests {
         ("a notebook's kernel out of RAM (Colab, Kaggle)", "Your session crashed after using all available RAM."),
         ("CUDA error 2 from an allocation call", "RuntimeError: Cuda error: 2[cudaMalloc(&m_gpuPtr, bytes);]"),
         ("arena size is too small (TFLite Micro)", "`Arena size is too small for all buffers. Needed 212064 but only 191120 was avai."),
+        ("OutOfMemoryError (PyTorch)", "torch.cuda.OutOfMemoryError: CUDA out of memory."),
+        ("failed attempt to allocate", "Failed attempt to allocate 95668727220bytes, but the free memory are 124GB"),
         ("failed to create virtual memory (MSVC)", "1>c1xx : error C3859: Failed to create virtual memory for PCH"),
         ("internal heap limit reached (MSVC)", "1>c1xx : fatal error C1076: compiler limit: internal heap limit reached"),
         ("NO_MEMORY status (Android)", "E  Codec reported err 0xfffffff4/NO_MEMORY, actionCode 0, while in state 5/STARTING"),
@@ -1826,6 +1832,8 @@ mod tests {
         ("E", "Requires 3.47E, has 14.49G available."),
         ("PiB", "Unable to allocate 48.9 PiB for an array"),
         ("Gibibyte", "SIGABRT \"memory allocation of 8 Gibibyte failed\""),
+        ("mib", "tried to allocate 30.00 mib (gpu 0; 8.00 gib total capacity"),
+        ("gib", "tried to allocate 30.00 mib (gpu 0; 8.00 gib total capacity"),
         ("EB", "Tried to allocate more than 1EB memory"),
     ];
 
@@ -1838,6 +1846,8 @@ mod tests {
         "PB",
         "P",
         "EiB",
+        "kib",
+        "tib",
         "Kibibyte",
         "Kibibytes",
         "Mebibyte",

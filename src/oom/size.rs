@@ -40,6 +40,11 @@ pub const UNITS: &[Unit] = &[
     Unit { suffix: "Tebibyte", shift: 40, glued_only: false },
     Unit { suffix: "Tebibytes", shift: 40, glued_only: false },
     Unit { suffix: "KiB", shift: 10, glued_only: false },
+    // (A message lowercased whole by a person: `tried to allocate 30.00 mib (gpu 0; 8.00 gib total capacity; …`.)
+    Unit { suffix: "kib", shift: 10, glued_only: false },
+    Unit { suffix: "mib", shift: 20, glued_only: false },
+    Unit { suffix: "gib", shift: 30, glued_only: false },
+    Unit { suffix: "tib", shift: 40, glued_only: false },
     Unit { suffix: "KB", shift: 10, glued_only: false },
     Unit { suffix: "kB", shift: 10, glued_only: false },
     Unit { suffix: "kb", shift: 10, glued_only: false },

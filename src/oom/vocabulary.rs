@@ -527,6 +527,13 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // kraken2's `Failed attempt to allocate 95668727220bytes`.
+        name: "failed attempt to allocate",
+        pattern: r"(?i)\bfailed attempt to (?:re)?allocate\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         name: "a device allocation call failed",
         pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* (?i:failed)\b|\b(?i:failed) (?:on|in|at) (?:cu|cuda|hip|gpu)\w*(?:Alloc|Malloc)\w*\(",
         closest: ByPlace,
@@ -554,6 +561,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "OUT_OF_RESOURCES",
         pattern: r"\b[A-Z]+(?:_[A-Z]+)*_OUT_OF_RESOURCES\b",
         closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
+        // PyTorch's caching allocator's exception, its message maybe cut before `Tried to
+        // allocate` (a title's `torch.cuda.OutOfMemoryError: CUDA out of memory.`).
+        name: "OutOfMemoryError (PyTorch)",
+        pattern: r"\btorch\.(?:cuda\.)?OutOfMemoryError\b",
+        closest: Closest::Kind(Kind::PytorchCudaOom),
         strength: Token,
     },
     Wording {

@@ -227,6 +227,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "two failures in one line of prose, Node's quoted after `before` (read as talk) and Deno's after `the memory error is`; a line gives one reading",
     ),
     (
+        "round45-gpu/tvm-relax-storage-allocation-title.txt",
+        "TVM's `storage allocation failure` after a failed bounds check: its storage is device memory, but `storage` alone names a disk as often",
+    ),
+    (
         "round39-languages-negative/hustoj-java-judge-grep-oom-pattern-zh.txt",
         "the title says the judge reports `java.lang.OutOfMemoryError` (`java判题报java.lang.OutOfMemoryError`); only the thread shows it is the judge's grep for the name",
     ),
