@@ -507,17 +507,21 @@ impl Reading {
         self.memory_unnamed &= !vocabulary::compiled().memory_named.is_match(text.as_bytes());
     }
 
-    /// Takes the sizes of the line right before the failure's, when the
-    /// failure line has none and that line states figures of memory and no
-    /// failure of its own: a status line the program printed first (Heroku's
-    /// `Process running mem=677M(132.3%)` before `Error R14 (Memory quota
-    /// exceeded)`, earlyoom's `mem avail: 21 of 950 MiB` before `low memory!`).
-    pub fn take_status_line(&mut self, previous: &Line) {
-        if !self.sizes.is_empty() || read(previous).is_some() {
+    /// Takes the sizes of the lines right before the failure's (the nearest first), when the
+    /// failure line has none and they state figures of memory and no failure of their own:
+    /// status lines the program printed first (Heroku's `Process running mem=677M(132.3%)`
+    /// before `Error R14 (Memory quota exceeded)`, earlyoom's `mem avail: 21 of 950 MiB` before
+    /// `low memory!`, a miner's `Currently available amount of device memory: …` and `Total
+    /// amount of device memory: …` before `status: out of memory`).
+    pub fn take_status_lines<'a>(&mut self, before: impl Iterator<Item = Line<'a>>) {
+        if !self.sizes.is_empty() {
             return;
         }
-        let text = &previous.text[..window_end(&previous.text, READ_AFTER)];
-        if regex!(r"(?i)\b(?:mem|memory|RAM|rss|\w*alloc\w*)\b").is_match(text) {
+        for previous in before {
+            let text = &previous.text[..window_end(&previous.text, READ_AFTER)];
+            if read(&previous).is_some() || !regex!(r"(?i)\b(?:mem|memory|RAM|rss|\w*alloc\w*)\b").is_match(text) {
+                return;
+            }
             self.sizes.fill(sizes_from(text, 0, self.ran_out.as_deref()));
         }
     }
@@ -1655,6 +1659,10 @@ mod tests {
         ),
         ("a notebook's kernel out of RAM (Colab, Kaggle)", "Your session crashed after using all available RAM."),
         ("CUDA error 2 from an allocation call", "RuntimeError: Cuda error: 2[cudaMalloc(&m_gpuPtr, bytes);]"),
+        (
+            "no free space in the KV cache (llama.cpp)",
+            "update_slots: failed to find free space in the KV cache, retrying with smaller batch size",
+        ),
         ("arena size is too small (TFLite Micro)", "`Arena size is too small for all buffers. Needed 212064 but only 191120 was avai."),
         ("OutOfMemoryError (PyTorch)", "torch.cuda.OutOfMemoryError: CUDA out of memory."),
         ("failed attempt to allocate", "Failed attempt to allocate 95668727220bytes, but the free memory are 124GB"),

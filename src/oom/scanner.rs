@@ -99,6 +99,9 @@ pub(super) struct Scanner {
     /// (`this can result in the host running`) on the line before the failure words.
     previous_tail: Vec<u8>,
     tail: Vec<u8>,
+    /// The end of the line before `previous_tail`'s: a program's status may take two lines
+    /// before its failure (`Currently available amount of device memory: …`, `Total amount of …`).
+    tail_before_previous: Vec<u8>,
     /// The advice given so far, shared by the events that get the same.
     advice_texts: Interner,
     /// How Markdown quotes the lines ([`Quotes`]).
@@ -113,6 +116,7 @@ impl Scanner {
     pub fn feed(&mut self, number: u64, raw: &[u8]) {
         let skip = self.numbering.prefix_len(raw);
         let raw = raw.get(skip..).unwrap_or(raw);
+        std::mem::swap(&mut self.tail_before_previous, &mut self.previous_tail);
         std::mem::swap(&mut self.previous_tail, &mut self.tail);
         self.tail.clear();
         self.tail.extend_from_slice(&raw[raw.len().saturating_sub(PROSE_TAIL)..]);
@@ -182,7 +186,12 @@ impl Scanner {
                     return;
                 }
                 if line.number > 1 {
-                    reading.take_status_line(&normalise(line.number - 1, &self.previous_tail));
+                    let before = [(1, &self.previous_tail), (2, &self.tail_before_previous)];
+                    let status = before
+                        .into_iter()
+                        .filter(|&(back, _)| back < line.number)
+                        .map(|(back, tail)| normalise(line.number - back, tail));
+                    reading.take_status_lines(status);
                 }
                 // The writer's introduction (`… I've got OutOfMemoryError:`) to the record quoted
                 // under it, naming the same failure and no figure, is that record's, not a failure
