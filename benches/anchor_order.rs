@@ -6,8 +6,9 @@
 //! in the list, and a bucket whose literals' first bytes have little in common turns many
 //! plain bytes into candidates it must verify: adding one anchor can slow the scan of every
 //! line by a tenth (BENCHMARKS.md). This swaps two anchors at a time, keeps a swap that
-//! makes the search of the logs faster, and prints the list to paste back. The last anchor
-//! (`ALLOCATION_ANCHOR`) stays last: the reader relies on it.
+//! makes the search of the logs faster, and prints the list to paste back. The anchors named
+//! by a constant at the list's end (`MEMORY_ANCHOR`, `ALLOCATION_ANCHOR`) stay last, in their
+//! order: the reader relies on it.
 
 use std::time::Instant;
 
@@ -19,8 +20,8 @@ const SWAPS: usize = 1500;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let source = concat!(env!("CARGO_MANIFEST_DIR"), "/../src/oom/vocabulary.rs");
     let text = std::fs::read_to_string(source)?;
-    let anchors =
-        anchors(&text).ok_or_else(|| format!("{source}: no `ANCHORS` list ending with `ALLOCATION_ANCHOR`"))?;
+    let (anchors, named_last) =
+        anchors(&text).ok_or_else(|| format!("{source}: no `ANCHORS` list of literals, then named constants"))?;
     let mut lines = Vec::new();
     for path in std::env::args().skip(1) {
         let log = std::fs::read(&path).map_err(|e| format!("{path}: {e}"))?;
@@ -29,8 +30,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if lines.is_empty() {
         return Err("usage: anchor-order LOG... (the logs to keep the search cheap on)".into());
     }
-    let (mut order, last) = (anchors[..anchors.len() - 1].to_vec(), anchors[anchors.len() - 1].clone());
-    let with_last = |order: &[String]| order.iter().chain([&last]).cloned().collect::<Vec<_>>();
+    let mut order = anchors;
+    let last: Vec<String> = named_last.iter().map(|(_, value)| value.clone()).collect();
+    let with_last = |order: &[String]| order.iter().chain(&last).cloned().collect::<Vec<_>>();
     let start = cost(&with_last(&order), &lines)?;
     let mut best = start;
     // A fixed xorshift: the same logs give the same order.
@@ -56,22 +58,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for anchor in &order {
         println!("    {anchor:?},");
     }
-    println!("    ALLOCATION_ANCHOR,");
+    for (name, _) in &named_last {
+        println!("    {name},");
+    }
     Ok(())
 }
 
-/// The literals of `ANCHORS`, the last (`ALLOCATION_ANCHOR`) as `alloc`.
-fn anchors(source: &str) -> Option<Vec<String>> {
+/// The literals of `ANCHORS`, and the constants named at its end with their values.
+fn anchors(source: &str) -> Option<(Vec<String>, Vec<(String, String)>)> {
     let list = source.split_once("pub(super) const ANCHORS: &[&str] = &[")?.1.split_once("];")?.0;
-    let mut anchors: Vec<String> = list
-        .lines()
-        .map(str::trim)
-        .filter_map(|line| line.strip_prefix('"')?.strip_suffix("\","))
-        .map(str::to_string)
-        .collect();
-    list.contains("ALLOCATION_ANCHOR,").then_some(())?;
-    anchors.push("alloc".to_string());
-    Some(anchors)
+    let mut literals = Vec::new();
+    let mut named = Vec::new();
+    for entry in list.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with("//")) {
+        let entry = entry.strip_suffix(',')?;
+        match entry.strip_prefix('"') {
+            // (A literal after a named constant would be moved before it.)
+            Some(literal) if named.is_empty() => literals.push(literal.strip_suffix('"')?.to_string()),
+            Some(_) => return None,
+            None => {
+                let value = source.split_once(&format!("pub(super) const {entry}: &str = \""))?.1.split_once('"')?.0;
+                named.push((entry.to_string(), value.to_string()));
+            }
+        }
+    }
+    (!named.is_empty()).then_some((literals, named))
 }
 
 /// The least time of three to search every line for the anchors in this order.

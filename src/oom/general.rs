@@ -87,6 +87,12 @@ pub(super) fn mentions(raw: &[u8]) -> bool {
     vocabulary::anchored(raw)
 }
 
+/// Whether a raw piece of a line holds failure words, read or not: a test that is
+/// dearer than [`mentions`] and cheaper than [`read`].
+pub(super) fn has_failure_words(raw: &[u8]) -> bool {
+    mentions(raw) && vocabulary::compiled().set.is_match(raw)
+}
+
 /// The line's reading, if it holds failure words.
 pub(super) fn read(line: &Line) -> Option<Reading> {
     let text = line.text.as_ref();
@@ -98,7 +104,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let first_at = |row: usize| tables.rows[row].find(text.as_bytes()).map(|m| m.start());
     // Words that are part of a command-line flag name it; the rows with
     // words outside any flag are the line's, if there are any.
-    let stated = |row: usize| tables.rows[row].find_iter(text.as_bytes()).find(|m| !in_flag(text, m.start()));
+    let stated = |row: usize| tables.rows[row].find_iter(text.as_bytes()).find(|m| !in_flag(text, m.start(), m.end()));
     let outside: Vec<usize> = matched.iter().copied().filter(|&row| stated(row).is_some()).collect();
     let only_flags = outside.is_empty();
     if !only_flags {
@@ -514,15 +520,25 @@ impl Reading {
     /// `low memory!`, a miner's `Currently available amount of device memory: …` and `Total
     /// amount of device memory: …` before `status: out of memory`).
     pub fn take_status_lines<'a>(&mut self, before: impl Iterator<Item = Line<'a>>) {
-        if !self.sizes.is_empty() {
+        // A message with figures takes a status line's only where it names the same request
+        // (`LimitedResource(GPU) reached its limit reqsize(157mb) used(432.731mb) limit(512mb)`,
+        // then `Failed to acquire gpu memory (157mb)`).
+        let request = self.sizes.requested;
+        if !self.sizes.is_empty() && request.is_none() {
             return;
         }
         for previous in before {
             let text = &previous.text[..window_end(&previous.text, READ_AFTER)];
-            if read(&previous).is_some() || !regex!(r"(?i)\b(?:mem|memory|RAM|rss|\w*alloc\w*)\b").is_match(text) {
+            if read(&previous).is_some()
+                || !regex!(r"(?i)\b(?:mem|memory|RAM|rss|\w*alloc\w*|reqsize)\b").is_match(text)
+            {
                 return;
             }
-            self.sizes.fill(sizes_from(text, 0, self.ran_out.as_deref()));
+            let status = sizes_from(text, 0, self.ran_out.as_deref());
+            if request.is_some() && status.requested != request {
+                return;
+            }
+            self.sizes.fill(status);
         }
     }
 
@@ -654,9 +670,14 @@ fn names_alone(text: &str, at: usize, words: &str) -> bool {
         && after <= 8
 }
 
-/// Whether the failure words at `at` are part of a command-line flag
-/// ([`vocabulary::FLAG`]); only the few bytes before them are looked at.
-fn in_flag(text: &str, at: usize) -> bool {
+/// Whether the failure words at `at..end` are part of a command-line flag
+/// ([`vocabulary::FLAG`]); only the few bytes before them are looked at. A flag is one
+/// token, so words that run on past a space are a sentence glued to a dash
+/// (`sbcl --Heap exhausted during garbage collection`), not a flag's name.
+fn in_flag(text: &str, at: usize, end: usize) -> bool {
+    if text.as_bytes()[at..end].iter().any(u8::is_ascii_whitespace) {
+        return false;
+    }
     let mut from = at.saturating_sub(64);
     while !text.is_char_boundary(from) {
         from += 1;
@@ -1687,6 +1708,8 @@ mod tests {
             "CircuitBreakingException: [request] Data too large, data for [<reused_arrays>]",
         ),
         ("OUT_OF_RESOURCES", "Native API returns: 40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)"),
+        ("resource_error(memory) (Prolog)", "error(resource_error(memory), eyeprolog). % unexpected"),
+        ("increase memory in input (NWChem)", "tests/h2o-b3lyp-disp fails with ptsalloc: increase memory in input line"),
         (
             "memory limit code",
             "name=EXCEEDED_LOCAL_MEMORY_LIMIT, message=\"Query exceeded per-node memory limit of 40GB",
@@ -1802,8 +1825,13 @@ mod tests {
         // aho-corasick's packed (Teddy) searcher, which keeps a log's plain lines cheap,
         // takes at most 64 literals; past that the scan of every line slows by half.
         assert!(vocabulary::ANCHORS.len() <= 64, "{} anchors", vocabulary::ANCHORS.len());
-        assert!(vocabulary::ALLOCATION_FAILURE_HINTS.len() <= 64);
-        assert_eq!(vocabulary::ANCHORS.last(), Some(&vocabulary::ALLOCATION_ANCHOR));
+        for (anchor, hints) in vocabulary::GATED_ANCHORS {
+            assert!(hints.len() <= 64, "{} hints of `{anchor}`", hints.len());
+        }
+        // The gated anchors come last, so that one starting with them (`allocating tensor`)
+        // is found first where both start.
+        let gated: Vec<&str> = vocabulary::GATED_ANCHORS.iter().map(|(anchor, _)| *anchor).collect();
+        assert_eq!(&vocabulary::ANCHORS[vocabulary::ANCHORS.len() - gated.len()..], gated.as_slice());
     }
 
     #[test]
@@ -1823,6 +1851,8 @@ mod tests {
         ("B", "(60096009848B) on device ordinal 0"),
         ("KiB", "and 755.50 KiB is reserved by PyTorch"),
         ("KB", "with 520960 free bytes and 508KB until OOM"),
+        ("mb", "Failed to acquire gpu memory (157mb), GLCreateTexture::setArray failed"),
+        ("gb", "errors out after DDIM Sampling as it tries to allocate 256gb of memory?"),
         ("kB", "total-vm:3149468kB, anon-rss:164992kB"),
         ("kb", "job killed: mem 38427376kb exceeded limit 33554432kb"),
         ("Ki", "Container kilo was using 30332Ki"),

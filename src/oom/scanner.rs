@@ -131,13 +131,21 @@ impl Scanner {
         self.quoted_output = quoted == Quoted::Output;
         self.context.observe(number, raw);
         let follows_preamble = self.preamble.as_ref().is_some_and(|p| !p.closed && p.last + 1 == number);
+        let mut straddled = None;
         if self.open.is_none() && !follows_preamble && !triggers(raw) && !general::mentions(raw) {
-            self.expire(number);
-            return;
+            straddled = self.straddled(raw);
+            if straddled.is_none() {
+                self.expire(number);
+                return;
+            }
         }
         self.framework = framework(raw).or(self.framework);
         self.last_raw_wrapped = is_wrapped(raw);
-        let line = normalise(number, raw);
+        // (A message joined with the line before it starts there.)
+        let line = match &straddled {
+            Some(joined) => normalise(number - 1, joined.as_bytes()),
+            None => normalise(number, raw),
+        };
         if let Some(open) = &mut self.open {
             let event = match &mut open.target {
                 Target::Event(at) => &mut self.events[*at],
@@ -299,6 +307,33 @@ impl Scanner {
             section: line.section,
         };
         general::read(&whole).is_some_and(|reading| reading.talk)
+    }
+
+    /// The line before and this one, joined, where a person's wrap split a failure's words
+    /// over the two (`… an error:"ERROR: Memory allocation` / `failed for WALL in the routine
+    /// INIT"`): neither holds them alone. Only a line that starts in lower case, after one
+    /// that ended inside a sentence, can go on with one; the sentence is taken from its start.
+    fn straddled(&self, raw: &[u8]) -> Option<String> {
+        /// How much of each side of the break the failure's words may take.
+        const SIDE: usize = 40;
+        if !raw.first().is_some_and(u8::is_ascii_lowercase) {
+            return None;
+        }
+        let before = self.previous_tail.trim_ascii_end();
+        if !before.last().is_some_and(u8::is_ascii_alphanumeric) {
+            return None;
+        }
+        let end_before = &before[before.len().saturating_sub(SIDE)..];
+        let mut window = end_before.to_vec();
+        window.push(b' ');
+        window.extend_from_slice(&raw[..raw.len().min(SIDE)]);
+        if !general::mentions(&window) || general::has_failure_words(end_before) || !general::has_failure_words(&window)
+        {
+            return None;
+        }
+        let before = String::from_utf8_lossy(before);
+        let start = regex!(r"[.;!?]\s+").find_iter(&before).last().map_or(0, |m| m.end());
+        Some(format!("{} {}", &before[start..], String::from_utf8_lossy(raw)))
     }
 
     /// The next physical line of a held message that no parser knows: a

@@ -554,6 +554,21 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // ISO Prolog's error term (`error(resource_error(memory), …)`).
+        name: "resource_error(memory) (Prolog)",
+        pattern: r"\bresource_error\(memory\)",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // NWChem's words when the memory its input line gave is too little (`ptsalloc:
+        // increase memory in input line`).
+        name: "increase memory in input (NWChem)",
+        pattern: r"(?i)\bincrease memory in (?:the )?input\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         name: "heap overflow (GHC)",
         pattern: r"(?:^\s*|:\s*|\bdue to (?:a )?)heap overflow\b",
         closest: Closest::Kind(Kind::HostOom),
@@ -582,7 +597,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "OutOfMemory",
         // (oneDNN's status as benchdnn prints it: `returned 'out_of_memory'`.)
-        pattern: r"OutOf[Mm]emory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b[A-Z0-9]+_OUTOF(?:VIDEO)?MEMORY\b",
+        pattern: r"OutOf[Mm]emory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -602,7 +617,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "out of memory",
         // (A hyphenated word may follow the one before `memory`: Taichi's `Out of CUDA
         // pre-allocated memory`.)
-        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b",
+        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -666,7 +681,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve|acquire) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -769,47 +784,33 @@ pub(super) const ANCHORS: &[&str] = &[
     "shared data",
     "ran out",
     "exhaust",
-    "low memory!",
     "than",
     "exceed",
     "failed in",
     "errno",
     "enough",
     "allocating tensor",
-    "to provide memory",
     "reason",
     "메모리",
-    "virtual memory",
-    "memory error",
-    "too much memory",
-    // (`RESOURCE_TYPE_MEMORY`, Android's `NO_MEMORY`.)
-    "_memory",
     "nvenc",
     "enomem",
     "had condition",
     "pool allocations are in use",
-    "memoryerror",
-    "shared memory",
     "памяти",
-    "no free memory",
     "o reserve",
     "out_of",
-    "memory out",
     "out-of",
     // (`heap space`, `heap overflow`, `expand heap`, `internal heap limit`.)
     "heap",
     "kill",
     "mmap of",
     "arena size",
-    "memory limit",
     "circuit",
     "due to ram",
     "没有记忆",
     "paging file",
     "kv cache",
-    "enlarge memory",
     "insuf",
-    "due to memory",
     "auslagerungsdatei",
     "メモリ",
     "显存",
@@ -823,27 +824,65 @@ pub(super) const ANCHORS: &[&str] = &[
     "full",
     " oom",
     "thrashing",
-    "no gpu memory",
     "curesult",
     "内存",
-    "low on resource: memory",
     "overloaded",
     "页面文件",
-    // Last: an anchor that starts with it (`allocating tensor`) is found first where both start.
+    // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
+    // (`allocating tensor`) is found first where both start.
+    MEMORY_ANCHOR,
     ALLOCATION_ANCHOR,
+];
+
+/// The anchors that lines without a failure hold as often as lines with one, each with
+/// the words of which every failure's line that holds it also holds one: a line whose only
+/// anchors these are goes on to the vocabulary only where it also holds one of their
+/// hints. Hints are not anchors, so a wording of these anchors' adds a hint, not an anchor
+/// to the packed list's 64.
+pub(super) const GATED_ANCHORS: &[(&str, &[&str])] =
+    &[(MEMORY_ANCHOR, MEMORY_FAILURE_HINTS), (ALLOCATION_ANCHOR, ALLOCATION_FAILURE_HINTS)];
+
+/// The word that every memory figure's line may hold (`Created device with 14.2 GB
+/// memory`, a step's `memory (MB) | …`), and that many failures' words hold beside
+/// another word.
+pub(super) const MEMORY_ANCHOR: &str = "memory";
+
+/// The words beside `memory` in every row of [`FAILURE_WORDS`] that has no other anchor.
+pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
+    "virtual memory",
+    "shared memory",
+    "memory error",
+    "memoryerror",
+    // (`RESOURCE_TYPE_MEMORY`, Android's `NO_MEMORY`.)
+    "_memory",
+    "too much memory",
+    "no free memory",
+    "no gpu memory",
+    "memory out",
+    "memory limit",
+    "enlarge memory",
+    "due to memory",
+    "low memory!",
+    "to provide memory",
+    "low on resource: memory",
+    // (Prolog's `resource_error(memory)`.)
+    "(memory)",
+    // (NWChem's `increase memory in input line`.)
+    "increase memory",
+    // (`Failed to acquire gpu memory (157mb)`.)
+    "to acquire",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
 /// memory statistics (`allocated 11.1 GiB` on every step of a training log)
-/// holds it too. A line whose only anchor it is goes on to the vocabulary
-/// only where it also holds one of [`ALLOCATION_FAILURE_HINTS`].
+/// holds it too.
 pub(super) const ALLOCATION_ANCHOR: &str = "alloc";
 
 /// The words beside `alloc` in every row of [`FAILURE_WORDS`] that has no
 /// other anchor: how an allocation failed (`failed to allocate`, `cannot
 /// allocate`, `bad_alloc`, `cudaErrorMemoryAllocation`, `allocating <= available`,
 /// `Tried to allocate` before its device, `Allocation on device`, `malloc: no
-/// memory`), searched the same packed way.
+/// memory`).
 pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "fail",
     "not",
@@ -1192,7 +1231,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|expand\w* (?:the )?heap by|asked",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|expand\w* (?:the )?heap by|asked",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -1300,31 +1339,47 @@ pub(super) struct Compiled {
 /// (SIMD) search; built apart from the tables, which a log without any
 /// anchor never compiles.
 pub(super) fn anchored(raw: &[u8]) -> bool {
-    static ANCHORED: LazyLock<(AhoCorasick, AhoCorasick, memchr::memmem::Finder<'static>)> = LazyLock::new(|| {
+    struct Anchored {
+        any_case: AhoCorasick,
+        /// Per anchor, its place in [`GATED_ANCHORS`], if it is gated.
+        gate_of: Vec<Option<usize>>,
+        hints: Vec<AhoCorasick>,
+        exact_case: memchr::memmem::Finder<'static>,
+    }
+    static ANCHORED: LazyLock<Anchored> = LazyLock::new(|| {
         // Leftmost-first lets the automaton use its packed (SIMD) prefilter.
         let packed = |literals: &[&str]| {
             let lower = literals.iter().map(|literal| literal.to_ascii_lowercase());
             AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(lower).expect("anchors in xmem's source")
         };
-        (packed(ANCHORS), packed(ALLOCATION_FAILURE_HINTS), memchr::memmem::Finder::new(ANCHOR_EXACT_CASE))
+        Anchored {
+            any_case: packed(ANCHORS),
+            gate_of: ANCHORS.iter().map(|anchor| GATED_ANCHORS.iter().position(|(gated, _)| gated == anchor)).collect(),
+            hints: GATED_ANCHORS.iter().map(|(_, hints)| packed(hints)).collect(),
+            exact_case: memchr::memmem::Finder::new(ANCHOR_EXACT_CASE),
+        }
     });
     thread_local! {
         static LOWERED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    let (any_case, failure_hints, exact_case) = &*ANCHORED;
-    exact_case.find(raw).is_some()
+    let anchors = &*ANCHORED;
+    anchors.exact_case.find(raw).is_some()
         || LOWERED.with_borrow_mut(|lowered| {
             lowered.clear();
             lowered.extend_from_slice(raw);
             lowered.make_ascii_lowercase();
-            let mut allocation = false;
-            for found in any_case.find_iter(lowered.as_slice()) {
-                if ANCHORS[found.pattern().as_usize()] != ALLOCATION_ANCHOR {
-                    return true;
+            let mut gates_found = 0u32;
+            for found in anchors.any_case.find_iter(lowered.as_slice()) {
+                match anchors.gate_of[found.pattern().as_usize()] {
+                    None => return true,
+                    Some(gate) => gates_found |= 1 << gate,
                 }
-                allocation = true;
             }
-            allocation && failure_hints.is_match(lowered.as_slice())
+            anchors
+                .hints
+                .iter()
+                .enumerate()
+                .any(|(gate, hints)| gates_found & 1 << gate != 0 && hints.is_match(lowered.as_slice()))
         })
 }
 
@@ -1343,7 +1398,8 @@ pub(super) fn compiled() -> &'static Compiled {
                     r"(?i)^\s*(?:(?:of|which|memory|gpu|device|host|bytes?|is|are|has|have|had|been|was|were|so|far|currently|already)\s+)*(?:{body})\b"
                 )
             } else {
-                format!(r"(?i)\b(?:{body})(?:\s*[:=]\s*|\s+|$)")
+                // (A field printed as a call: `reqsize(157mb) used(432.731mb) limit(512mb)`.)
+                format!(r"(?i)\b(?:{body})(?:\s*[:=]\s*|\(|\s+|$)")
             };
             ascii(&pattern)
         };

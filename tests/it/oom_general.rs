@@ -242,6 +242,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round39-languages-negative/hustoj-java-judge-grep-oom-pattern-zh.txt",
         "the title says the judge reports `java.lang.OutOfMemoryError` (`java判题报java.lang.OutOfMemoryError`); only the thread shows it is the judge's grep for the name",
     ),
+    (
+        "round48-host/racket-custodian-ash-out-of-memory-prose.txt",
+        "the message is quoted in prose as what a program `correctly handles` (`an out-of-memory error (`ash: out of memory`)`): read as named, not met",
+    ),
+    (
+        "round48-gpu-negative/luxcore-opencl-cl-out-of-resources.txt",
+        "OpenCL's `CL_OUT_OF_RESOURCES` (a failure to allocate the device's resources) is a device's allocation failure by the rule of rounds 4 and 32; this gatherer counted it as no memory error",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
