@@ -1251,8 +1251,10 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
     }
     let next_word = regex!(r"^\s*([A-Za-z%]\w*)").captures(after).map(|c| c[1].to_lowercase());
     // Another field's label may follow a field's value (Postgres' `request size 1225135280
-    // Detail: Hint:`, PM2's `current_memory=46522368 max_memory_limit=…`).
-    let next_field = regex!(r"^\s+[A-Za-z][\w ]{0,40}[:=]").is_match(after);
+    // Detail: Hint:`, PM2's `current_memory=46522368 max_memory_limit=…`), or a code's name
+    // for a field with its value after a space (XRT's `size  419795968 xrt_.flags 0x1000000`).
+    let next_field =
+        regex!(r"^\s+[A-Za-z][\w ]{0,40}[:=]|^\s+[A-Za-z]\w*[_.][\w.]*\s+(?:0x[0-9A-Fa-f]+|\d)").is_match(after);
     let participle = |word: &str| word.len() > 4 && word.ends_with("ed") && !word.ends_with("eed");
     let follows_ok =
         next_field || next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word) || participle(word));

@@ -130,7 +130,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "ALLOCATION_FAILURE",
-        pattern: r"\b(?:[A-Z]+_)*ALLOCATION_FAILURE\b",
+        // (Lowercased in a title: `OPENCL Error: cl_mem_object_allocation_failure`.)
+        pattern: r"\b(?:[A-Z]+_)*ALLOCATION_FAILURE\b|\b(?:[a-z]+_)+allocation_failure\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -346,6 +347,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "allocation failed",
         pattern: concat!(
             r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocation (?:failure|error|fail)\b",
+            // The failure named, its details after a colon (XRT's `Check failed: bo_ != XRT_NULL_BO
+            // allocation failure:  xrt_.handle 0x28fea590 … size  419795968`).
+            r"|(?i:\ballocation failure:)",
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
             r"|\b(?:m|c|re)?alloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
