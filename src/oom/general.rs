@@ -291,6 +291,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             // exceeded per-node memory limit of 23.98GB [Allocated: 23.98GB, …]`).
             || (regex!(r"(?i)^(?:ran out|crashed|died|was killed|got killed|were killed|exceeded)\b|^memory\b.*\bkilled$").is_match(words)
                 && !regex!(r"(?i)\b(?:I|we|you|they)\s+$").is_match(opening))
+            // (Or its state as it is found: YARN's `Container [pid=12345,…] is running beyond
+            // physical memory limits.`)
+            || (regex!(r"(?i)^beyond\b").is_match(words)
+                && regex!(r"(?i)\b(?:is|was|are|were) running\s+$").is_match(opening)
+                && !regex!(r"(?i)\b(?:we|you|they)\s+(?:are|were) running\s+$").is_match(opening))
             || (!sizes.is_empty() && opening.split_whitespace().count() <= 2));
     Some(Reading {
         words: matched.iter().map(|&row| FAILURE_WORDS[row].name).collect(),

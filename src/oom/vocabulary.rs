@@ -283,7 +283,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "bad_alloc",
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|(?:Error|Exception|what\(\)):\s*bad allocation\b",
+        // (Windows' what() of it, after a logger's `Unhandled C++ exception.`.)
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -601,7 +602,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "OutOfMemory",
         // (oneDNN's status as benchdnn prints it: `returned 'out_of_memory'`.)
-        pattern: r"OutOf[Mm]emory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b",
+        // (DjVuLibre names its messages in lower case: `GException.outofmemory`.)
+        pattern: r"OutOf[Mm]emory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b|\b[A-Z]\w*\.outofmemory\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -1073,7 +1075,10 @@ pub(super) const EXAMPLE_INTRODUCTIONS: &str = concat!(
 /// "OutOfMemoryError\|heap space" /var/log/…`, `dmesg | grep -i oom`). Code names the
 /// failure, it does not report one. Nor does a link whose address holds the words.
 pub(super) const CODE: &str = concat!(
-    r"^[\s+>-]*(?:throw|raise|catch|except|if|elif|while|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$",
+    r"^[\s+>-]*(?:throw|raise|catch|except|elif|return|case)\b|(?:==|!=|\|\||&&)\s*\(?\s*[\w:.]*$",
+    // (`if` or `while` before a gerund opens a sentence, not a loop: Tez's wrapped `Failure` /
+    // `while running task:java.lang.RuntimeException: java.lang.OutOfMemoryError`.)
+    r"|^[\s+>-]*(?:if|while)(?:\s*$|\s*[^\w\s]|\s+\w*(?:[^\Wg]|[^\Wn]g|[^\Wi]ng)\b)",
     r"|^[\s>]*(?:\[[^\]]+\]\s*)?[#$%]\s*(?:sudo\s+)?(?:grep|egrep|zgrep|rg|findstr)\s[^|]*$",
     // (Also by its path, the pattern quoted: hustoj's `/bin/grep 'java.lang.OutOfMemoryError' …/error.out`.)
     // (A title may name grep's own error, quoted: `grep "memory exhausted" error on openSUSE`.)
