@@ -357,9 +357,10 @@ impl Scanner {
         if let Some(next) = general::read(line).filter(|next| next.statement) {
             // The same message, whatever its figures, under another record's head (HTCondor's
             // `1051049.0 dbrown … put on hold … due to memory usage 3250000.`, after job
-            // 1050981.0's) is that record's own.
+            // 1050981.0's; ESMFold's `Failed (CUDA out of memory) on sequence hipAB-900 of length
+            // 918.`, then hipAB-1050's) is that record's own.
             let message = |text: &str, at: usize| {
-                text.get(at..).map(|message| message.trim_end().replace(|c: char| c.is_ascii_digit(), "#"))
+                text.get(at..).map(|message| regex!(r"\d+").replace_all(message.trim_end(), "#").into_owned())
             };
             let again = message(&line.text, next.at) == message(&preamble.text, preamble.reading.at);
             if again || !preamble.reading.covers(&next) || same_table(&preamble.text, &line.text) {
