@@ -395,7 +395,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in|fails|failed)\b"
     )
     .is_match(words)
-        || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up)\b")
+        || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:(?:has|have|had)\s+)?(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up)\b")
             .is_match(&text[at + words.len()..]);
     // A question in Chinese about the failure itself (`这是不是内存溢出了`, "is this a memory
     // overflow"; `…内存溢出了吗`), not one after it states what happened (`…就会出现cuda out of
@@ -648,6 +648,9 @@ fn opens_message(before: &str) -> bool {
         // (An exception's class, its message in parentheses: `MemcachedServerException (out of
         // memory storing object)`.)
         || regex!(r"\b[A-Z]\w*(?:Error|Exception)\s*\($").is_match(before)
+        // (A source location, maybe after a tag, then the call that failed: PaRSEC's `W@00000
+        // /tmp/…/device_cuda_module.c:428 cudaStreamCreate out of memory`.)
+        || regex!(r"^(?:\S+\s+)?\S*\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java|js|ts|m|mm):\d+\]?:?(?:\s+[\w:.]+)?$").is_match(before)
 }
 
 /// Whether the line is the failure's name with a few words around it, as an issue's title
@@ -1715,6 +1718,13 @@ mod tests {
             "CircuitBreakingException: [request] Data too large, data for [<reused_arrays>]",
         ),
         ("OUT_OF_RESOURCES", "Native API returns: 40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)"),
+        (
+            "CUDA OOM figures without their head (PyTorch)",
+            "(GPU 0; 15.75 GiB total capacity; 79.11 MiB already allocated; 3.62 MiB free; 86.00 MiB reserved in total by PyTorch)",
+        ),
+        ("NSMallocException (Apple)", "NSMallocException,reason:Failed  to  grow  buffer"),
+        ("ERR_NO_MEM status", "ESP_ERROR_CHECK failed: esp_err_t 0x101 (ESP_ERR_NO_MEM) at 0x4008de48"),
+        ("memory resource limit alarm (RabbitMQ)", "memory resource limit alarm set on node rabbit@63e2dc61db9f."),
         ("resource_error(memory) (Prolog)", "error(resource_error(memory), eyeprolog). % unexpected"),
         ("increase memory in input (NWChem)", "tests/h2o-b3lyp-disp fails with ptsalloc: increase memory in input line"),
         (

@@ -250,7 +250,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // overflow` (what their posts call an OOM), each as the posts write it.
         name: "not enough memory, in Chinese, Japanese, Korean or Russian",
         // (Also a machine translation's `CUDA:没有记忆`, `out of memory` word for word.)
-        pattern: r"(?:内存|显存|メモリ)(?:资源)?(?:不足|溢出|不够|が足りません|が足りず|が足りない|が足りなく)|메모리 ?부족|(?:Н|н)едостаточно (?:\S+ )?памяти|(?:Н|н)ехватка (?:видео)?памяти|CUDA\s*(?::|：)\s*没有记忆",
+        pattern: r"(?:内存|显存|メモリ)(?:资源)?(?:不足|溢出|不够|が足りません|が足りず|が足りない|が足りなく)|메모리 ?부족|(?:Н|н)едостаточно (?:\S+ )?памяти|(?:Н|н)ехватка (?:\S+ )?памяти|CUDA\s*(?::|：)\s*没有记忆",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -353,7 +353,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             r"|(?i:\ballocation failure:)",
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
-            r"|\b(?:m|c|re)?alloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory) failed\b",
+            // (Or where it was to be: PaRSEC's `Allocating 79855878144 bytes of memory on the GPU device failed`.)
+            r"|\b(?:m|c|re)?alloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory)(?: (?:on|in|for|from)(?: [^ ]{1,30}){1,3}?)? failed\b",
             // A function named for allocating (Sophon's `bm_alloc_gmem failed`, `kmem_alloc failed`).
             r"|\b[a-z]\w*_alloc\w*(?:\(\))? failed\b",
             r"|\b(?:",
@@ -559,6 +560,36 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // PyTorch's figures of a CUDA OOM without its head, pasted alone: only its message
+        // prints them so.
+        name: "CUDA OOM figures without their head (PyTorch)",
+        pattern: r"\(GPU \d+; \d+(?:\.\d+)? [KMGT]iB total capacity; \d+(?:\.\d+)? [KMGT]iB already allocated;",
+        closest: Closest::Kind(Kind::PytorchCudaOom),
+        strength: Token,
+    },
+    Wording {
+        // Foundation's exception when a buffer cannot grow (`NSMallocException, reason: Failed
+        // to grow buffer`).
+        name: "NSMallocException (Apple)",
+        pattern: r"\bNSMallocException\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // ESP-IDF's and lwIP's status (`ESP_ERROR_CHECK failed: esp_err_t 0x101 (ESP_ERR_NO_MEM)`).
+        name: "ERR_NO_MEM status",
+        pattern: r"\b(?:[A-Z]+_)*ERR_NO_MEM\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
+        // RabbitMQ's alarm that blocks publishers when the broker's memory passes its watermark.
+        name: "memory resource limit alarm (RabbitMQ)",
+        pattern: r"(?i)\bmemory resource limit alarm set\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Phrase,
+    },
+    Wording {
         // ISO Prolog's error term (`error(resource_error(memory), …)`).
         name: "resource_error(memory) (Prolog)",
         pattern: r"\bresource_error\(memory\)",
@@ -603,7 +634,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "OutOfMemory",
         // (oneDNN's status as benchdnn prints it: `returned 'out_of_memory'`.)
         // (DjVuLibre names its messages in lower case: `GException.outofmemory`.)
-        pattern: r"OutOf[Mm]emory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b|\b[A-Z]\w*\.outofmemory\b",
+        pattern: r"OutOf[Mm]emory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b|\b[A-Z]\w*\.outofmemory\b|\boutofmemoryerror\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -740,7 +771,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // Hadoop and the JVM's tools print the heap's OutOfMemoryError by its cause alone.
         name: "Java heap space",
-        pattern: r"\bJava heap space\b|(?i:\bheap space error\b)",
+        // (Lowercased whole by a person: `outofmemoryerror:java heap space`.)
+        pattern: r"\b[Jj]ava heap space\b|(?i:\bheap space error\b)",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -834,6 +866,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "reason",
     "overloaded",
     "页面文件",
+    // (`ESP_ERR_NO_MEM`.)
+    "no_mem",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -877,6 +911,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "increase memory",
     // (`Failed to acquire gpu memory (157mb)`.)
     "to acquire",
+    // (RabbitMQ's `memory resource limit alarm set`.)
+    "resource limit alarm",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -905,6 +941,10 @@ pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "no memory",
     "no more memory",
     "<",
+    // (Apple's `NSMallocException`.)
+    "mallocexception",
+    // (PyTorch's figures without their head: `(GPU 0; 15.75 GiB total capacity; 79.11 MiB already allocated; …`.)
+    "total capacity;",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).
@@ -946,8 +986,8 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"|エラー|失敗|できなかった",
     // `error`, `reports an error`, `failed`, `exception` in Chinese.
     r"|错误|报错|失败|异常",
-    // `occurred` in Chinese (`发生了OOM`).
-    r"|发生了|出现了",
+    // `occurred`, `appeared` in Chinese (`发生了OOM`, `运行出现内存不足`).
+    r"|发生了|出现",
     r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOf[Mm]emory|\bINTERNAL\b|\bE\d{4}\b|\b(?:[A-Z]\w*)?(?:Error|Exception):",
 );
 

@@ -250,6 +250,18 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round48-gpu-negative/luxcore-opencl-cl-out-of-resources.txt",
         "OpenCL's `CL_OUT_OF_RESOURCES` (a failure to allocate the device's resources) is a device's allocation failure by the rule of rounds 4 and 32; this gatherer counted it as no memory error",
     ),
+    (
+        "round52-gpu-negative/viennacl-fatal-error-cl-out-of-resources-kernel-launch.txt",
+        "`CL_OUT_OF_RESOURCES`, as round 48's LuxCore log; read as memory only where memory is named, it would lose four logs of rounds 9, 32 and 34 to win these two",
+    ),
+    (
+        "round51-languages/hyperv-minikube-chinese-localized-ran-out-of-memory.txt",
+        "the request is named only in Chinese (`需要内存大小 6144 MB`, the memory size needed); the size roles' words are English",
+    ),
+    (
+        "round52-host/windows-1remote-not-enough-quota-win32exception.txt",
+        "Windows' `Not enough quota is available to process this command` names a quota, which the reader takes for another resource's (an API's), memory unnamed",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
