@@ -1052,6 +1052,11 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
 
 /// The roles of the two figures a check compares (`allocating <= available`), by their names.
 fn compared_roles(before: &str) -> Option<(Role, Role)> {
+    // A size over its limit, the two after it (zstd's `Window size larger than maximum :
+    // 268435456 > 134217728`): what was asked for, then the limit.
+    if regex!(r"(?i)\b(?:larger|bigger|greater|more) than (?:the )?(?:max(?:imum)?|limit)\s*:?\s*$").is_match(before) {
+        return Some((Role::Requested, Role::Capacity));
+    }
     // A limit exceeded, with the two figures after it (Slurm's `exceeded memory limit
     // (1295467052032 > 1288490188800)`): what was used, then the limit.
     if regex!(r"(?i)\bexceed\w*\s+(?:\w+\s+){0,2}limit\s*\($").is_match(before) {
@@ -1724,6 +1729,10 @@ mod tests {
         ),
         ("NSMallocException (Apple)", "NSMallocException,reason:Failed  to  grow  buffer"),
         ("ERR_NO_MEM status", "ESP_ERROR_CHECK failed: esp_err_t 0x101 (ESP_ERR_NO_MEM) at 0x4008de48"),
+        (
+            "reached memory limit",
+            "CUDA device 0 reached memory limit while trying to allocate 0 bytes, currently at 64/11551440896",
+        ),
         ("memory resource limit alarm (RabbitMQ)", "memory resource limit alarm set on node rabbit@63e2dc61db9f."),
         ("resource_error(memory) (Prolog)", "error(resource_error(memory), eyeprolog). % unexpected"),
         ("increase memory in input (NWChem)", "tests/h2o-b3lyp-disp fails with ptsalloc: increase memory in input line"),

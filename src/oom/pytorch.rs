@@ -155,8 +155,10 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
         event.used_bytes = size::unsigned(bytes(&found[1]));
         event.fact(SECTION, "this process, including non-PyTorch memory", bytes(&found[1]), None);
     }
+    // (A wrapper may cut the message after its first clause: TabPFN's `Of the allocated memory
+    // 47.18 GiB is allocated by PyTorch.`)
     if let Some(found) = regex!(&format!(
-        r"Of the allocated memory ({P}) is allocated by PyTorch, (?:with ({P}) allocated in private pools \(e\.g\., CUDA Graphs\), )?and ({P}) is reserved by PyTorch but unallocated"
+        r"Of the allocated memory ({P}) is allocated by PyTorch(?:, (?:with ({P}) allocated in private pools \(e\.g\., CUDA Graphs\), )?and ({P}) is reserved by PyTorch but unallocated)?"
     ))
     .captures(text)
     {
@@ -171,8 +173,10 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
         if let Some(private) = found.get(2) {
             event.fact(SECTION, "in private pools", bytes(private.as_str()), None);
         }
-        event.fact(SECTION, "reserved by PyTorch but unallocated", bytes(&found[3]), None);
-        complete = true;
+        if let Some(unallocated) = found.get(3) {
+            event.fact(SECTION, "reserved by PyTorch but unallocated", bytes(unallocated.as_str()), None);
+            complete = true;
+        }
     }
     complete
 }

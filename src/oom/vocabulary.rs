@@ -583,6 +583,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // A pool's own limit met (Guppy's `CUDA device 0 reached memory limit while trying to
+        // allocate 0 bytes, currently at 64/11551440896`).
+        name: "reached memory limit",
+        pattern: r"(?i)\breached (?:its |the )?memory limit while\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         // RabbitMQ's alarm that blocks publishers when the broker's memory passes its watermark.
         name: "memory resource limit alarm (RabbitMQ)",
         pattern: r"(?i)\bmemory resource limit alarm set\b",
@@ -796,7 +804,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // Kaggle's `tried to allocate more memory than is available`, a judge's
         // `used more memory than allowed`.
         name: "more memory than available",
-        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b",
+        // (Or than a setting allows: Vim's `E363: pattern uses more memory than maxmempattern`.)
+        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b|\buses more memory than '?max\w+",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -911,6 +920,10 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "increase memory",
     // (`Failed to acquire gpu memory (157mb)`.)
     "to acquire",
+    // (Vim's `pattern uses more memory than maxmempattern`.)
+    "more memory than",
+    // (Guppy's `reached memory limit while trying to allocate`.)
+    "reached memory limit",
     // (RabbitMQ's `memory resource limit alarm set`.)
     "resource limit alarm",
 ];
@@ -988,7 +1001,9 @@ pub(super) const ERROR_MARKS: &str = concat!(
     r"|错误|报错|失败|异常",
     // `occurred`, `appeared` in Chinese (`发生了OOM`, `运行出现内存不足`).
     r"|发生了|出现",
-    r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOf[Mm]emory|\bINTERNAL\b|\bE\d{4}\b|\b(?:[A-Z]\w*)?(?:Error|Exception):",
+    // (A class's name typed in lower case: `runtimeError: 507 - System out of memory`; Vim's
+    // `E363:`.)
+    r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOf[Mm]emory|\bINTERNAL\b|\bE\d{4}\b|\bE\d{2,3}:|\b(?:[A-Za-z]\w*)?(?:Error|Exception):",
 );
 
 /// Words that make a sentence talk about memory failures rather than report

@@ -262,6 +262,18 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round52-host/windows-1remote-not-enough-quota-win32exception.txt",
         "Windows' `Not enough quota is available to process this command` names a quota, which the reader takes for another resource's (an API's), memory unnamed",
     ),
+    (
+        "round53-host/zstd-frame-requires-too-much-memory-window-size-larger-than-maximum.txt",
+        "two runs' (`--test`, `-d`) same message over the same figures, nothing between that starts a run: read as the message printed again",
+    ),
+    (
+        "round53-gpu/guppy-cuda-device-reached-memory-limit-allocate-0-bytes-2080.txt",
+        "Guppy's `currently at 64/11551440896`: two bare numbers, the first read as no size",
+    ),
+    (
+        "round53-gpu/guppy-cuda-device-reached-memory-limit-allocate-0-bytes-ampere.txt",
+        "Guppy's `currently at 64/…`, as in the other Guppy log",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
