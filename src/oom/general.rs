@@ -164,9 +164,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             sentence.end < text.len()
                 && tables.memory_named.is_match(text[sentence_around(text, sentence.end)].as_bytes())
         };
+        // (So are they where an allocation's own error names them: X11's `BadAlloc (insufficient
+        // resources for operation)`, `EGL_BAD_ALLOC: EGL failed to allocate resources …`.)
+        let named_allocation = matched.iter().any(|&row| FAILURE_WORDS[row].strength == Strength::Token);
         if tables.other_resource.is_match(rest.as_bytes())
             && !tables.memory_named.is_match(rest.as_bytes())
-            && !(only_resources(&rest) && next_names_memory())
+            && !(only_resources(&rest) && (named_allocation || next_names_memory()))
         {
             return None;
         }

@@ -284,7 +284,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "bad_alloc",
         // (Windows' what() of it, after a logger's `Unhandled C++ exception.`.)
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b",
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b",
         closest: HostUnlessDevice,
         strength: Token,
     },

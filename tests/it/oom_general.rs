@@ -274,6 +274,18 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round53-gpu/guppy-cuda-device-reached-memory-limit-allocate-0-bytes-ampere.txt",
         "Guppy's `currently at 64/…`, as in the other Guppy log",
     ),
+    (
+        "round54-dl/clip-prefix-caption-two-cuda-oom-messages.txt",
+        "two PyTorch messages quoted in one line of prose; a line gives one reading, the second is not read",
+    ),
+    (
+        "round54-host/clangd-scrt-throw-std-bad-alloc-stack.txt",
+        "a debugger's call stack whose frame is `__scrt_throw_std_bad_alloc()`: frames name code, they state no failure",
+    ),
+    (
+        "round54-serving/infinity-batch-handler-cuda-oom-wrapped.txt",
+        "rich's log columns split `CUDA` / `out of memory.` over two padded lines: the general reader reads it, as a device's failure, not as PyTorch's message",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
