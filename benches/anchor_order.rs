@@ -64,8 +64,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// A constant's name and its value.
+type Named = (String, String);
+
 /// The literals of `ANCHORS`, and the constants named at its end with their values.
-fn anchors(source: &str) -> Option<(Vec<String>, Vec<(String, String)>)> {
+fn anchors(source: &str) -> Option<(Vec<String>, Vec<Named>)> {
     let list = source.split_once("pub(super) const ANCHORS: &[&str] = &[")?.1.split_once("];")?.0;
     let mut literals = Vec::new();
     let mut named = Vec::new();
