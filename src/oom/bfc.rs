@@ -44,9 +44,10 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
     }
     if let Some(found) = tensor_oom(text) {
         // TensorFlow's GPU allocator is BFC: the message is BFC's unless it names another
-        // allocator, or a device other than a GPU (`…/cpu:0`, DirectML's `DML:0`).
+        // allocator, or a device other than a GPU (`…/cpu:0`, DirectML's `DML:0`). An
+        // allocator named only by its device (`by allocator GPU`) names no other allocator.
         let bfc = match found.name("allocator") {
-            Some(allocator) => allocator.as_str().ends_with("_bfc"),
+            Some(allocator) => regex!(r"^GPU(?:_\d+)?(?:_bfc)?$|_bfc$").is_match(allocator.as_str()),
             None => found.name("device").is_none_or(|device| names_gpu(device.as_str())),
         };
         let kind = if bfc { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };

@@ -357,8 +357,9 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         clause.start
     };
     // (A program's record may address its reader after its log level: faceswap's `ERROR    You
-    // do not have enough GPU memory available …`; the words before the level are the writer's.)
-    let opening_before_level = regex!(r"\b(?:ERROR|FATAL|CRITICAL|WARNING|WARN)\b")
+    // do not have enough GPU memory available …`, JRuby's `Error: Your application used more
+    // memory than the safety cap of 500M.`; the words before the level are the writer's.)
+    let opening_before_level = regex!(r"\b(?:ERROR|FATAL|CRITICAL|WARNING|WARN)\b|\b(?:Error|Fatal|Warning):")
         .find_iter(opening)
         .last()
         .map_or(opening, |level| &opening[..level.start()]);
@@ -1440,6 +1441,7 @@ mod tests {
             "+      res == VK_ERROR_OUT_OF_HOST_MEMORY) {",
             "TIL: didn't know that vmaCreateBuffer could potentially return VK_ERROR_OUT_OF_HOST_MEMORY",
             "Often the cause of a MemoryError is incorrect broadcasting resulting in a very large and incorrect shape.",
+            "Specify -w for full OutOfMemoryError stack trace",
             "Error -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY. I would try to reduce the number of threads.",
             // Codes set against each other.
             "For example, EAGAIN vs. ENOMEM for too large a request versus no memory available.",

@@ -499,6 +499,17 @@ impl Scanner {
     /// Adds a new event, to the open incident if it belongs to the same failure.
     fn push(&mut self, mut event: OomEvent, key: Option<String>) -> usize {
         self.context.apply(&mut event);
+        if let Some(at) = self.header_ended_by(&event) {
+            let line = event.line;
+            self.events[at] = event;
+            if let Some(incident) = &mut self.incident {
+                incident.last_line = incident.last_line.max(line);
+            }
+            if let Some(key) = key {
+                self.by_key.insert(key, at);
+            }
+            return at;
+        }
         if self.incident.as_ref().is_some_and(|incident| !incident.admits(&event, &self.events)) {
             self.end_incident();
         }
@@ -512,6 +523,23 @@ impl Scanner {
             self.by_key.insert(key, at);
         }
         at
+    }
+
+    /// The open incident's last event, if it is a notebook traceback's header that `event`
+    /// ends: IPython opens a traceback with the exception's name (`MemoryError   Traceback
+    /// (most recent call last)`) and ends it with the exception's message (`MemoryError:
+    /// Unable to allocate …`), one failure that its last line tells best.
+    fn header_ended_by(&self, event: &OomEvent) -> Option<usize> {
+        let incident = self.incident.as_ref().filter(|incident| incident.is_near(event.line))?;
+        let &at = incident.events.last()?;
+        let header = self.events.get(at)?;
+        let opened = regex!(r"^\s*([\w.]+)\s+Traceback \(most recent call last\)").captures(&header.message)?;
+        let last_name = |name: &str| name.rsplit('.').next().unwrap_or(name).to_string();
+        let named = last_name(&opened[1]);
+        // (The exception's name, or the message it opens: `MemoryError: std::bad_alloc: …`.)
+        let ends = event.exception.as_deref().is_some_and(|name| last_name(name) == named)
+            || exception(&event.message).is_some_and(|name| last_name(&name) == named);
+        (ends && event.line > header.line).then_some(at)
     }
 
     /// Ends the open report. At the end of the log, a report that had begun

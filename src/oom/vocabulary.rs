@@ -802,10 +802,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // Kaggle's `tried to allocate more memory than is available`, a judge's
-        // `used more memory than allowed`.
+        // `used more memory than allowed`, JRuby's `used more memory than the safety cap of 500M`.
         name: "more memory than available",
         // (Or than a setting allows: Vim's `E363: pattern uses more memory than maxmempattern`.)
-        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b|\buses more memory than '?max\w+",
+        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b|\buses more memory than '?max\w+|\bmore memory than (?:the |its )?(?:safety |memory |heap )?(?:cap|limit) of\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -1229,9 +1229,9 @@ pub(super) const WRITER_MET: &str = concat!(
 );
 
 /// An exception class followed by a noun or a verb, as a sentence names it
-/// (`MemoryError message is often empty`, `OutOfMemoryError handling`): matched
-/// from the failure words on.
-pub(super) const CLASS_AS_NOUN: &str = r"^\w*(?:Error|Exception)\s+(?:message|messages|handling|class|type|types|objects?|instances?|is|was|are|were|should|will|can|could|would|might|may)\b";
+/// (`MemoryError message is often empty`, `OutOfMemoryError handling`, JRuby's `Specify -w
+/// for full OutOfMemoryError stack trace`): matched from the failure words on.
+pub(super) const CLASS_AS_NOUN: &str = r"^\w*(?:Error|Exception)\s+(?:message|messages|handling|(?:stack\s+)?traces?|backtraces?|class|type|types|objects?|instances?|is|was|are|were|should|will|can|could|would|might|may)\b";
 
 /// A status number explained by the failure's name (`Error -2 is
 /// VK_ERROR_OUT_OF_DEVICE_MEMORY`, `errno 12 means ENOMEM`): a person
@@ -1308,7 +1308,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },

@@ -468,3 +468,19 @@ fn a_request_the_device_had_free_is_not_called_fragmentation() {
     );
     assert!(!advice.iter().any(|a| a.ends_with(": fragmentation.")), "{advice:?}");
 }
+
+/// IPython opens a traceback with the exception's name and ends it with the exception's
+/// message: one failure, at the message, whether a family parser or the general reader
+/// reads the message.
+#[test]
+fn a_notebook_traceback_is_one_failure_from_its_header_to_its_message() {
+    for (log, message_line) in [
+        ("round46-dl/stanza-colab-outofmemoryerror-process-has-in-use.txt", 16),
+        ("round47-gpu/rmm-pool-ipython-memoryerror-cudaerrormemoryallocation.txt", 18),
+        ("round52-host/sklearn-tfidf-toarray-memoryerror.txt", 23),
+    ] {
+        let events = events(&sets().join(log));
+        let lines: Vec<_> = events.iter().map(|event| event["line"].as_u64().unwrap()).collect();
+        assert_eq!(lines, [message_line], "{log}: {events:#?}");
+    }
+}
