@@ -283,6 +283,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a debugger's call stack whose frame is `__scrt_throw_std_bad_alloc()`: frames name code, they state no failure",
     ),
     (
+        "round55-gpu/filament-handleallocator-arena-full-panic.txt",
+        "Filament's handle arena is full and it says it goes on with the system heap: no allocation failed, and xmem reports none",
+    ),
+    (
         "round54-serving/infinity-batch-handler-cuda-oom-wrapped.txt",
         "rich's log columns split `CUDA` / `out of memory.` over two padded lines: the general reader reads it, as a device's failure, not as PyTorch's message",
     ),
