@@ -393,10 +393,11 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         });
     // Failure words that are a clause of their own (`The RAM is instantly full`, `The
     // program crashed … because it ran out …`, ethminer's `… for the DAG Allocating/mapping
-    // single buffer failed`), or the subject of one (`this insufficient memory error appears`),
+    // single buffer failed`, Unity's `The browser could not allocate enough memory for the
+    // WebGL content.`), or the subject of one (`this insufficient memory error appears`),
     // make the determiner before them their subject's, not a name's.
     let own_clause = regex!(
-        r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in|fails|failed)\b"
+        r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run |could(?:n'?t| not) |can(?:not|'t) |unable )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in|fails|failed)\b"
     )
     .is_match(words)
         || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:(?:has|have|had)\s+)?(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up)\b")
@@ -1413,6 +1414,16 @@ mod tests {
         );
         let r = reading("nativeInitialize mmap failed[dynarmic.cpp->Java_nativeInitialize:583] size=0x8000000, errno=1455, msg=Unknown error");
         assert_eq!(r.sizes.requested, Some(0x800_0000));
+    }
+
+    #[test]
+    fn a_program_that_names_itself_or_its_subject_reports_its_failure() {
+        // A program's path before its message is no change's tag (`test:`); a thing that could
+        // not allocate is the subject of the failure, not a name for it.
+        assert_records(&[
+            "./test: Failed to allocate memory in space 'device'.",
+            "# The browser could not allocate enough memory for the WebGL content.",
+        ]);
     }
 
     #[test]

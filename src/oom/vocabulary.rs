@@ -967,7 +967,9 @@ pub(super) const ANCHOR_EXACT_CASE: &str = "OOM";
 /// place word in the message decides a [`Closest::ByPlace`] row.
 pub(super) const PLACE_WORDS: &[(&str, Place)] = &[
     (
-        r"\b(?:CUDA|[Cc]uda|GPU|[Gg]pu|[Dd]evice|HIP|[Hh]ip|ROCm|VRAM|HBM|hbm|TPU|NPU|XPU|MIOpen|TensorRT|TRT|NCCL|cuMem\w*|cudaMalloc\w*|(?:cuda|hip)Error\w*|CUBLAS|cuBLAS|CUDNN|cuDNN)\b|CUDA\d",
+        // (OpenCL's buffers are memory objects: Futhark's `failed with error code -4 (Memory
+        // object allocation failure)`, `CL_MEM_OBJECT_ALLOCATION_FAILURE`.)
+        r"\b(?:CUDA|[Cc]uda|GPU|[Gg]pu|[Dd]evice|HIP|[Hh]ip|ROCm|VRAM|HBM|hbm|TPU|NPU|XPU|MIOpen|TensorRT|TRT|NCCL|cuMem\w*|cudaMalloc\w*|(?:cuda|hip)Error\w*|CUBLAS|cuBLAS|CUDNN|cuDNN|OpenCL|[Mm]emory object|\w*MEM_OBJECT_\w+)\b|CUDA\d",
         Place::Device,
     ),
     (
@@ -1060,8 +1062,9 @@ pub(super) const TALK: &str = concat!(
     r"|^\W*(?:\[|【)(?:优化|建议|功能|需求|新功能)(?:\]|】)",
     r"|^\W*\[?(?:feature request|feature|enhancement|rfc|proposal)\]?:?\s",
     // A change's title (`fix: OOM when loading from checkpoints`) or an issue it closes
-    // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met.
-    r"|^\W*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert|typo)(?:\([^)]*\))?!?:",
+    // (`- Closes #[torch.OutOfMemoryError: CUDA out of memory. …]`): named, not met. A
+    // program's path (Futhark's `./test: Failed to allocate memory …`) is not a tag.
+    r"|^[^\w./\\]*(?:fix|feat|chore|docs|refactor|perf|test|build|ci|style|revert|typo)(?:\([^)]*\))?!?:",
     r"|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#",
     // A title that asks for a change (`Support OOMKilled`, `Add OOM detection`): named, not met.
     r"|^\W*(?:fix|fixes|fixed|fixing|support|add|handle|detect|expose|surface|implement|track|alert on|notify on|reduce|avoid|prevent|improve|lower|allow|enable|disable|document|remove)\s",
