@@ -220,8 +220,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // (A bare mark before the failure words quotes a record only where they open one: `I've seen an
     // "OutOfMemoryError: Java heap space" in the logs so maybe …`.)
     let opens_with_class = regex!(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s*\S").is_match(&text[at..]);
-    if let Some(quote) =
-        quote.clone().filter(|quote| talk && (quote.len() > 1 || opens_with_class) && !code_prints(quote))
+    // (Nor one that did not happen: `Instead of a user friendly "out of memory" error, …`.)
+    let negated = |quote: &std::ops::Range<usize>| tables.negated.is_match(&text.as_bytes()[..quote.start + 1]);
+    if let Some(quote) = quote
+        .clone()
+        .filter(|quote| talk && (quote.len() > 1 || opens_with_class) && !code_prints(quote) && !negated(quote))
     {
         // (The quote starts after its mark, past the words that say what it is: `it says `…``.)
         let mark = quote.start + quote_mark(&text[quote.clone()]);
@@ -359,10 +362,11 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // (A program's record may address its reader after its log level: faceswap's `ERROR    You
     // do not have enough GPU memory available …`, JRuby's `Error: Your application used more
     // memory than the safety cap of 500M.`; the words before the level are the writer's.)
-    let opening_before_level = regex!(r"\b(?:ERROR|FATAL|CRITICAL|WARNING|WARN)\b|\b(?:Error|Fatal|Warning):")
-        .find_iter(opening)
-        .last()
-        .map_or(opening, |level| &opening[..level.start()]);
+    let opening_before_level =
+        regex!(r"\b(?:FATAL ERROR|ERROR|FATAL|CRITICAL|WARNING|WARN)\b|\b(?:Error|Fatal|Warning):")
+            .find_iter(opening)
+            .last()
+            .map_or(opening, |level| &opening[..level.start()]);
     let people = if record { opening_before_level } else { &text[clause.clone()] };
     // A program's message quoted in backticks may say `your` (Slurm's
     // `Some of your processes may have been killed`): only the writer's
@@ -429,7 +433,10 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // the failure's words, or the code that holds them: `while your precompiled demo is
         // running well … i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY`.)
         || (tables.people.is_match(&people)
-            && !tables.writer_met.is_match(opening.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_').as_bytes()))
+            && !tables.writer_met.is_match(opening.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_').as_bytes())
+            // (Or right before the record's level: `We are using pnpm … and during install pnpm
+            // errors with FATAL ERROR: … JavaScript heap out of memory`.)
+            && !(record && tables.writer_met.is_match(opening_before_level.as_bytes())))
         || (tables.code.is_match(&text.as_bytes()[..at]) && !raised_after_code(&text[..at]))
         || tables.explained.is_match(&text.as_bytes()[..at])
         || (!record
@@ -1453,6 +1460,9 @@ mod tests {
             "TIL: didn't know that vmaCreateBuffer could potentially return VK_ERROR_OUT_OF_HOST_MEMORY",
             "Often the cause of a MemoryError is incorrect broadcasting resulting in a very large and incorrect shape.",
             "Specify -w for full OutOfMemoryError stack trace",
+            // A failure in place of which another came, one that might come.
+            "There are some strange bugs when using large zipped worlds in the web demo. Instead of a user friendly \"out of memory\" error, we get \"TextDecoder\" errors:",
+            "_When DevTools is open_ in Opera or Chrome and a large (several MB) image is being handled, I often get a \"Paused before potential out-of-memory crash\".",
             "Error -2 is VK_ERROR_OUT_OF_DEVICE_MEMORY. I would try to reduce the number of threads.",
             // Codes set against each other.
             "For example, EAGAIN vs. ENOMEM for too large a request versus no memory available.",
@@ -1796,6 +1806,14 @@ mod tests {
         ("the failure's name alone", "memory out"),
         ("Allocation on device (cut)", "!!! Exception during processing !!! Allocation on device"),
         ("memory exhausted", "Allowed memory size of 134217728 bytes exhausted (tried to allocate 81513688 bytes)"),
+        (
+            "memory too low to allocate",
+            "[STDERR] Log: Windows reports memory too low on GPU 0 to reliably allocate 1297920 byte block.",
+        ),
+        (
+            "allowed memory size exhausted (PHP)",
+            "For the past 18 hours I have been trying to diagnose a Symfony FatalErrorException, Allowed memory size of 536870912 bytes exhausted that occurs every ~2 minutes.",
+        ),
         ("bad_alloc", "terminate called after throwing an instance of 'std::bad_alloc'"),
         ("Cannot allocate memory (ENOMEM)", "OSError: [Errno 12] Cannot allocate memory"),
         ("paging file too small", "[WinError 1455] The paging file is too small for this operation to complete"),

@@ -35,7 +35,7 @@ macro_rules! allocation_calls {
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|seeing|am seeing|are seeing|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|seeing|am seeing|are seeing|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|errou?red with|errors with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
     };
 }
 
@@ -280,6 +280,22 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?(?:memory|mem)\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b|\bmemory exhaustion\b",
         closest: HostUnlessDevice,
         strength: Phrase,
+    },
+    Wording {
+        // An allocation refused before it is tried (Sapphire's `Windows reports memory too low on
+        // GPU 0 to reliably allocate 1297920 byte block.`, after which it renders on the CPU).
+        name: "memory too low to allocate",
+        pattern: r"(?i)\bmemory (?:is |was )?too low (?:on [\w ]{1,20} )?to (?:\w+ )?allocate\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
+        // PHP's own message, which states its failure wherever it is quoted (`a Symfony
+        // FatalErrorException, Allowed memory size of 536870912 bytes exhausted that occurs …`).
+        name: "allowed memory size exhausted (PHP)",
+        pattern: r"\bAllowed memory size of \d+ bytes exhausted\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
     },
     Wording {
         name: "bad_alloc",
@@ -926,6 +942,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "reached memory limit",
     // (RabbitMQ's `memory resource limit alarm set`.)
     "resource limit alarm",
+    // (Sapphire's `memory too low on GPU 0 to reliably allocate 1297920 byte block`.)
+    "memory too low",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -1173,8 +1191,14 @@ pub(super) const NAMED: &str = r#"(?i)\b(?:a|an|the|any|each|every|no|this|that)
 pub(super) const UNMET: &str = r"(?i)\b(?:without|no|not|never|avoid\w*|prevent\w*|possible|possibly|potential|reduc\w*|fix\w*|handl\w*|detect\w*|catch\w*|debug\w*|test\w*|simulat\w*|diagnos\w*|reproduc\w*|investigat\w*)\b";
 
 /// A negation right before the failure's words: the failure did not happen, or was not the
-/// cause (`My crashes are not due to insufficient memory`).
-pub(super) const NEGATED: &str = r"(?i)\b(?:(?:not|never)\s+(?:due to|because of|caused by|related to)|isn't|wasn't|aren't|weren't)\s+(?:(?:an?|the)\s+)?$";
+/// cause (`My crashes are not due to insufficient memory`), or another came in its place
+/// (`Instead of a user friendly "out of memory" error, we get "TextDecoder" errors`). A failure
+/// that might come is none yet (Chrome DevTools' `Paused before potential out-of-memory crash`).
+pub(super) const NEGATED: &str = concat!(
+    r"(?i)\b(?:(?:not|never)\s+(?:due to|because of|caused by|related to)|isn't|wasn't|aren't|weren't)\s+(?:(?:an?|the)\s+)?$",
+    r#"|(?i)\binstead of\s+(?:(?:an?|the)\s+)?(?:[\w-]+\s+){0,2}["'`]?$"#,
+    r"|(?i)\b(?:potential|possible|imminent|impending)\s+$"
+);
 
 /// A verb of work right before the failure's words: the failure is what the work is about,
 /// not what happened (`unable to diagnose OOM`, `Testing OOM issues`, `how to reproduce the OOM`,
@@ -1216,8 +1240,9 @@ pub(super) const WRITER_MET: &str = concat!(
     r"(?i)\b(?:I|we|I(?:'|’)m|we(?:'|’)re)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
     meeting_verbs!(),
     r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
-    // (Or after what the writer did first: `I tried A10 GPU with 24 GB and received OOM`.)
-    r"|(?i)\b(?:I|we)\s+[^.;!?]{1,80}?\band\s+(?:then\s+)?(?:",
+    // (Or after what the writer did first: `I tried A10 GPU with 24 GB and received OOM`, `We
+    // are using pnpm … and during install pnpm errors with FATAL ERROR: …`.)
+    r"|(?i)\b(?:I|we)\s+[^.;!?]{1,80}?\band\s+(?:then\s+)?(?:[^.;!?]{1,40}?\s)?(?:",
     meeting_verbs!(),
     r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
     r"|(?i)\b(?:finally|eventually)\s+(?:[\w-]+\s+)?$",
