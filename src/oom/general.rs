@@ -1271,6 +1271,11 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         || regex!(r"dim \{ size: $").is_match(before)
         // (A source line: `[dynarmic.cpp->Java_…_nativeInitialize:583]`, `alloc.c:128`.)
         || regex!(r"\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java|js|ts|m|mm)(?:(?:->|::)\w+)?:$").is_match(before)
+        // (A function and its line in brackets: Adreno's `<gsl_memory_alloc_pure:2784>`; not a
+        // field, Ascend's `[size:2147483648]`.)
+        || (regex!(r"[<\[][A-Za-z]\w*_\w*:$").is_match(before)
+            && !regex!(r"(?i)(?:size|bytes|len|length)\s*:$").is_match(before)
+            && after.starts_with(['>', ']']))
     {
         return false;
     }
@@ -1359,6 +1364,10 @@ mod tests {
         assert_eq!(r.sizes, Sizes { requested: Some(0x0280_0000), ..Sizes::default() });
         let r = reading("Failed to allocate memory at 0x7f3a2c000000 of size 4096");
         assert_eq!(r.sizes, Sizes { requested: Some(4096), ..Sizes::default() });
+        // A function's line in brackets is no count.
+        let r = reading("[   +1 ms] E/Adreno-GSL( 7631): <gsl_memory_alloc_pure:2784>: ERROR: kgsl_sharedmem_alloc() failed! Allocation size: (9280 KB); Flags: (0x100600)");
+        assert_eq!(r.sizes, Sizes { requested: Some(9280 << 10), ..Sizes::default() });
+        assert_eq!(r.kind, Kind::RuntimeAllocationFailure);
     }
 
     #[test]
@@ -1736,6 +1745,7 @@ mod tests {
         ("ResourceExhaustedError (TensorFlow)", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found."),
         ("failed for lack of memory", "It kept failing due to lack of RAM and swap space."),
         ("not enough memory, in French, Spanish, Portuguese or Italian", "Memoire Insuffisante"),
+        ("not enough memory, in German", "Operating system error: Nicht genügend Hauptspeicher verfügbar"),
         ("refuses to provide memory (Stata)", "op. sys. refuses to provide memory"),
         ("reason: oom (Electron)", "The window terminated unexpectedly reason oom code: -536870904"),
         ("more memory than available", "model requires more system memory (164.8 GiB) than is available (13.4 GiB)"),

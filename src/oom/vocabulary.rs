@@ -255,6 +255,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // German for `not enough memory` (gfortran's `Nicht genügend Hauptspeicher verfügbar`,
+        // Windows' `Nicht genügend Speicher verfügbar, um diesen Befehl zu verarbeiten.`), not for
+        // a disk's space (`Nicht genügend Speicherplatz`).
+        name: "not enough memory, in German",
+        pattern: r"[Nn]icht (?:genügend|genug|ausreichend) (?:Haupt|Arbeits|Grafik|Video)?[Ss]peicher\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         // French, Spanish, Portuguese and Italian for `not enough memory`.
         name: "not enough memory, in French, Spanish, Portuguese or Italian",
         pattern: r"[Mm](?:é|e|É|E)moire [Ii]nsuffisante|[Mm]em(?:ó|o)ria [Ii]nsuf(?:f)?iciente",
@@ -845,6 +854,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
 pub(super) const ANCHORS: &[&str] = &[
     "o commit",
     "памяти",
+    "speicher",
     "没有记忆",
     "exhaust",
     "than",
@@ -986,12 +996,12 @@ pub(super) const ANCHOR_EXACT_CASE: &str = "OOM";
 pub(super) const PLACE_WORDS: &[(&str, Place)] = &[
     (
         // (OpenCL's buffers are memory objects: Futhark's `failed with error code -4 (Memory
-        // object allocation failure)`, `CL_MEM_OBJECT_ALLOCATION_FAILURE`.)
-        r"\b(?:CUDA|[Cc]uda|GPU|[Gg]pu|[Dd]evice|HIP|[Hh]ip|ROCm|VRAM|HBM|hbm|TPU|NPU|XPU|MIOpen|TensorRT|TRT|NCCL|cuMem\w*|cudaMalloc\w*|(?:cuda|hip)Error\w*|CUBLAS|cuBLAS|CUDNN|cuDNN|OpenCL|[Mm]emory object|\w*MEM_OBJECT_\w+)\b|CUDA\d",
+        // object allocation failure)`, `CL_MEM_OBJECT_ALLOCATION_FAILURE`; Qualcomm Adreno's KGSL.)
+        r"\b(?:CUDA|[Cc]uda|GPU|[Gg]pu|[Dd]evice|HIP|[Hh]ip|ROCm|VRAM|HBM|hbm|TPU|NPU|XPU|MIOpen|TensorRT|TRT|NCCL|cuMem\w*|cudaMalloc\w*|(?:cuda|hip)Error\w*|CUBLAS|cuBLAS|CUDNN|cuDNN|OpenCL|[Mm]emory object|\w*MEM_OBJECT_\w+|Adreno|KGSL|kgsl)\b|CUDA\d",
         Place::Device,
     ),
     (
-        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|java|JVM|JavaScript|GC overhead|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map)\b",
+        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|java|JVM|JavaScript|GC overhead|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map|Hauptspeicher|Arbeitsspeicher)\b",
         Place::Host,
     ),
 ];
