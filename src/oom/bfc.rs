@@ -48,7 +48,11 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         // allocator named only by its device (`by allocator GPU`) names no other allocator.
         let bfc = match found.name("allocator") {
             Some(allocator) => regex!(r"^GPU(?:_\d+)?(?:_bfc)?$|_bfc$").is_match(allocator.as_str()),
-            None => found.name("device").is_none_or(|device| names_gpu(device.as_str())),
+            // (A device path cut before its device, `on /job:localhost`, names none.)
+            None => found.name("device").is_none_or(|device| {
+                names_gpu(device.as_str())
+                    || !regex!(r"(?i)device:|/(?:cpu|gpu|xla_\w+)\b|\bDML\b").is_match(device.as_str())
+            }),
         };
         let kind = if bfc { Kind::BfcAllocatorOom } else { Kind::RuntimeAllocationFailure };
         let mut event = OomEvent::new(kind, line);

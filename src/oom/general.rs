@@ -777,9 +777,10 @@ fn clause_start(before: &str) -> usize {
 }
 
 /// Whether a full stop ends an abbreviation rather than a sentence (glog's
-/// `Check failed: error == cudaSuccess (2 vs. 0)`, `e.g.`, `etc.`).
+/// `Check failed: error == cudaSuccess (2 vs. 0)`, `e.g.`, `etc.`, Z3's `error: max. memory
+/// exceeded`).
 fn ends_with_abbreviation(text: &str) -> bool {
-    regex!(r"(?i)\b(?:vs|e\.g|i\.e|etc|cf|approx|no)\.$").is_match(text)
+    regex!(r"(?i)\b(?:vs|e\.g|i\.e|etc|cf|approx|no|max|min)\.$").is_match(text)
 }
 
 fn closest(closest: Closest, message: &str) -> Kind {
@@ -1919,6 +1920,9 @@ mod tests {
         ("byte", "allocating 86114305024-byte buffer"),
         ("byte(s)", "failed to allocated 866 byte(s) of direct memory (used: 4Gb, max: 4Gb)"),
         ("B", "(60096009848B) on device ordinal 0"),
+        ("megabyte", "no memory available with an address less than 1 megabyte (MB)."),
+        ("megabytes", "Job has gone over memory limit of 16384 megabytes. Peak usage: 16328 megabytes."),
+        ("gigabytes", "but slowly increased to 3.92 gigabytes by epoch 58."),
         ("KiB", "and 755.50 KiB is reserved by PyTorch"),
         ("KB", "with 520960 free bytes and 508KB until OOM"),
         ("mb", "Failed to acquire gpu memory (157mb), GLCreateTexture::setArray failed"),

@@ -163,7 +163,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -309,7 +309,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "bad_alloc",
         // (Windows' what() of it, after a logger's `Unhandled C++ exception.`.)
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b",
+        // (Or ending a message after a colon: ONNX Runtime's `Exception during initialization:
+        // bad allocation`.)
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b|:\s*bad allocation\s*$",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -1355,7 +1357,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
         // (jemalloc's `Requested: 1266803878728, active: 317336846336`; bwa-mem2's `Current
         // Allocation = 45.78 GB`.)
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|real usage|active",
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|real usage|peak usage|active",
         side: Side::Before,
         role: Role::Used,
     },
