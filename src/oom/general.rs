@@ -138,6 +138,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     if regex!(r"(?i)^cannot allocate memory in static TLS block\b").is_match(rest) {
         return None;
     }
+    // gdb's `gdb.MemoryError` is a read of memory it could not access (`Cannot access memory at
+    // address 0x7ffffffff000`), no shortage.
+    if regex!(r"\bgdb\.MemoryError\b|(?i:\bcannot access memory at address\b)").is_match(text) {
+        return None;
+    }
     // A call that failed with another error than a shortage (valgrind's `mmap(0x400000, 598016)
     // failed in UME with error 22 (Invalid argument)`): an address or an argument was wrong.
     // Nor is an allocation refused for a cause it states that is no shortage (QSVEnc's `Failed to
@@ -660,6 +665,9 @@ fn opens_message(before: &str) -> bool {
         // (An exception's class, its message in parentheses: `MemcachedServerException (out of
         // memory storing object)`.)
         || regex!(r"\b[A-Z]\w*(?:Error|Exception)\s*\($").is_match(before)
+        // (A logger's prefix in brackets that ends with its source location: Jittor's `[w 0429
+        // 09:00:15.731000 16 cuda_device_allocator.cc:30] Unable to alloc cuda device memory`.)
+        || regex!(r"^\s*\[[^\]]{0,120}\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java)\s*:\s*\d+\]$").is_match(before)
         // (A source location, maybe after a tag, then the call that failed: PaRSEC's `W@00000
         // /tmp/…/device_cuda_module.c:428 cudaStreamCreate out of memory`.)
         || regex!(r"^(?:\S+\s+)?\S*\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java|js|ts|m|mm):\d+\]?:?(?:\s+[\w:.]+)?$").is_match(before)

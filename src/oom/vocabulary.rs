@@ -309,9 +309,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "bad_alloc",
         // (Windows' what() of it, after a logger's `Unhandled C++ exception.`.)
-        // (Or ending a message after a colon: ONNX Runtime's `Exception during initialization:
-        // bad allocation`.)
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b|:\s*bad allocation\s*$",
+        // (Or ending a line, after a colon or a sentence: ONNX Runtime's `Exception during
+        // initialization: bad allocation`, PrusaSlicer's `… glad if you reported it. bad allocation`.)
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b|\bbad allocation\s*$",
         closest: HostUnlessDevice,
         strength: Token,
     },
