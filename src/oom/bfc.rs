@@ -47,7 +47,7 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         // allocator, or a device other than a GPU (`…/cpu:0`, DirectML's `DML:0`). An
         // allocator named only by its device (`by allocator GPU`) names no other allocator.
         let bfc = match found.name("allocator") {
-            Some(allocator) => regex!(r"^GPU(?:_\d+)?(?:_bfc)?$|_bfc$").is_match(allocator.as_str()),
+            Some(allocator) => regex!(r"^GPU(?:_\d+)?$|_bfc$").is_match(allocator.as_str()),
             // (A device path cut before its device, `on /job:localhost`, names none.)
             None => found.name("device").is_none_or(|device| {
                 names_gpu(device.as_str())

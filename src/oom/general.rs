@@ -19,6 +19,14 @@ use super::line::Line;
 use super::size::{self, UNITS};
 use super::vocabulary::{self, Closest, Place, Role, Side, Strength, FAILURE_WORDS};
 
+/// How a source file's name ends (`alloc.c`, `device_cuda_module.cc`, `train.py`): a
+/// `file:line` after it is a location in code, not a figure.
+macro_rules! source_file_extension {
+    () => {
+        r"\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java|js|ts|m|mm)"
+    };
+}
+
 /// A message's reading by the vocabulary alone.
 #[derive(Debug, Clone)]
 pub(super) struct Reading {
@@ -667,10 +675,10 @@ fn opens_message(before: &str) -> bool {
         || regex!(r"\b[A-Z]\w*(?:Error|Exception)\s*\($").is_match(before)
         // (A logger's prefix in brackets that ends with its source location: Jittor's `[w 0429
         // 09:00:15.731000 16 cuda_device_allocator.cc:30] Unable to alloc cuda device memory`.)
-        || regex!(r"^\s*\[[^\]]{0,120}\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java)\s*:\s*\d+\]$").is_match(before)
+        || regex!(concat!(r"^\s*\[[^\]]{0,120}", source_file_extension!(), r"\s*:\s*\d+\]$")).is_match(before)
         // (A source location, maybe after a tag, then the call that failed: PaRSEC's `W@00000
         // /tmp/…/device_cuda_module.c:428 cudaStreamCreate out of memory`.)
-        || regex!(r"^(?:\S+\s+)?\S*\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java|js|ts|m|mm):\d+\]?:?(?:\s+[\w:.]+)?$").is_match(before)
+        || regex!(concat!(r"^(?:\S+\s+)?\S*", source_file_extension!(), r":\d+\]?:?(?:\s+[\w:.]+)?$")).is_match(before)
 }
 
 /// Whether the line is the failure's name with a few words around it, as an issue's title
@@ -1279,7 +1287,7 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         // (A tensor's dimension in its proto, TensorFlow's `shapedim { size: 10000 } dim { …`.)
         || regex!(r"dim \{ size: $").is_match(before)
         // (A source line: `[dynarmic.cpp->Java_…_nativeInitialize:583]`, `alloc.c:128`.)
-        || regex!(r"\.(?:c|cc|cpp|cxx|h|hpp|cu|py|rs|go|java|js|ts|m|mm)(?:(?:->|::)\w+)?:$").is_match(before)
+        || regex!(concat!(source_file_extension!(), r"(?:(?:->|::)\w+)?:$")).is_match(before)
         // (A function and its line in brackets: Adreno's `<gsl_memory_alloc_pure:2784>`; not a
         // field, Ascend's `[size:2147483648]`.)
         || (regex!(r"[<\[][A-Za-z]\w*_\w*:$").is_match(before)
@@ -1960,6 +1968,11 @@ mod tests {
     /// Units no public log we found prints, kept because the steps between
     /// `G` and `E`, and each IEC name spelled out, must read whichever of them a log uses.
     const UNITS_WITHOUT_A_PUBLIC_LINE: &[&str] = &[
+        "kilobyte",
+        "kilobytes",
+        "gigabyte",
+        "terabyte",
+        "terabytes",
         "TiB",
         "TB",
         "T",

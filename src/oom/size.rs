@@ -40,9 +40,14 @@ pub const UNITS: &[Unit] = &[
     Unit { suffix: "Tebibyte", shift: 40, glued_only: false },
     Unit { suffix: "Tebibytes", shift: 40, glued_only: false },
     // (Spelled out, binary as the rest: HTCondor's `memory limit of 16384 megabytes`.)
+    Unit { suffix: "kilobyte", shift: 10, glued_only: false },
+    Unit { suffix: "kilobytes", shift: 10, glued_only: false },
     Unit { suffix: "megabyte", shift: 20, glued_only: false },
     Unit { suffix: "megabytes", shift: 20, glued_only: false },
+    Unit { suffix: "gigabyte", shift: 30, glued_only: false },
     Unit { suffix: "gigabytes", shift: 30, glued_only: false },
+    Unit { suffix: "terabyte", shift: 40, glued_only: false },
+    Unit { suffix: "terabytes", shift: 40, glued_only: false },
     Unit { suffix: "KiB", shift: 10, glued_only: false },
     // (A message lowercased whole by a person: `tried to allocate 30.00 mib (gpu 0; 8.00 gib total capacity; …`.)
     Unit { suffix: "kib", shift: 10, glued_only: false },
