@@ -251,7 +251,22 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     }
     // A record after a colon may follow the writer's words that name its failure (a title's
     // `… generates an out of memory error: RuntimeError: std::bad_alloc`): read on its own.
+    // So may a record that the failure words open, an exception's class and its own failure
+    // message with the figures a program prints (scanpy's `But now I believe the main reason is
+    // MemoryError : Unable to allocate 9.90 GiB for an array with shape …`), unless it did not
+    // happen. (A class and words alone may be named: a pull request's `Closes
+    // #[torch.OutOfMemoryError: CUDA out of memory. …]`.)
     if talk {
+        let class_message = regex!(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception) ?:\s+").find(&text[at..]);
+        let pasted = class_message.is_some_and(|message| {
+            let message = &text[at + message.end()..];
+            tables.set.is_match(message.as_bytes()) && size_token().is_match(message)
+        });
+        if pasted && at > 0 && !tables.negated.is_match(opening.as_bytes()) {
+            if let Some(reading) = read_part(line, text, at..text.len()) {
+                return Some(reading);
+            }
+        }
         let record = regex!(r":\s+((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s)").captures(&text[at..]);
         if let Some(record) = record.and_then(|found| found.get(1)) {
             if let Some(reading) = read_part(line, text, at + record.start()..text.len()) {
@@ -397,10 +412,16 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // The failure's words before a noun they qualify, unless the writer met it (`out of memory
     // message should not require memory allocation`, `CUDA Out of Memory Solutions`, `For the
     // oom-kill result, …`, not `I keep getting out of memory messages`).
-    let qualifies_a_noun = !tables.error_marks.is_match(opening.as_bytes())
+    // (Even after an error mark, a mechanism or a topic that is the subject of what may be:
+    // `DOCKER WARNING: Docker Out Of Memory handling can be unreliable.`; a message so named
+    // after an error mark is the one shown: `[ERROR] Out of VRAM message might be misleading`.)
+    let unmet = !tables.error_marks.is_match(opening.as_bytes())
         && !tables.met.is_match(opening.as_bytes())
-        && !tables.writer_met.is_match(opening.as_bytes())
+        && !tables.writer_met.is_match(opening.as_bytes());
+    let qualifies_a_noun = (unmet
         && regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?|results?|status|states?|conditions?|fields?)\b")
+            .is_match(&text[at + words.len()..]))
+        || regex!(r"(?i)^\s+(?:handl\w*|paths?|scenarios?|cases?|solutions?|tips?)\s+(?:can|could|may|might|should|would|will)\b")
             .is_match(&text[at + words.len()..]);
     let code = regex!(r"`[\w.:]*$").find(&text[..at]);
     let code_named = !record
@@ -442,6 +463,10 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         || code_named
         || (tables.talk.is_match(unhedged(&text[talk_from..clause.end], &text[talk_from..at], words, record || failed_before).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
         || (tables.conditions.is_match(&text.as_bytes()[clause.start..at]) && !met_when(&text[clause.start..at]))
+        // (Or the main clause of a condition, in a modal: Docker's `If your program unexpectedly
+        // exits, it might have been terminated by the Out Of Memory killer …` tells what may have
+        // happened, not what did.)
+        || regex!(r"(?i)\b(?:if|unless|whenever)\b[^,;:]*,[^,;:]*\b(?:may|might|could|would)\b[^,;:]*$").is_match(&text[clause.start..at])
         // (Others named in the sentence do not make talk of what the writer met right before
         // the failure's words, or the code that holds them: `while your precompiled demo is
         // running well … i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY`.)
@@ -1470,6 +1495,15 @@ mod tests {
     }
 
     #[test]
+    fn a_pasted_exception_with_its_figures_reports_it_in_a_persons_sentence() {
+        assert_records(&[
+            "But now I believe the main reason is MemoryError : Unable to allocate 9.90 GiB for an array with shape (310385, 8563) and data type float32 .",
+        ]);
+        let named = reading("I believe the reason is torch.OutOfMemoryError: CUDA out of memory.");
+        assert!(!named.statement, "{named:?}");
+    }
+
+    #[test]
     fn talk_is_not_a_statement() {
         for talk in [
             "I ran out of memory quickly with batch 64.",
@@ -1477,6 +1511,9 @@ mod tests {
             "throughput. However, if the value is too high, it may cause out-of-memory (OOM) errors.",
             // A condition, a person explaining.
             "In case the process is being killed by the OOM killer, no dump will be available.",
+            // What may have happened if a condition holds; a mechanism that may fail.
+            "DOCKER WARNING: If your program unexpectedly exits, it might have been terminated by the Out Of Memory killer without a visible notice.",
+            "DOCKER WARNING: Docker Out Of Memory handling can be unreliable.",
             "If processes are killed by the oom killer, dmesg should contain information.",
             "This error means you ran out of memory on your GPU.",
             "The Linux Out-Of-Memory (OOM) killer terminates processes when RAM is exhausted. If your job uses more,",
@@ -1857,7 +1894,8 @@ mod tests {
             "page allocation failure (Linux)",
             "Apr 01 16:27:01 sm21-r22.pun.seagate.com kernel: swapper/21: page allocation failure: order:0, mode:0x20",
         ),
-        ("TeX capacity exceeded (main memory)", "! TeX capacity exceeded, sorry [main memory size=3000000]."),
+        ("over a Grid Engine memory limit (h_vmem)", "failed execd enforced h_vmem limit because:"),
+        ("TeX capacity exceeded (memory)", "! TeX capacity exceeded, sorry [main memory size=3000000]."),
         (
             "killed: out of swap space (FreeBSD)",
             "Jan 24 01:46:15 sense4.pvt.psc.edu kernel: pid 41663 (sliod), uid 0, was killed: out of swap space",

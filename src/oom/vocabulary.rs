@@ -174,6 +174,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // Grid Engine's execution daemon killing a job over its memory limit (`failed execd
+        // enforced h_vmem limit because: job 761625.1 died through signal KILL (9)`, `job 2381
+        // exceeds job hard limit "h_vmem" of queue …`).
+        name: "over a Grid Engine memory limit (h_vmem)",
+        pattern: r#"(?i)\benforced [hs]_(?:vmem|rss) limit\b|\bexceeds (?:job|queue) (?:hard|soft) limit "?[hs]_(?:vmem|rss)\b"#,
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "beyond memory limits",
         pattern: r"(?i)\bbeyond (?:the |its )?(?:\w+ )?memory limits?\b",
         closest: HostUnlessDevice,
@@ -420,8 +429,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
-        name: "TeX capacity exceeded (main memory)",
-        pattern: r"\bTeX capacity exceeded, sorry \[main memory size",
+        // (TeX's fixed arrays of memory words: `main memory size`, LuaTeX's `node memory size`,
+        // `font memory`; its other capacities, `input stack size` or `pool size`, are not memory.)
+        name: "TeX capacity exceeded (memory)",
+        pattern: r"\bTeX capacity exceeded, sorry \[(?:main|node|font|extra) memory\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -747,7 +758,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`.)
         name: "memory not available",
-        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b",
+        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -905,6 +916,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "页面文件",
     // (`ESP_ERR_NO_MEM`.)
     "no_mem",
+    // (Grid Engine's `execd enforced h_vmem limit`.)
+    "enforced",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -1023,6 +1036,9 @@ pub(super) const ERROR_MARKS: &str = concat!(
     // oom killer kicks-in and kill my shell`, `the session keeps failing because it is running
     // out of memory`).
     r"|(?i:\bcrash(?:es|ed)?\b|\bcrashing with\b|\bdied\b|\bexit(?:s|ed)? with\b|\boom[- ]killer\b.{0,20}\bkills?\b)",
+    // An exception named by when it was raised (ComfyUI's `!!! Exception during processing !!!
+    // Allocation on device`, `Unhandled exception`).
+    r"|(?i:\bexception (?:during|while|occurred|raised|thrown)\b|\b(?:unhandled|uncaught) exception\b)",
     // A logger's severity in brackets (TensorRT's `[TRT] [W]`, trtexec's `[E]`).
     r"|\[[EWF]\]",
     // `error` and `failure` in Portuguese, Spanish, German, French and Italian.
