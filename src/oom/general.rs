@@ -1231,7 +1231,10 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     }
     // A bare number: an integer on its own (not in a shape's list) that the
     // words next to it name as bytes.
-    let alone = before.is_empty() || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == '(');
+    // (Or alone in brackets: ND4J's `Bytes: [1077940224]`.)
+    let alone = before.is_empty()
+        || before.ends_with(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == '(')
+        || (before.ends_with('[') && after.starts_with(']'));
     // A point right after the digits ends the sentence (`request of size 2048.`).
     let decimals = found.name("frac").is_some_and(|d| d.as_str() != ".");
     // Two digits are a byte count only where the words say so outright
@@ -1252,7 +1255,8 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
 
 /// Whether the words right before a number name it a size (`Heap size: `, `of size `).
 fn names_a_size(before: &str) -> bool {
-    regex!(r"(?i)\bsize(?: of)?\s*[:=]?\s*$").is_match(before)
+    // (Or as its bytes: ND4J's `cudaMalloc failed; Bytes: [1077940224]`.)
+    regex!(r"(?i)\b(?:size(?: of)?|bytes)\s*[:=]?\s*\[?$").is_match(before)
 }
 
 /// Words that may follow a bare byte count (`allocate 99485220864 on device 0`,
@@ -1907,6 +1911,7 @@ mod tests {
         ("cannot enlarge memory", "(abort(\"Cannot enlarge memory arrays. Either (1) compile with"),
         ("OOM", "2 Workers (tasks / actors) killed due to memory pressure (OOM)"),
         ("not enough memory", "error='Not enough space' (errno=12)"),
+        ("low memory for what was to be allocated", "Couldn't init a GPU test: Low mem for result. aborting."),
         ("memory not available", "Memory not available to allocate buffer: 528515072"),
         ("could not allocate", "unable to allocate memory of 4004bytes on gpu"),
         ("larger than the maximum", "size 18300780544 is larger than buffer maximum of 17179869184"),

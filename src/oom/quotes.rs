@@ -56,7 +56,9 @@ impl Quotes {
     /// Reads the next raw line; says how it is quoted.
     pub fn observe(&mut self, raw: &[u8]) -> Quoted {
         let trimmed = raw.trim_ascii();
-        let blank = trimmed.is_empty();
+        // (A blockquote's line with nothing after its marks is its blank line: `> Example
+        // stderr:` / `> ` / `> warning: …` are two paragraphs.)
+        let blank = trimmed.iter().all(|&byte| byte == b'>' || byte.is_ascii_whitespace());
         let previous_blank = std::mem::replace(&mut self.previous_blank, blank);
         let after_prose = std::mem::replace(&mut self.previous_prose, false);
         if let Some(info) = trimmed.strip_prefix(b"```") {
@@ -162,6 +164,9 @@ mod tests {
         use Quoted::{NotARecord, Plain};
         let log = "Example of oom including the new rss_* fields:\nTasks state (memory values in pages):\n[  pid  ]   uid\n\nDone.";
         assert_eq!(kinds(log), [Plain, NotARecord, NotARecord, Plain, Plain]);
+        // A blockquote's paragraph ends at its blank line (Doxygen's stderr after `> Example stderr:`).
+        let log = "> Example stderr:\n> \n> out of dynamic memory in doctokenizerYY_create_buffer()";
+        assert_eq!(kinds(log), [Plain, Plain, Plain]);
     }
 
     #[test]

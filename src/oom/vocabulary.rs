@@ -756,6 +756,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // Memory too little for what a program was to hold (gpu-burn's `Couldn't init a GPU test:
+        // Low mem for result. aborting.`).
+        name: "low memory for what was to be allocated",
+        pattern: r"(?i)\blow (?:mem|memory) for (?:the |a |an )?\w+",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`.)
         name: "memory not available",
         pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b",
@@ -918,6 +926,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "no_mem",
     // (Grid Engine's `execd enforced h_vmem limit`.)
     "enforced",
+    // (`low memory! at or below SIGTERM limits`, gpu-burn's `Low mem for result`.)
+    "low mem",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -952,7 +962,6 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memory limit",
     "enlarge memory",
     "due to memory",
-    "low memory!",
     "to provide memory",
     "low on resource: memory",
     // (Prolog's `resource_error(memory)`.)
@@ -1016,7 +1025,10 @@ pub(super) const PLACE_WORDS: &[(&str, Place)] = &[
         Place::Device,
     ),
     (
-        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|java|JVM|JavaScript|GC overhead|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map|Hauptspeicher|Arbeitsspeicher)\b",
+        // (The kernel's OOM killer's `Out of memory: Kill process …` is the host's; a JVM
+        // package names no place, `java.lang.RuntimeException: cudaMalloc failed; …`, but the
+        // JVM's own `java.lang.OutOfMemoryError`.)
+        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|JVM|JavaScript|GC overhead|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map|Hauptspeicher|Arbeitsspeicher|[Kk]ill(?:ed)? process)\b|\bjava(?:[^.\w]|$|\.lang\.OutOfMemoryError\b)",
         Place::Host,
     ),
 ];
