@@ -563,6 +563,16 @@ impl Reading {
     /// that line's end, is read with it, its own sizes are not taken again.
     pub fn continue_with(&mut self, before: &str, text: &str) {
         let text = &text[..window_end(text, READ_AFTER)];
+        // A row of GNU ld's memory-usage table under its head (`Memory region  Used Size  Region
+        // Size  %age Used` / `RAM:  36704 B  32 KB  112.01%`): what is used of the region's size.
+        if regex!(r"\bUsed Size\s+Region Size\b").is_match(before) {
+            if let Some(row) = regex!(r"^\s*[\w.]+:\s+(\d+ ?[KMG]?B)\s+(\d+ ?[KMG]?B)\s+[\d.]+%").captures(text) {
+                let figure = |text: &str| sizes_and_roles(text).first().map(|(size, _)| size.bytes);
+                self.sizes.used = self.sizes.used.or(figure(&row[1]));
+                self.sizes.capacity = self.sizes.capacity.or(figure(&row[2]));
+                return;
+            }
+        }
         let joined = format!("{before} {text}");
         self.sizes.fill(sizes_from(&joined, before.len() + 1, self.ran_out.as_deref()));
         self.memory_unnamed &= !vocabulary::compiled().memory_named.is_match(text.as_bytes());
@@ -1912,6 +1922,8 @@ mod tests {
         ("OOM", "2 Workers (tasks / actors) killed due to memory pressure (OOM)"),
         ("not enough memory", "error='Not enough space' (errno=12)"),
         ("low memory for what was to be allocated", "Couldn't init a GPU test: Low mem for result. aborting."),
+        ("invoked oom-killer (Linux)", "haproxy invoked oom-killer"),
+        ("RAM region overflowed (GNU ld)", "region `RAM' overflowed by 400708 bytes"),
         ("memory not available", "Memory not available to allocate buffer: 528515072"),
         ("could not allocate", "unable to allocate memory of 4004bytes on gpu"),
         ("larger than the maximum", "size 18300780544 is larger than buffer maximum of 17179869184"),

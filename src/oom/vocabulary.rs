@@ -142,6 +142,22 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // The kernel's head of an OOM kill, without its `gfp_mask=…` (a title's `haproxy invoked
+        // oom-killer`).
+        name: "invoked oom-killer (Linux)",
+        pattern: r"\binvoked oom-killer\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // GNU ld's static data over a memory region of the target (Zephyr's `region `RAM'
+        // overflowed by 400708 bytes`): a RAM region, not flash, which holds the program.
+        name: "RAM region overflowed (GNU ld)",
+        pattern: r"(?i)\bregion [`'\x22]?\w*ram\w*[`'\x22]? overflowed by\b",
+        closest: Closest::Kind(Kind::Unrecognised),
+        strength: Token,
+    },
+    Wording {
         name: "oom-kill event",
         pattern: r"(?i)\boom[-_]kill events?\b|\boom[-_]kill event\(s\)",
         closest: Closest::Kind(Kind::HostOom),
@@ -615,8 +631,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // ESP-IDF's and lwIP's status (`ESP_ERROR_CHECK failed: esp_err_t 0x101 (ESP_ERR_NO_MEM)`).
+        // (Nordic's `NRF_ERROR_NO_MEM` too.)
         name: "ERR_NO_MEM status",
-        pattern: r"\b(?:[A-Z]+_)*ERR_NO_MEM\b",
+        pattern: r"\b(?:[A-Z]+_)*ERR(?:OR)?_NO_MEM\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -928,6 +945,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "enough",
     // (`low memory! at or below SIGTERM limits`, gpu-burn's `Low mem for result`.)
     "low mem",
+    // (GNU ld's `region `RAM' overflowed by`.)
+    "overflowed by",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -1385,11 +1404,12 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
         // (jemalloc's `Requested: 1266803878728, active: 317336846336`; bwa-mem2's `Current
         // Allocation = 45.78 GB`.)
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|real usage|peak usage|active",
+        // (Arduino's `Global variables use 10284 bytes (125%) of dynamic memory`.)
+        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|uses?|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|real usage|peak usage|active",
         side: Side::Before,
         role: Role::Used,
     },
-    SizeRole { words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by", side: Side::Before, role: Role::ExceededBy },
+    SizeRole { words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by|overflowed by", side: Side::Before, role: Role::ExceededBy },
     SizeRole {
         words: r"reserved|cached|rounded to|peak|largest|allocations|fragmentation|client-requested|to free",
         side: Side::Before,
