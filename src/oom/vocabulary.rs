@@ -1409,7 +1409,11 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         side: Side::Before,
         role: Role::Used,
     },
-    SizeRole { words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by|overflowed by", side: Side::Before, role: Role::ExceededBy },
+    SizeRole {
+        words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by|overflowed by",
+        side: Side::Before,
+        role: Role::ExceededBy,
+    },
     SizeRole {
         words: r"reserved|cached|rounded to|peak|largest|allocations|fragmentation|client-requested|to free",
         side: Side::Before,
