@@ -167,6 +167,9 @@ pub struct Line<'a> {
     /// A log prefix was removed: the line is a record of its own, not the
     /// wrapped tail of the line before.
     pub prefixed: bool,
+    /// Every prefix removed was a Markdown quote's mark (`> `): a quoted message's next line
+    /// carries the mark as much as its first does, so it may still be that message's wrap.
+    pub quoted: bool,
     /// The line is a Markdown heading below a title's level (`### Out-of-memory`): a
     /// document's section, named by what it is about.
     pub section: bool,
@@ -214,16 +217,18 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
     }
     let section = regex!(r"^\s*#{2,6}\s").is_match(&text);
     let mut prefixed = false;
+    let mut quoted = true;
     for _ in 0..4 {
         let Some(prefix) = prefix().find(&text).filter(|m| !m.is_empty()) else { break };
         prefixed = true;
+        quoted &= regex!(r"^>+\s?$").is_match(prefix.as_str());
         let end = prefix.end();
         text = match text {
             Cow::Borrowed(s) => Cow::Borrowed(&s[end..]),
             Cow::Owned(s) => Cow::Owned(s[end..].to_string()),
         };
     }
-    Line { number, text, repeats, prefixed, section }
+    Line { number, text, repeats, prefixed, quoted: prefixed && quoted, section }
 }
 
 /// Whether a line stops in the middle of something: an unclosed bracket or
@@ -285,6 +290,9 @@ mod tests {
             "InnoDB: Fatal error: cannot allocate memory for the buffer pool"
         );
         assert_eq!(clean("> RuntimeError: CUDA out of memory."), "RuntimeError: CUDA out of memory.");
+        // (A quote's mark alone: the line may be the wrap of the quoted line before.)
+        assert!(normalise(1, b"> |  Allocating another 8680 MB").quoted);
+        assert!(!normalise(1, b"> E0528 07:02:44.350251   27487 client.cc:2826] Execution failed").quoted);
         assert_eq!(
             clean("[pod/trainer-0/main] RuntimeError: CUDA out of memory."),
             "RuntimeError: CUDA out of memory."

@@ -268,7 +268,7 @@ impl Scanner {
         }
         let (number, repeats) = (preamble.number, preamble.repeats);
         for text in candidates {
-            let joined = Line { number, text: text.into(), repeats, prefixed: true, section: false };
+            let joined = Line { number, text: text.into(), repeats, prefixed: true, quoted: false, section: false };
             if let Some(detected) = detect(&joined) {
                 self.preamble = None;
                 self.start(detected, &joined);
@@ -304,6 +304,7 @@ impl Scanner {
             text: joined.into(),
             repeats: line.repeats,
             prefixed: false,
+            quoted: false,
             section: line.section,
         };
         general::read(&whole).is_some_and(|reading| reading.talk)
@@ -341,8 +342,10 @@ impl Scanner {
     /// a traceback frame, or a failure with words of its own) adds its sizes.
     fn continued_preamble(&mut self, line: &Line) -> bool {
         let Some(preamble) = self.preamble.as_mut() else { return false };
-        // (A fence opens a quote: what it holds is no more of the sentence before it.)
-        if line.prefixed
+        // (A fence opens a quote: what it holds is no more of the sentence before it. A Markdown
+        // quote's mark alone is no record's prefix: FluidX3D's `> Error: Device … does not have
+        // enough memory.` / `> |  Allocating another 8680 MB would use …`.)
+        if (line.prefixed && !line.quoted)
             || line.is_blank()
             || line.text.trim_start().starts_with("```")
             || preamble.continued >= MAX_CONTINUATION_LINES
@@ -600,6 +603,7 @@ impl Scanner {
             text: message.into(),
             repeats: preamble.repeats,
             prefixed: false,
+            quoted: false,
             section: false,
         };
         let mut event = general::event(&line, &preamble.reading);

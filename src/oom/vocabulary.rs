@@ -826,9 +826,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // Electron's and VS Code's renderer killed for memory: `The window terminated
-        // unexpectedly (reason: 'oom', code: '-536870904')`.
+        // unexpectedly (reason: 'oom', code: '-536870904')`, Logseq's `Renderer process oom - see …`.
         name: "reason: oom (Electron)",
-        pattern: r"(?i)\breason\W{0,3}oom\b",
+        pattern: r"(?i)\breason\W{0,3}oom\b|\b(?:renderer|GPU|utility) process oom\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },

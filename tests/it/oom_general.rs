@@ -287,6 +287,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "Filament's handle arena is full and it says it goes on with the system heap: no allocation failed, and xmem reports none",
     ),
     (
+        "round64-host/dragonfly-threads-require-2-50gib-exiting.txt",
+        "Dragonfly's `There are 10 threads, so 2.50GiB are required. Exiting...` states a requirement and an exit, no failure in words; the shortage is read from `Found 1.50GiB available memory` four lines before",
+    ),
+    (
         "round54-serving/infinity-batch-handler-cuda-oom-wrapped.txt",
         "rich's log columns split `CUDA` / `out of memory.` over two padded lines: the general reader reads it, as a device's failure, not as PyTorch's message",
     ),
