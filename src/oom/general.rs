@@ -1923,6 +1923,7 @@ mod tests {
         ("not enough memory", "error='Not enough space' (errno=12)"),
         ("low memory for what was to be allocated", "Couldn't init a GPU test: Low mem for result. aborting."),
         ("invoked oom-killer (Linux)", "haproxy invoked oom-killer"),
+        ("OOM kill of PID (bcc oomkill)", "OOM kill of PID 1835561760"),
         ("RAM region overflowed (GNU ld)", "region `RAM' overflowed by 400708 bytes"),
         ("memory not available", "Memory not available to allocate buffer: 528515072"),
         ("could not allocate", "unable to allocate memory of 4004bytes on gpu"),

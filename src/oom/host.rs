@@ -139,11 +139,12 @@ fn host_event(line: &Line) -> OomEvent {
 }
 
 /// `Out of memory: Killed process 1234 (python) total-vm:…kB, anon-rss:…kB, …`
-/// (`Kill process … score … or sacrifice child` and a bare `Killed process …` before Linux 4.19).
+/// (`Kill process … score … or sacrifice child` and a bare `Killed process …` before Linux 4.19;
+/// RHEL 6's kernel names the user: `Killed process 31217, UID 500, (python3) total-vm:…`).
 fn killed(text: &str) -> Option<regex::Captures<'_>> {
     // (A mail's quote mark may stand inside, where a reply wrapped the line: `Kill process 7963
     // > (sge_qmaster)`.)
-    regex!(r"(?:(?:Memory cgroup out of memory|Out of memory)(?: \(oom_kill_allocating_task\))?: )?\bKill(?:ed)? process (\d+) (?:> )?\(([^)]*)\)")
+    regex!(r"(?:(?:Memory cgroup out of memory|Out of memory)(?: \(oom_kill_allocating_task\))?: )?\bKill(?:ed)? process (\d+)(?:, UID \d+,)? (?:> )?\(([^)]*)\)")
         .captures(text)
 }
 

@@ -362,8 +362,12 @@ impl Scanner {
             // `1051049.0 dbrown … put on hold … due to memory usage 3250000.`, after job
             // 1050981.0's; ESMFold's `Failed (CUDA out of memory) on sequence hipAB-900 of length
             // 918.`, then hipAB-1050's) is that record's own.
+            // (And whatever ends it: bcc's `… loadavg: 1.58 0.79 0.58 1/506 13239.` after
+            // `… 2/506 13238`.)
             let message = |text: &str, at: usize| {
-                text.get(at..).map(|message| regex!(r"\d+").replace_all(message.trim_end(), "#").into_owned())
+                text.get(at..).map(|message| {
+                    regex!(r"\d+").replace_all(message.trim_end().trim_end_matches(['.', ';', '!']), "#").into_owned()
+                })
             };
             let again = message(&line.text, next.at) == message(&preamble.text, preamble.reading.at);
             if again || !preamble.reading.covers(&next) || same_table(&preamble.text, &line.text) {

@@ -158,6 +158,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // bcc's `oomkill` tracer, one line per kill the kernel made (`17:39:52 Triggered by PID
+        // 10505 ("a.out"), OOM kill of PID 1835561760 (…), … pages, loadavg: …`).
+        name: "OOM kill of PID (bcc oomkill)",
+        pattern: r"\bOOM kill of PID \d+",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "oom-kill event",
         pattern: r"(?i)\boom[-_]kill events?\b|\boom[-_]kill event\(s\)",
         closest: Closest::Kind(Kind::HostOom),

@@ -287,6 +287,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "Filament's handle arena is full and it says it goes on with the system heap: no allocation failed, and xmem reports none",
     ),
     (
+        "round65-dl/diffusers-title-cuda-oom-and-invalid-value-in-cast.txt",
+        "a 94-character title that names two problems, `CUDA out of memory and invalid value encountered in cast with …`: a line is read as a title that names its failure only when short (60 characters), since longer ones that open with a failure's name are as often a post's prose (round24's Korean explainer `GPU OOM 에러 원인 분석부터 …`)",
+    ),
+    (
         "round64-host/dragonfly-threads-require-2-50gib-exiting.txt",
         "Dragonfly's `There are 10 threads, so 2.50GiB are required. Exiting...` states a requirement and an exit, no failure in words; the shortage is read from `Found 1.50GiB available memory` four lines before",
     ),
