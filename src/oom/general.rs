@@ -146,6 +146,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     if regex!(r"(?i)^cannot allocate memory in static TLS block\b").is_match(rest) {
         return None;
     }
+    // A kernel launch that asks for more registers or threads per block than the device has
+    // (`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch`) is no
+    // shortage of memory.
+    if regex!(r"^[A-Z_]*LAUNCH_OUT_OF_RESOURCES\b").is_match(rest) {
+        return None;
+    }
     // gdb's `gdb.MemoryError` is a read of memory it could not access (`Cannot access memory at
     // address 0x7ffffffff000`), no shortage.
     if regex!(r"\bgdb\.MemoryError\b|(?i:\bcannot access memory at address\b)").is_match(text) {
@@ -1613,6 +1619,8 @@ mod tests {
             "Error: failed to allocate a pty: open /dev/ptmx: no such file or directory",
             "OSError: [WinError 112] There is not enough space on the disk",
             "google.api_core.exceptions.ResourceExhausted: 429 Quota exceeded for quota metric 'Generate Content API requests per minute'",
+            // (Registers and threads per block.)
+            "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch",
         ] {
             assert!(read(&normalise(1, other.as_bytes())).is_none(), "{other}");
         }
