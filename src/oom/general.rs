@@ -421,10 +421,10 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // (Even after an error mark, a mechanism or a topic that is the subject of what may be:
     // `DOCKER WARNING: Docker Out Of Memory handling can be unreliable.`; a message so named
     // after an error mark is the one shown: `[ERROR] Out of VRAM message might be misleading`.)
-    let unmet = !tables.error_marks.is_match(opening.as_bytes())
+    let neither_marked_nor_met = !tables.error_marks.is_match(opening.as_bytes())
         && !tables.met.is_match(opening.as_bytes())
         && !tables.writer_met.is_match(opening.as_bytes());
-    let qualifies_a_noun = (unmet
+    let qualifies_a_noun = (neither_marked_nor_met
         && regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?|results?|status|states?|conditions?|fields?)\b")
             .is_match(&text[at + words.len()..]))
         || regex!(r"(?i)^\s+(?:handl\w*|paths?|scenarios?|cases?|solutions?|tips?)\s+(?:can|could|may|might|should|would|will)\b")
@@ -1621,6 +1621,9 @@ mod tests {
             "google.api_core.exceptions.ResourceExhausted: 429 Quota exceeded for quota metric 'Generate Content API requests per minute'",
             // (Registers and threads per block.)
             "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch",
+            // (Flash holds the program, not its memory.)
+            "ld: region `FLASH' overflowed by 12 bytes",
+            "ld: region `program' overflowed by 12 bytes",
         ] {
             assert!(read(&normalise(1, other.as_bytes())).is_none(), "{other}");
         }

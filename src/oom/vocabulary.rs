@@ -151,9 +151,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // GNU ld's static data over a memory region of the target (Zephyr's `region `RAM'
-        // overflowed by 400708 bytes`): a RAM region, not flash, which holds the program.
+        // overflowed by 400708 bytes`): a RAM region (`RAM`, `SRAM1`, `CCMRAM`, `dram0_0_seg`), not
+        // flash, which holds the program (nor a region named `program`).
         name: "RAM region overflowed (GNU ld)",
-        pattern: r"(?i)\bregion [`'\x22]?\w*ram\w*[`'\x22]? overflowed by\b",
+        pattern: r"(?i)\bregion [`'\x22]?(?:\w+_)?[a-z]{0,3}ram\w*[`'\x22]? overflowed by\b",
         closest: Closest::Kind(Kind::Unrecognised),
         strength: Token,
     },
