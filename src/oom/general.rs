@@ -1327,8 +1327,9 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         // (A scheduler's figure of use whose unit it does not print: HTCondor's `due to
         // memory usage 3000000.`, in its own units.)
         || regex!(r"(?i)\bdue to memory usage\s*$").is_match(before)
-        // (TeX counts its main memory in words: `[main memory size=3000000]`.)
-        || regex!(r"(?i)\bmain memory size\s*=\s*$").is_match(before)
+        // (TeX counts its memory in words: `[main memory size=3000000]`, LuaTeX's `[node memory
+        // size=50000000]`, `[font memory=…]`.)
+        || regex!(r"(?i)\b(?:main|node|font|extra) memory(?: size)?\s*=\s*$").is_match(before)
         // (A tensor's dimension in its proto, TensorFlow's `shapedim { size: 10000 } dim { …`.)
         || regex!(r"dim \{ size: $").is_match(before)
         // (A source line: `[dynarmic.cpp->Java_…_nativeInitialize:583]`, `alloc.c:128`.)
@@ -1708,6 +1709,7 @@ mod tests {
         assert_eq!((r.sizes.requested, r.sizes.free), (Some(448 << 20), Some(425 << 20)));
         // TeX counts its main memory in words.
         assert_eq!(reading("! TeX capacity exceeded, sorry [main memory size=3000000].").sizes, Sizes::default());
+        assert_eq!(reading("! TeX capacity exceeded, sorry [node memory size=50000000].").sizes, Sizes::default());
         let r = reading("InnoDB: mmap(137363456 bytes) failed; errno 12");
         assert_eq!(r.sizes.requested, Some(137_363_456));
         // A scheduler's figure in units it does not print is no byte count.

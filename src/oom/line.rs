@@ -221,7 +221,7 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
     for _ in 0..4 {
         let Some(prefix) = prefix().find(&text).filter(|m| !m.is_empty()) else { break };
         prefixed = true;
-        quoted &= regex!(r"^>+\s?$").is_match(prefix.as_str());
+        quoted &= prefix.as_str().trim_end().bytes().all(|byte| byte == b'>');
         let end = prefix.end();
         text = match text {
             Cow::Borrowed(s) => Cow::Borrowed(&s[end..]),
