@@ -320,6 +320,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             || line.prefixed
             || quote.is_some()
             || cause_of_failure_before
+            // A state the sentence opens with (SQL Server's `There is insufficient system memory
+            // in resource pool 'default' to run this query.`), maybe in a bytes literal.
+            || regex!(r#"(?i)^\W*(?:b["'])?there (?:is|was) $"#).is_match(opening)
             || tables.writer_met.is_match(opening.as_bytes())
             || tables.error_marks.is_match(asserted(&spot).as_bytes())
             || opens_message(&text[..at])
@@ -708,9 +711,16 @@ fn opens_message(before: &str) -> bool {
     let before = regex!(r"^\s*(?:\[[^\]]{1,40}\]\s*)+").replace(before, "");
     // (A label may open a quote of the message: ``release-trigger: `Memory limit of …``.)
     let before = before.trim_end().trim_end_matches(['`', '"', '\'', '\u{201c}']).trim_end();
+    // (So do tags after a label: VMware's `vmx| I125: [msg.memsched.preNotEnoughMem] `.)
+    // (And an article that opens the message's sentence: the Android emulator's `emulator: The
+    // memory needed by this AVD exceeds the max …`.)
+    let label = regex!(r"(?:\s*\[[^\]]{1,40}\])+$|\s+(?:The|An?)$").replace(before, "");
     // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
     before.chars().all(|c| !c.is_alphanumeric())
-        || before.ends_with([':', '\u{ff1a}'])
+        || label.ends_with([':', '\u{ff1a}'])
+        // (A record's fields split by bars, not a Markdown table's row: VMware's
+        // `2015-07-08T11:52:37.370-08:00| vmx| Not enough physical memory is available …`.)
+        || (label.ends_with('|') && !label.trim_start().starts_with('|'))
         // (An exception's class, its message in parentheses: `MemcachedServerException (out of
         // memory storing object)`.)
         || regex!(r"\b[A-Z]\w*(?:Error|Exception)\s*\($").is_match(before)
@@ -883,14 +893,15 @@ struct Found {
 /// A number, and a unit after it if there is one: decimal (`int`, `frac`; a decimal comma
 /// before a unit, llama.cpp's `failed to allocate 1900,00 MiB` in a comma locale),
 /// or hexadecimal (`hex`: `0x02800000 bytes`), with its `sep` and `unit`; C's unsigned
-/// suffix before a unit is the number's (Mono's `could not allocate 16384u bytes`).
+/// suffix before a unit is the number's (Mono's `could not allocate 16384u bytes`), and so
+/// is a word of more (dmalloc's `could not extend heap 4096 more bytes`).
 fn size_token() -> &'static Regex {
     static TOKEN: LazyLock<Regex> = LazyLock::new(|| {
         let mut suffixes: Vec<&str> = UNITS.iter().map(|u| u.suffix).collect();
         suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let units = suffixes.iter().map(|suffix| regex::escape(suffix)).collect::<Vec<_>>().join("|");
         Regex::new(&format!(
-            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*|,\d{{1,2}})?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?)(?P<unit>{units}))?"
+            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*|,\d{{1,2}})?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?| (?:more|additional|extra) )(?P<unit>{units}))?"
         ))
             .expect("size pattern in xmem's source")
     });
@@ -1943,12 +1954,14 @@ mod tests {
         ("larger than the maximum", "size 18300780544 is larger than buffer maximum of 17179869184"),
         ("failed check of an allocation", "enforce allocating <= available failed, 10513462067 > 1369702144"),
         ("exceeds memory", "which exceeds the memory usage threshold of 0.95."),
+        ("an allocation larger than its heap (Vulkan)", "vkAllocateMemory: attempting to allocate 268435456 bytes from heap 2,but size of that heap is only 257949696 bytes."),
+        ("memory needed exceeds the maximum", "emulator: The memory needed by this AVD exceeds the max specified in your HAXM configuration."),
         ("not enough resource: memory (Kubernetes)", "OutOfmemory: Pod Node didn't have enough resource: memory, requested:"),
         ("ended due to memory", "Command exited with return code -9 due to RAM"),
         ("CUDA result 2", "CUresult error  result=2 file=csrc/torch_memory_saver.cpp"),
         ("insufficient resources", "Error: Model loading was stopped due to insufficient system resources."),
         ("memory overloaded", "Error: system memory overloaded"),
-        ("failed to expand the heap (Boehm GC)", "GC Warning: Failed to expand heap by 16384 KiB"),
+        ("could not grow the heap (Boehm GC, dmalloc)", "GC Warning: Failed to expand heap by 16384 KiB"),
         ("cgroups considered for killing (systemd-oomd)", "systemd-oomd[1852]: Considered 50 cgroups for killing, top candidates were:"),
         ("no GPU memory left", "ValueError: Loaded weights leave no GPU memory for the KV cache"),
         ("NVENC error 10", "m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10"),

@@ -558,10 +558,11 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        // The Boehm GC could not get more memory from the system (`GC Warning: Failed to expand
-        // heap by 16384 KiB`), before its `Out of Memory!`.
-        name: "failed to expand the heap (Boehm GC)",
-        pattern: r"(?i)\bfailed to expand heap\b",
+        // An allocator could not get more memory from the system: the Boehm GC's `GC Warning:
+        // Failed to expand heap by 16384 KiB`, before its `Out of Memory!`, and dmalloc's
+        // `could not extend heap 4096 more bytes`.
+        name: "could not grow the heap (Boehm GC, dmalloc)",
+        pattern: r"(?i)\b(?:failed to|could not|couldn't|cannot|can't|unable to) (?:expand|extend|grow) (?:the )?heap\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -608,6 +609,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "failed attempt to allocate",
         pattern: r"(?i)\bfailed attempt to (?:re)?allocate\b",
         closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // The Vulkan validation layer's check of an allocation against its heap
+        // (`vkAllocateMemory: attempting to allocate 268435456 bytes from heap 2,but size of that
+        // heap is only 257949696 bytes.`): a device's heap, as `vkAllocateMemory failed` is.
+        name: "an allocation larger than its heap (Vulkan)",
+        pattern: r"(?i)\battempting to allocate \d+ bytes from heap \d+,\s*but size of that heap is only\b",
+        closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Phrase,
     },
     Wording {
@@ -887,6 +897,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         closest: ByPlace,
         strength: Phrase,
     },
+    Wording {
+        // The memory something needs, over what it may have (the Android emulator's `The memory
+        // needed by this AVD exceeds the max specified in your HAXM configuration.`).
+        name: "memory needed exceeds the maximum",
+        pattern: r"(?i)\b(?:memory|RAM) (?:needed|required|requested)\b[^.;]{0,40}\bexceed(?:s|ed)? (?:the |your |its )?(?:max\w*|limit|available)\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
 ];
 
 /// Literals of which every line a row of [`FAILURE_WORDS`] matches holds one
@@ -1137,7 +1155,8 @@ pub(super) const TALK: &str = concat!(
     r"|とは|解説|対処法|困っている",
     // What it is, a guide's `without` and `how to`, in Chinese and Korean (`OOM killer
     // 是什么意思`, `GPU 메모리 최적화: OOM 없이 더 크게 훈련하는 법`).
-    r"|是什么|什么是|없이|하는 법|이란",
+    // (Not `是什么原因` or `是什么问题`, what the cause of a failure met is.)
+    r"|是什么(?:意思|概念|东西)|什么是|없이|하는 법|이란",
     // The failures in general (`Out-of-memory (OOM) errors are one of the first barriers
     // beginners hit`).
     r"|\b(?:errors|failures|crashes) (?:are|can be) (?:one of|among|a common|common|usually|often|typically|frequent|the most)\b|\b(?:errors|failures|crashes) (?:happen|occur) when\b",
@@ -1391,7 +1410,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|expand\w* (?:the )?heap by|asked",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -1404,7 +1423,8 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        // (Vulkan's `size of that heap is only 257949696 bytes`.)
+        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
