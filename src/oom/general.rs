@@ -161,8 +161,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // failed in UME with error 22 (Invalid argument)`): an address or an argument was wrong.
     // Nor is an allocation refused for a cause it states that is no shortage (QSVEnc's `Failed to
     // allocate frames: undeveloped feature.`, an unsupported request or invalid parameters).
-    if (regex!(r"(?i)\)\s*failed\b.{0,40}\b(?:error 22|errno 22|EINVAL|invalid argument)\b").is_match(rest)
-        || regex!(r"(?i)^failed to allocate\b[^.:;]{0,60}:\s*(?:undeveloped feature|unsupported|not supported|invalid (?:video )?param)")
+    // (So is an allocation call that failed for such a cause, pycuda's `cuMemAllocManaged failed:
+    // invalid argument`, and an allocation said to return one, CUDA.jl's `Cannot allocate a
+    // unified memory buffer (returns "operation not supported")`.)
+    if (regex!(r"(?i)(?:\)|\b\w*alloc\w*)\s*failed\b.{0,40}?\b(?:error 22|errno 22|EINVAL|invalid argument|(?:operation )?not supported)\b").is_match(rest)
+        || regex!(r#"(?i)^(?:failed to|cannot|can't|unable to) allocate\b[^.:;]{0,60}(?::|\(returns?)\s*"?(?:undeveloped feature|unsupported|(?:operation )?not supported|invalid (?:video )?param)"#)
             .is_match(rest))
         && !regex!(r"(?i)\b(?:ENOMEM|error 12|errno 12|cannot allocate memory|out of memory)\b").is_match(rest)
     {
@@ -199,12 +202,14 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // A message quoted in a person's sentence is what the program printed (`for any process,
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
     // memory"`, `shows error message "Model loading was stopped due to …"`).
+    // (Its place may come first, in any case, where the writer met it: `encounter "cuda out of
+    // memory"`.)
     // In backticks, only a record that opens with its error (`Here you have `RuntimeError:
     // CUDA failed with error out of memory` error.`), or what a program is said to print
     // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``): a name in
     // backticks is code (Zig's `error.OutOfMemory`).
     let quote = regex!(
-        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#
+        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|\b(?i:encounter(?:s|ed)?|get|gets|got|getting|hit|hits|saw|see|seeing|receive[sd]?|throws?|threw)\s+["'\u{201c}\u{2018}]\s*(?i:cuda|gpu|hip|device|host|system|vram|ram)\s+$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#
     )
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start)
@@ -722,8 +727,9 @@ fn opens_message(before: &str) -> bool {
         // `2015-07-08T11:52:37.370-08:00| vmx| Not enough physical memory is available …`.)
         || (label.ends_with('|') && !label.trim_start().starts_with('|'))
         // (An exception's class, its message in parentheses: `MemcachedServerException (out of
-        // memory storing object)`.)
-        || regex!(r"\b[A-Z]\w*(?:Error|Exception)\s*\($").is_match(before)
+        // memory storing object)`; and an exit status, its cause in parentheses: Cloud Foundry's
+        // `Exited with status 137 (out of memory)`.)
+        || regex!(r"\b[A-Z]\w*(?:Error|Exception)\s*\($|(?i:\bstatus\s+\d+\s*\($)").is_match(before)
         // (A logger's prefix in brackets that ends with its source location: Jittor's `[w 0429
         // 09:00:15.731000 16 cuda_device_allocator.cc:30] Unable to alloc cuda device memory`.)
         || regex!(concat!(r"^\s*\[[^\]]{0,120}", source_file_extension!(), r"\s*:\s*\d+\]$")).is_match(before)
@@ -1011,11 +1017,16 @@ fn named_run(text: &str) -> Option<(std::ops::Range<usize>, Vec<SizeWithRole>)> 
 
 /// `text` with every field's name in snake or camel case (before `=`, or before `:` or `=`
 /// and a number) written as words (`current_memory=` as `current memory=`,
-/// `TotalUsedMemStatistics :` as `Total Used Mem Statistics :`, RELION's `requestedSpace:`), and the role words of other
+/// `TotalUsedMemStatistics :` as `Total Used Mem Statistics :`, RELION's `requestedSpace:`,
+/// Druid's `maxDirectMemory[4,110,417,920]`), and the role words of other
 /// languages ([`vocabulary::ROLE_WORDS_IN_ENGLISH`]) in English, so that the words of
 /// [`vocabulary::SIZE_ROLES`] find them.
 fn words_for_roles(text: &str) -> std::borrow::Cow<'_, str> {
-    let fields = regex!(r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+\s*[:=]\s*\d)");
+    // (Not a property's dotted path: Druid's `druid.processing.buffer.sizeBytes[1,073,741,824]`
+    // is a setting, not the figure of the failure.)
+    let fields = regex!(
+        r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+\s*[:=]\s*\d)|(?:^|[\s,(])[A-Za-z][a-z]+(?:[A-Z][a-z]+)+\[\d"
+    );
     let mut text: std::borrow::Cow<'_, str> = if fields.is_match(text) {
         fields
             .replace_all(text, |field: &regex::Captures| {
@@ -1955,6 +1966,9 @@ mod tests {
         ("failed check of an allocation", "enforce allocating <= available failed, 10513462067 > 1369702144"),
         ("exceeds memory", "which exceeds the memory usage threshold of 0.95."),
         ("an allocation larger than its heap (Vulkan)", "vkAllocateMemory: attempting to allocate 268435456 bytes from heap 2,but size of that heap is only 257949696 bytes."),
+        ("null memory pointer returned", "RuntimeError: Null memory pointer returned"),
+        ("over the device's largest allocation (OpenCL)", "The Merge buffer is too big for Intel(R) UHD Graphics 630 Intersect device (i.e. CL_DEVICE_MAX_MEM_ALLOC_SIZE=402653184)"),
+        ("memory buffer over its limit (Fluent Bit)", "td-agent-bit[2725]: [2020/11/22 17:03:49] [ warn] [input] systemd.0 paused (mem buf overlimit)"),
         ("memory needed exceeds the maximum", "emulator: The memory needed by this AVD exceeds the max specified in your HAXM configuration."),
         ("not enough resource: memory (Kubernetes)", "OutOfmemory: Pod Node didn't have enough resource: memory, requested:"),
         ("ended due to memory", "Command exited with return code -9 due to RAM"),

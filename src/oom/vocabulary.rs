@@ -621,6 +621,30 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // An allocation that returned no memory (dpctl's `RuntimeError: Null memory pointer
+        // returned`).
+        name: "null memory pointer returned",
+        pattern: r"(?i)\bnull memory pointer returned\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // A buffer larger than the largest allocation an OpenCL device allows (LuxCore's `The
+        // Merge buffer is too big for … device (i.e. CL_DEVICE_MAX_MEM_ALLOC_SIZE=402653184)`).
+        name: "over the device's largest allocation (OpenCL)",
+        pattern: r"(?i)\b(?:too (?:big|large)|exceeds?|larger than|greater than)\b[^;]{0,100}?\b(?:CL_DEVICE_)?MAX_MEM_ALLOC_SIZE\b",
+        closest: Closest::Kind(Kind::RuntimeAllocationFailure),
+        strength: Token,
+    },
+    Wording {
+        // Fluent Bit pauses an input whose memory buffer reached its `Mem_Buf_Limit` (`[ warn]
+        // [input] systemd.0 paused (mem buf overlimit)`), and drops or delays its records.
+        name: "memory buffer over its limit (Fluent Bit)",
+        pattern: r"(?i)\bpaused \(mem buf overlimit\)",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         name: "a device allocation call failed",
         pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* (?i:failed)\b|\b(?i:failed) (?:on|in|at) (?:cu|cuda|hip|gpu)\w*(?:Alloc|Malloc)\w*\(",
         closest: ByPlace,
@@ -974,6 +998,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "low mem",
     // (GNU ld's `region `RAM' overflowed by`.)
     "overflowed by",
+    // (Fluent Bit's `paused (mem buf overlimit)`.)
+    "overlimit",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -1024,6 +1050,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "resource limit alarm",
     // (Sapphire's `memory too low on GPU 0 to reliably allocate 1297920 byte block`.)
     "memory too low",
+    // (dpctl's `Null memory pointer returned`.)
+    "memory pointer",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -1142,7 +1170,9 @@ pub(super) const TALK: &str = concat!(
     // A how-to (`How to Solve GPU Out of Memory Error on Google Colab`), and a remedy after the
     // failure's name (`- **Init OOM** (…, KV cache allocation fails): increase `mem_fraction_static``).
     r"|^\W*how (?:to|do i|can i|do you|can you|should i) (?:solve|fix|avoid|prevent|handle|deal with|resolve|debug|reduce)\b",
-    r"|:\s+(?:increase|decrease|reduce|lower|raise|set|use|try|enable|disable)\b",
+    // (Not a program's own hint after its figures: LuxCore's `… (i.e.
+    // CL_DEVICE_MAX_MEM_ALLOC_SIZE=402653184): try to reduce related parameters`.)
+    r"|^\D*:\s+(?:increase|decrease|reduce|lower|raise|set|use|try|enable|disable)\b",
     // A message judged rather than met (`Buffer creation out of memory warning is incorrect`).
     r"|\b(?:error|warning|message)s? (?:is|are) (?:incorrect|wrong|misleading|spurious|inaccurate)\b",
     // A Chinese guide's title: an analysis, a detailed account, a summary, a solution
@@ -1424,7 +1454,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole {
         // (Vulkan's `size of that heap is only 257949696 bytes`.)
-        words: r"(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"max(?:imum)? mem alloc size|(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
@@ -1583,8 +1613,9 @@ pub(super) fn compiled() -> &'static Compiled {
                     r"(?i)^\s*(?:(?:of|which|memory|gpu|device|host|bytes?|is|are|has|have|had|been|was|were|so|far|currently|already)\s+)*(?:{body})\b"
                 )
             } else {
-                // (A field printed as a call: `reqsize(157mb) used(432.731mb) limit(512mb)`.)
-                format!(r"(?i)\b(?:{body})(?:\s*[:=]\s*|\(|\s+|$)")
+                // (A field printed as a call: `reqsize(157mb) used(432.731mb) limit(512mb)`; or
+                // with brackets, Druid's `maxDirectMemory[4,110,417,920], memoryNeeded[…]`.)
+                format!(r"(?i)\b(?:{body})(?:\s*[:=]\s*|\(|\[|\s+|$)")
             };
             ascii(&pattern)
         };

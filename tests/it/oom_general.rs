@@ -291,6 +291,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a 94-character title that names two problems, `CUDA out of memory and invalid value encountered in cast with …`: a line is read as a title that names its failure only when short (60 characters), since longer ones that open with a failure's name are as often a post's prose (round24's Korean explainer `GPU OOM 에러 원인 분석부터 …`)",
     ),
     (
+        "round68-gpu-negative/cudajl-unified-buffer-cumemallocmanaged-operation-not-supported.txt",
+        "the title `Unable to allocate unified memory buffers` states an allocation that failed; only the body's `CUDA error: operation not supported (code 801, ERROR_NOT_SUPPORTED)` shows that it was not for want of memory, and a title is read on its own",
+    ),
+    (
         "round64-host/dragonfly-threads-require-2-50gib-exiting.txt",
         "Dragonfly's `There are 10 threads, so 2.50GiB are required. Exiting...` states a requirement and an exit, no failure in words; the shortage is read from `Found 1.50GiB available memory` four lines before",
     ),
