@@ -463,7 +463,13 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // available`) is named to tell the two apart, not met.
     let compared = regex!(r"(?i)\b(?:vs\.?|versus)\s+$").is_match(&text[..at])
         || regex!(r"(?i)^[\w.]+\s+(?:vs\.?|versus)\s").is_match(after_words);
+    // A guess asked of the failure's name, the line's last words (a title's `[HIVE]
+    // graph_projections OOM error?`): whether it was is the question.
+    let guessed = !record
+        && !failed_before
+        && regex!(r"(?i)^\s*(?:errors?|issues?|problems?)?\s*\?\s*$").is_match(&text[at + words.len()..]);
     asked_in_chinese
+        || guessed
         || (compared && !record)
         || class_as_noun
         // A document's section (a FAQ's `### Out-of-memory / 显存溢出`) names the failure it is
@@ -1969,6 +1975,7 @@ mod tests {
         ("null memory pointer returned", "RuntimeError: Null memory pointer returned"),
         ("over the device's largest allocation (OpenCL)", "The Merge buffer is too big for Intel(R) UHD Graphics 630 Intersect device (i.e. CL_DEVICE_MAX_MEM_ALLOC_SIZE=402653184)"),
         ("memory buffer over its limit (Fluent Bit)", "td-agent-bit[2725]: [2020/11/22 17:03:49] [ warn] [input] systemd.0 paused (mem buf overlimit)"),
+        ("memory above its limit", "Exception('pantsd process 60970 was using 1428697088 bytes of memory (above the limit of 1073741824 bytes).')"),
         ("memory needed exceeds the maximum", "emulator: The memory needed by this AVD exceeds the max specified in your HAXM configuration."),
         ("not enough resource: memory (Kubernetes)", "OutOfmemory: Pod Node didn't have enough resource: memory, requested:"),
         ("ended due to memory", "Command exited with return code -9 due to RAM"),

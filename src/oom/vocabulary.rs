@@ -187,6 +187,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // A process's use of memory over its limit, in parentheses after it (Pants' `pantsd
+        // process 60970 was using 1428697088 bytes of memory (above the limit of 1073741824
+        // bytes).`).
+        name: "memory above its limit",
+        pattern: r"(?i)\bof memory \(above the (?:`[^`]{1,40}` )?limit\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
         name: "memory limit exceeded",
         pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b",
         closest: HostUnlessDevice,
@@ -345,7 +354,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (Windows' what() of it, after a logger's `Unhandled C++ exception.`.)
         // (Or ending a line, after a colon or a sentence: ONNX Runtime's `Exception during
         // initialization: bad allocation`, PrusaSlicer's `… glad if you reported it. bad allocation`.)
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b|\bbad allocation\s*$",
+        // (Or a library's own class for it, thrown: Ginkgo's `terminate called after throwing an
+        // instance of 'gko::AllocationError'`.)
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -941,55 +952,56 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
 /// anchor is added, `cargo run --release -p xmem-benches --bin anchor-order -- LOG…`
 /// finds a cheap order on the logs given (BENCHMARKS.md says which).
 pub(super) const ANCHORS: &[&str] = &[
-    "o commit",
+    "mmap of",
     "kill",
     "speicher",
     "out_of",
     "exhaust",
-    "than",
+    "메모리",
     // (`heap space`, `heap overflow`, `expand heap`, `internal heap limit`.)
     "heap",
     "kv cache",
     "errno",
     "allocating tensor",
-    "circuit",
+    "available",
     "内存",
-    "lack of",
+    "out-of",
     "failure in",
-    "памяти",
+    // (Grid Engine's `execd enforced h_vmem limit`.)
+    "enforced",
     "o reserve",
-    "mmap of",
+    "lack of",
     "显存",
     "had condition",
     "auslagerungsdatei",
-    "arena size",
-    "out-of",
+    "overloaded",
+    "o commit",
     "enomem",
-    "没有记忆",
+    "outof",
     "ran out",
     "メモリ",
     "due to ram",
     "full",
     "nvenc",
     " oom",
-    // (Grid Engine's `execd enforced h_vmem limit`.)
-    "enforced",
-    "outof",
-    "overloaded",
+    "out of",
+    "没有记忆",
+    // (Fluent Bit's `paused (mem buf overlimit)`.)
+    "overlimit",
     "insuf",
     "failed in",
-    "shared data",
-    "failed with error -",
-    "out of",
-    "available",
     "exceed",
+    "failed with error -",
+    "памяти",
+    "circuit",
+    "shared data",
     "error 1455",
     "pool allocations are in use",
     "paging file",
     "thrashing",
     "curesult",
     "reason",
-    "메모리",
+    "than",
     "页面文件",
     // (`ESP_ERR_NO_MEM`.)
     "no_mem",
@@ -998,8 +1010,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "low mem",
     // (GNU ld's `region `RAM' overflowed by`.)
     "overflowed by",
-    // (Fluent Bit's `paused (mem buf overlimit)`.)
-    "overlimit",
+    "arena size",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -1052,6 +1063,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memory too low",
     // (dpctl's `Null memory pointer returned`.)
     "memory pointer",
+    // (Pants' `was using 1428697088 bytes of memory (above the limit of …`.)
+    "memory (above",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
