@@ -223,7 +223,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         !text[quote.start + mark..].starts_with('`')
             || text[quote.start + mark + 1..].split('`').next().is_some_and(|quoted| quoted.trim().contains(' '))
     });
-    let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes());
+    // (An exception's namespace before its class opens the record too: Vintage Story's
+    // `System.OutOfMemoryException: Your graphics card ran out of memory!`, whose `Your` is the
+    // program's.)
+    let namespaced_class = regex!(r"^\W*(?:[A-Za-z_]\w*\.)+$").is_match(opening)
+        && regex!(r"^[A-Z]\w*(?:Error|Exception):\s").is_match(&text[at..]);
+    let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes()) || namespaced_class;
     // The failure's own words, the longest of the rows found where they start.
     let words = matched
         .iter()

@@ -179,7 +179,7 @@ impl Scanner {
         // The families' words are all among the triggers: a line that holds
         // only the general reader's goes to it alone.
         let triggered = triggers(line.text.as_bytes());
-        if !triggered && !general::mentions(line.text.as_bytes()) {
+        if (!triggered && !general::mentions(line.text.as_bytes())) || self.expected_by_an_assertion() {
             return;
         }
         match triggered.then(|| detect(&line)).flatten() {
@@ -276,6 +276,15 @@ impl Scanner {
             }
         }
         false
+    }
+
+    /// Whether the line is the value a test assertion expected, under its matcher's words
+    /// (Gomega's `Expected` / `<string>: Error` / `to equal` / `<string>: OOMKilled`): what
+    /// did not happen.
+    fn expected_by_an_assertion(&self) -> bool {
+        let before = String::from_utf8_lossy(&self.previous_tail);
+        regex!(r"^\s*(?:not )?to (?:equal|be equivalent to|contain(?: substring| element)?|match(?: regular expression)?)\s*$")
+            .is_match(&before)
     }
 
     /// Whether `line` goes on with a person's sentence that the line before

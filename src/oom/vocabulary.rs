@@ -821,8 +821,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "not enough memory",
         // (Also faceswap's `You do not have enough GPU memory available to train …`, and hashcat's
-        // `not enough allocatable device memory for this attack`.)
-        pattern: r"(?i)\bnot enough (?:[\w-]+ ){0,2}(?:memory|v?RAM)\b|\bnot enough (?:free |GPU |device |video |host |system |virtual )?space\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
+        // `not enough allocatable device memory for this attack`; mandelbulber2's `Critical: Not
+        // enough GPU mem!`.)
+        pattern: r"(?i)\bnot enough (?:[\w-]+ ){0,2}(?:memory|mem|v?RAM)\b|\bnot enough (?:free |GPU |device |video |host |system |virtual )?space\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
         closest: ByPlace,
         strength: Phrase,
     },
