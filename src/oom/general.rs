@@ -2053,6 +2053,7 @@ mod tests {
         ("gb", "errors out after DDIM Sampling as it tries to allocate 256gb of memory?"),
         ("kB", "total-vm:3149468kB, anon-rss:164992kB"),
         ("kb", "job killed: mem 38427376kb exceeded limit 33554432kb"),
+        ("Kb", "LogVulkanRHI: Warning: Failed to allocate Device Memory, Requested=262144.00Kb MemTypeIndex=7"),
         ("Ki", "Container kilo was using 30332Ki"),
         ("K", "global           481.0K"),
         ("MiB", "Tried to allocate 20.00 MiB (GPU 0;"),

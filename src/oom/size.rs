@@ -57,6 +57,8 @@ pub const UNITS: &[Unit] = &[
     Unit { suffix: "KB", shift: 10, glued_only: false },
     Unit { suffix: "kB", shift: 10, glued_only: false },
     Unit { suffix: "kb", shift: 10, glued_only: false },
+    // (Unreal's `Failed to allocate Device Memory, Requested=262144.00Kb`.)
+    Unit { suffix: "Kb", shift: 10, glued_only: false },
     Unit { suffix: "Ki", shift: 10, glued_only: true },
     Unit { suffix: "K", shift: 10, glued_only: true },
     Unit { suffix: "MiB", shift: 20, glued_only: false },

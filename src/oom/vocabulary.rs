@@ -1492,7 +1492,8 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         side: Side::Before,
         role: Role::Other,
     },
-    SizeRole { words: r"free|available|remaining", side: Side::After, role: Role::Free },
+    // (DataFusion's `45560 bytes remain available for the total pool`.)
+    SizeRole { words: r"free|available|remaining|remains?(?: available)?", side: Side::After, role: Role::Free },
     // (CockroachDB's `512000000 bytes in budget`.)
     // (ptxas' `(0xc180 bytes, 0xc000 max)`.)
     SizeRole { words: r"total capacity|total|capacity|limit|in budget|max", side: Side::After, role: Role::Capacity },

@@ -295,6 +295,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "the title `Unable to allocate unified memory buffers` states an allocation that failed; only the body's `CUDA error: operation not supported (code 801, ERROR_NOT_SUPPORTED)` shows that it was not for want of memory, and a title is read on its own",
     ),
     (
+        "round71-robotics-negative/habitat-sim-oserror-eof-memory-full-training-log.txt",
+        "the writer's `The memory is full when it fails.` beside `OSError: got end of file during message`: read as the writer's report of a full memory met, as `we still hit OOM` is; the gatherer judged it the poster's guess at a cause, not a failure the log states",
+    ),
+    (
         "round64-host/dragonfly-threads-require-2-50gib-exiting.txt",
         "Dragonfly's `There are 10 threads, so 2.50GiB are required. Exiting...` states a requirement and an exit, no failure in words; the shortage is read from `Found 1.50GiB available memory` four lines before",
     ),
