@@ -1980,6 +1980,7 @@ mod tests {
         ("null memory pointer returned", "RuntimeError: Null memory pointer returned"),
         ("over the device's largest allocation (OpenCL)", "The Merge buffer is too big for Intel(R) UHD Graphics 630 Intersect device (i.e. CL_DEVICE_MAX_MEM_ALLOC_SIZE=402653184)"),
         ("memory buffer over its limit (Fluent Bit)", "td-agent-bit[2725]: [2020/11/22 17:03:49] [ warn] [input] systemd.0 paused (mem buf overlimit)"),
+        ("an allocation call of N bytes failed", "668e39cd.0ce683c2 0x7fc2f4226740 ch_calloc of 1 elems of 60129541696 bytes failed"),
         ("memory above its limit", "Exception('pantsd process 60970 was using 1428697088 bytes of memory (above the limit of 1073741824 bytes).')"),
         ("memory needed exceeds the maximum", "emulator: The memory needed by this AVD exceeds the max specified in your HAXM configuration."),
         ("not enough resource: memory (Kubernetes)", "OutOfmemory: Pod Node didn't have enough resource: memory, requested:"),

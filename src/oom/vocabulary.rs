@@ -656,6 +656,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // An allocation call's size, then its failure (slapd's `ch_calloc of 1 elems of
+        // 60129541696 bytes failed`), or a component's failed call (SSIS's `The buffer manager
+        // failed a memory allocation call for 10484760 bytes`).
+        name: "an allocation call of N bytes failed",
+        pattern: r"(?i)\b\w*[cm]alloc of [^.;]{0,40}\bbytes failed\b|\bfailed a memory allocation call\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         name: "a device allocation call failed",
         pattern: r"\b(?:cu|cuda|hip)\w*(?:Alloc|Malloc)\w* (?i:failed)\b|\b(?i:failed) (?:on|in|at) (?:cu|cuda|hip|gpu)\w*(?:Alloc|Malloc)\w*\(",
         closest: ByPlace,
@@ -822,8 +831,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "not enough memory",
         // (Also faceswap's `You do not have enough GPU memory available to train …`, and hashcat's
         // `not enough allocatable device memory for this attack`; mandelbulber2's `Critical: Not
-        // enough GPU mem!`.)
-        pattern: r"(?i)\bnot enough (?:[\w-]+ ){0,2}(?:memory|mem|v?RAM)\b|\bnot enough (?:free |GPU |device |video |host |system |virtual )?space\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
+        // enough GPU mem!`; Power BI's `cancelled because there wasn't enough memory`.)
+        pattern: r"(?i)\bnot enough (?:[\w-]+ ){0,2}(?:memory|mem|v?RAM)\b|\b(?:was|is|were|are)n't enough (?:[\w-]+ ){0,2}(?:memory|v?RAM)\b|\bnot enough (?:free |GPU |device |video |host |system |virtual )?space\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -836,9 +845,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`.)
+        // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`; and an
+        // exclamation, Asterisk's `FATAL: unhandled exception PJLIB/No memory!`.)
         name: "memory not available",
-        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b",
+        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bno memory!|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1066,6 +1076,10 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memory pointer",
     // (Pants' `was using 1428697088 bytes of memory (above the limit of …`.)
     "memory (above",
+    // (Asterisk's `PJLIB/No memory!`.)
+    "no memory!",
+    // (SSIS's `failed a memory allocation call`.)
+    "memory allocation call",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -1181,6 +1195,8 @@ pub(super) const TALK: &str = concat!(
     r"|^\W*(?:adds|introduces|implements)\s",
     // A proposal (`One option could be a systemd component that traces oom kills …`).
     r"|\b(?:one|an|another|the) (?:option|idea|approach|solution|alternative|way) (?:could|would|might|may) be\b",
+    // A definition (`Out of memory (OOM) is an often undesired state of computer operation …`).
+    r"|\b(?:is|are) an? (?:often |usually |rare |common )?(?:undesired |unwanted )?(?:state|condition|situation) (?:of|in|where)\b",
     // A how-to (`How to Solve GPU Out of Memory Error on Google Colab`), and a remedy after the
     // failure's name (`- **Init OOM** (…, KV cache allocation fails): increase `mem_fraction_static``).
     r"|^\W*how (?:to|do i|can i|do you|can you|should i) (?:solve|fix|avoid|prevent|handle|deal with|resolve|debug|reduce)\b",
@@ -1478,7 +1494,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         // (jemalloc's `Requested: 1266803878728, active: 317336846336`; bwa-mem2's `Current
         // Allocation = 45.78 GB`.)
         // (Arduino's `Global variables use 10284 bytes (125%) of dynamic memory`.)
-        words: r"allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|uses?|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|real usage|peak usage|active",
+        words: r"consumed(?: memory)?|allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|uses?|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|real usage|peak usage|active",
         side: Side::Before,
         role: Role::Used,
     },
