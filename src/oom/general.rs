@@ -202,15 +202,17 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // A message quoted in a person's sentence is what the program printed (`for any process,
     // 'not enough memory' is appearing`, `this error which is "RuntimeError: CUDA error:out of
     // memory"`, `shows error message "Model loading was stopped due to …"`).
-    // (Its place may come first, in any case, where the writer met it: `encounter "cuda out of
-    // memory"`.)
+    // (Its place may come first, in any case, where the writer met it:
+    // [`vocabulary::QUOTED_AFTER_MEETING`].)
     // In backticks, only a record that opens with its error (`Here you have `RuntimeError:
     // CUDA failed with error out of memory` error.`), or what a program is said to print
     // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``): a name in
     // backticks is code (Zig's `error.OutOfMemory`).
-    let quote = regex!(
-        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|\b(?i:encounter(?:s|ed)?|get|gets|got|getting|hit|hits|saw|see|seeing|receive[sd]?|throws?|threw)\s+["'\u{201c}\u{2018}]\s*(?i:cuda|gpu|hip|device|host|system|vram|ram)\s+$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#
-    )
+    let quote = regex!(&[
+        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#,
+        vocabulary::QUOTED_AFTER_MEETING,
+    ]
+    .join("|"))
     .find(&text[..at])
     .filter(|quote| quote.start() >= sentence.start)
     // A yes-no question asks whether a program prints the message (`Does perl print "Out of
@@ -223,11 +225,13 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
         !text[quote.start + mark..].starts_with('`')
             || text[quote.start + mark + 1..].split('`').next().is_some_and(|quoted| quoted.trim().contains(' '))
     });
-    // (An exception's namespace before its class opens the record too: Vintage Story's
+    // Failure words that are an exception's class and its colon open a record: a bare mark before
+    // them quotes one only there (`I've seen an "OutOfMemoryError: Java heap space" in the logs
+    // so maybe …`), and the class's namespace before them opens it too (Vintage Story's
     // `System.OutOfMemoryException: Your graphics card ran out of memory!`, whose `Your` is the
-    // program's.)
-    let namespaced_class = regex!(r"^\W*(?:[A-Za-z_]\w*\.)+$").is_match(opening)
-        && regex!(r"^[A-Z]\w*(?:Error|Exception):\s").is_match(&text[at..]);
+    // program's).
+    let opens_with_class = regex!(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s*\S").is_match(&text[at..]);
+    let namespaced_class = opens_with_class && regex!(r"^\W*(?:[A-Za-z_]\w*\.)+$").is_match(opening);
     let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes()) || namespaced_class;
     // The failure's own words, the longest of the rows found where they start.
     let words = matched
@@ -246,9 +250,6 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // "RuntimeError: …"?`) is read on its own.
     // (Not a string that code prints: `printf("Fatal: failed to allocate %zu bytes …")`.)
     let code_prints = |quote: &std::ops::Range<usize>| tables.code.is_match(&text.as_bytes()[..quote.start + 1]);
-    // (A bare mark before the failure words quotes a record only where they open one: `I've seen an
-    // "OutOfMemoryError: Java heap space" in the logs so maybe …`.)
-    let opens_with_class = regex!(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s*\S").is_match(&text[at..]);
     // (Nor one that did not happen: `Instead of a user friendly "out of memory" error, …`.)
     let negated = |quote: &std::ops::Range<usize>| tables.negated.is_match(&text.as_bytes()[..quote.start + 1]);
     if let Some(quote) = quote

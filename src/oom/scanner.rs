@@ -282,9 +282,8 @@ impl Scanner {
     /// (Gomega's `Expected` / `<string>: Error` / `to equal` / `<string>: OOMKilled`): what
     /// did not happen.
     fn expected_by_an_assertion(&self) -> bool {
-        let before = String::from_utf8_lossy(&self.previous_tail);
-        regex!(r"^\s*(?:not )?to (?:equal|be equivalent to|contain(?: substring| element)?|match(?: regular expression)?)\s*$")
-            .is_match(&before)
+        regex!(bytes r"^\s*(?:not )?to (?:equal|be equivalent to|contain(?: substring| element)?|match(?: regular expression)?)\s*$")
+            .is_match(&self.previous_tail)
     }
 
     /// Whether `line` goes on with a person's sentence that the line before

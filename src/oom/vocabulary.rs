@@ -1403,6 +1403,16 @@ pub(super) const WRITER_MET: &str = concat!(
     r#"|see|seeing)\s+(?:the|this|that|a|an)\s+(?:error|message|warning)(?:\s+(?:when|while|after)\s[^"'`.;!?]{0,80})?\s*:?\s*(?:`[^`]*|"[^"]*|'[^']*)$"#
 );
 
+/// A message quoted right after the verb of meeting it, its place first in any case (a title's
+/// `run test_demo.py encounter "cuda out of memory"`): what was printed. Only after the verb: a
+/// place word after any quote's mark made a Korean explainer's `“CUDA out of memory”라는
+/// 메시지를` ("the message called …") a record.
+pub(super) const QUOTED_AFTER_MEETING: &str = concat!(
+    r"\b(?i:",
+    meeting_verbs!(),
+    r#")\s+["'\u{201c}\u{2018}]\s*(?i:cuda|gpu|hip|device|host|system|vram|ram)\s+$"#
+);
+
 /// An exception class followed by a noun or a verb, as a sentence names it
 /// (`MemoryError message is often empty`, `OutOfMemoryError handling`, JRuby's `Specify -w
 /// for full OutOfMemoryError stack trace`): matched from the failure words on.
