@@ -438,11 +438,15 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let neither_marked_nor_met = !tables.error_marks.is_match(opening.as_bytes())
         && !tables.met.is_match(opening.as_bytes())
         && !tables.writer_met.is_match(opening.as_bytes());
-    let qualifies_a_noun = (neither_marked_nor_met
+    // (Not after a verb, whose object the noun is: RKNN's `failed to allocate handle, …, errstr:
+    // Cannot allocate memory`.)
+    let verb_before = regex!(r"(?i)\b(?:allocate|alloc|[cm]alloc|reserve|commit|acquire)$").is_match(words);
+    let qualifies_a_noun = !verb_before
+        && ((neither_marked_nor_met
         && regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?|results?|status|states?|conditions?|fields?)\b")
             .is_match(&text[at + words.len()..]))
         || regex!(r"(?i)^\s+(?:handl\w*|paths?|scenarios?|cases?|solutions?|tips?)\s+(?:can|could|may|might|should|would|will)\b")
-            .is_match(&text[at + words.len()..]);
+            .is_match(&text[at + words.len()..]));
     let code = regex!(r"`[\w.:]*$").find(&text[..at]);
     let code_named = !record
         && code.is_some_and(|code| {
@@ -1293,7 +1297,9 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         || listed_after_bytes
         // (Android's `Failed to allocate a 60 byte allocation with 0 free bytes and …`.)
         || regex!(r"(?i)^\s*(?:free |available )?bytes?\b").is_match(after)
-        || regex!(r"(?i)\b(?:of size|allocat(?:e|ing))\s*$").is_match(before);
+        || regex!(r"(?i)\b(?:of size|allocat(?:e|ing))\s*$").is_match(before)
+        // (RKNN's `failed to malloc npu memory, size: 80, flags: 0xa`.)
+        || regex!(r"(?i)\bmemory,?\s+size\s*[:=]\s*$").is_match(before);
     // What follows a full stop is the next sentence, not the number's words.
     let sentence_ends = found.name("frac").is_some_and(|d| d.as_str() == ".");
     let after = if sentence_ends { "" } else { after };
@@ -1746,9 +1752,27 @@ mod tests {
         assert_eq!(reading("! TeX capacity exceeded, sorry [node memory size=50000000].").sizes, Sizes::default());
         let r = reading("InnoDB: mmap(137363456 bytes) failed; errno 12");
         assert_eq!(r.sizes.requested, Some(137_363_456));
+        // A call's argument is whole: digits in a file's name are none.
+        let r = reading("MT_mmap: ERROR: mmap(/var/lib/monetdb/dados/olap/bat/01/74/47/14/174471412.tail,65536) failed: Cannot allocate memory");
+        assert_eq!(r.sizes.requested, Some(65_536));
+        // Two digits after a memory's `size:` are bytes.
+        let r = reading("E RKNN: [10:49:05.216] failed to malloc npu memory, size: 80, flags: 0xa");
+        assert_eq!(r.sizes.requested, Some(80));
         // A scheduler's figure in units it does not print is no byte count.
         let r = reading("Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.");
         assert_eq!(r.sizes, Sizes::default());
+    }
+
+    #[test]
+    fn the_noun_after_an_allocation_verb_is_its_object() {
+        // `failed to allocate handle` allocates a handle; `OOM handling` names a topic.
+        assert!(
+            reading(
+                "E RKNN: [10:48:59.683] failed to allocate handle, ret: -1, errno: 12, errstr: Cannot allocate memory"
+            )
+            .statement
+        );
+        assert!(read(&normalise(1, b"OOM handling in the scheduler")).is_none_or(|r| !r.statement));
     }
 
     #[test]

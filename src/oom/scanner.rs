@@ -471,11 +471,19 @@ impl Scanner {
 
     /// The earlier event `event` repeats: one of the same message, unless their requests
     /// differ (`radv/amdgpu: Failed to allocate a buffer:` over another `size : N bytes`
-    /// line is another failure; a message printed again states the same facts).
+    /// line is another failure; a message printed again states the same facts), or a failure
+    /// of another request came between (RKNN's `failed to malloc npu memory, size: 80`, then
+    /// `size: 1792`, then `size: 80` again: each call failed on its own).
     fn repeat_of(&self, key: &str, event: &OomEvent) -> Option<usize> {
+        let requested = event.requested_bytes;
+        let other_request_between = |at: usize| {
+            self.events.len() > at + 1
+                && requested.is_some()
+                && self.events.last().and_then(|last| last.requested_bytes).is_some_and(|last| Some(last) != requested)
+        };
         self.by_key.get(key).copied().filter(|&at| {
             let first = self.events[at].requested_bytes;
-            first.is_none() || event.requested_bytes.is_none() || first == event.requested_bytes
+            (first.is_none() || requested.is_none() || first == requested) && !other_request_between(at)
         })
     }
 

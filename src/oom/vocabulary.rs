@@ -845,16 +845,19 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`; and an
-        // exclamation, Asterisk's `FATAL: unhandled exception PJLIB/No memory!`.)
+        // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`; an
+        // exclamation, Asterisk's `FATAL: unhandled exception PJLIB/No memory!`; and space for a
+        // heap, MonetDB's `HEAPalloc: ERROR: Insufficient space for HEAP of 131072 bytes.`)
         name: "memory not available",
-        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bno memory!|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b",
+        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bno memory!|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\binsufficient space for (?:the )?heap\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b",
         closest: ByPlace,
         strength: Phrase,
     },
     Wording {
+        // (Also a request that failed, MonetDB's `requesting virtual memory failed`, and a call
+        // that failed, zkevm-prover's `failed calling malloc() of size 461239222272`.)
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve|acquire) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve|acquire) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b|\b(?:requesting|reserving|committing|allocating) (?:(?:virtual|device|host|GPU|shared|pinned|system) )?memory failed\b|\bfail(?:ed|s|ure)? (?:when |while )?(?:calling|to call) \w*alloc\w*\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1080,6 +1083,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "no memory!",
     // (SSIS's `failed a memory allocation call`.)
     "memory allocation call",
+    // (MonetDB's `requesting virtual memory failed`.)
+    "memory failed",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -1371,11 +1376,13 @@ pub(super) const WRITER_MEETS: &str = concat!(
 /// A failed allocation call with the size it was given, its first decimal argument of three
 /// digits or more (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`, InnoDB's `mmap(137363456 bytes)
 /// failed`, the JVM's `os::commit_memory(0x0000000090000000, 117440512, 0) failed`, SlimGuard's
-/// `mmap(8589934592): Cannot allocate memory`).
+/// `mmap(8589934592): Cannot allocate memory`). An argument is whole, between the parenthesis
+/// or commas: digits in a file's name are not one (MonetDB's
+/// `mmap(/var/lib/…/174471412.tail,65536) failed`).
 pub(super) const FAILED_CALL: &str = concat!(
     r"\b(?:",
     allocation_calls!(),
-    r")(?:\[[^\]]{0,40}\])?\s*\([^)]*?\b(\d{3,})(?:\s*bytes)?\b[^)]*\)\s*(?i:failed\b|:\s*(?:cannot allocate memory|out of memory)\b)",
+    r")(?:\[[^\]]{0,40}\])?\s*\((?:[^)]*?,)?\s*(\d{3,})(?:\s*bytes)?\s*(?:,[^)]*)?\)\s*(?i:failed\b|:\s*(?:cannot allocate memory|out of memory)\b)",
     // (Or after it: PG-Strom's `failed on gpuMemAlloc(536878168)`.)
     r"|\b(?i:failed) (?:on|in|at) \w*(?:Alloc|alloc)\w*\(\s*(\d{3,})\s*\)"
 );

@@ -299,14 +299,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "the writer's `The memory is full when it fails.` beside `OSError: got end of file during message`: read as the writer's report of a full memory met, as `we still hit OOM` is; the gatherer judged it the poster's guess at a cause, not a failure the log states",
     ),
     (
-        "round72-host/monetdb-mmap-cannot-allocate-memory-heapalloc.txt",
-        "MonetDB's `HEAPalloc: ERROR: Insufficient space for HEAP of 131072 bytes.` is not read (space, not memory, in its words), and the next line's file name in `mmap(/var/lib/…/174471412.tail,65536)` is read as its request",
-    ),
-    (
-        "round72-gpu/rkllm-weight-memory-enomem-then-malloc-npu-memory.txt",
-        "four `failed to malloc npu memory, size: N, flags: …` lines at the same instant, each its own failure: their sizes land on the wrong events",
-    ),
-    (
         "round72-forums-negative/esri-blog-overlay-failure-messages-talk.txt",
         "an article names the messages that may come (`Failure messages such as “Invalid Topology [4GB_FILE_LIMIT] “, or “Out of memory” can occur.`): the modal after the quote is not read, and the quoted `Out of memory` is read as printed",
     ),
