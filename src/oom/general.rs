@@ -152,6 +152,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     if regex!(r"^[A-Z_]*LAUNCH_OUT_OF_RESOURCES\b").is_match(rest) {
         return None;
     }
+    // Memory read out of its bounds (wasmtime's `wasm trap: out of bounds memory access`) is a
+    // fault, no shortage.
+    if regex!(r"(?i)^out[ -]?of[ -](?:bounds|range)\b").is_match(rest) {
+        return None;
+    }
     // gdb's `gdb.MemoryError` is a read of memory it could not access (`Cannot access memory at
     // address 0x7ffffffff000`), no shortage.
     if regex!(r"\bgdb\.MemoryError\b|(?i:\bcannot access memory at address\b)").is_match(text) {
@@ -252,10 +257,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     let code_prints = |quote: &std::ops::Range<usize>| tables.code.is_match(&text.as_bytes()[..quote.start + 1]);
     // (Nor one that did not happen: `Instead of a user friendly "out of memory" error, …`.)
     let negated = |quote: &std::ops::Range<usize>| tables.negated.is_match(&text.as_bytes()[..quote.start + 1]);
-    if let Some(quote) = quote
-        .clone()
-        .filter(|quote| talk && (quote.len() > 1 || opens_with_class) && !code_prints(quote) && !negated(quote))
-    {
+    // (Nor one that may come: `Failure messages such as … “Out of memory” can occur.`)
+    let may_come = regex!(vocabulary::QUOTE_MAY_COME).is_match(&text[at..]);
+    if let Some(quote) = quote.clone().filter(|quote| {
+        talk && (quote.len() > 1 || opens_with_class) && !code_prints(quote) && !negated(quote) && !may_come
+    }) {
         // (The quote starts after its mark, past the words that say what it is: `it says `…``.)
         let mark = quote.start + quote_mark(&text[quote.clone()]);
         let from = mark + text[mark..].chars().next().map_or(1, char::len_utf8);
@@ -334,6 +340,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             // A state the sentence opens with (SQL Server's `There is insufficient system memory
             // in resource pool 'default' to run this query.`), maybe in a bytes literal.
             || regex!(r#"(?i)^\W*(?:b["'])?there (?:is|was) $"#).is_match(opening)
+            // What a program does to a thing after it ran out (Gradle's `Daemon will be stopped at
+            // the end of the build after running out of JVM memory`).
+            || regex!(r"(?i)\b(?:be|been|was|were|is|are) (?:stopped|killed|terminated|restarted|shut down|aborted|evicted)\b[^.;]{0,60}\bafter (?:running|having run)\s+$").is_match(opening)
             || tables.writer_met.is_match(opening.as_bytes())
             || tables.error_marks.is_match(asserted(&spot).as_bytes())
             || opens_message(&text[..at])
@@ -1364,6 +1373,8 @@ const BARE_NEXT_WORDS: &[&str] = &[
 fn bare_is_bytes(before: &str, after: &str) -> bool {
     if regex!(r"(?i)\b(?:errno|code|line|pid|device|gpu|rank|step|task|port|version|node|layer|thread|error|epoch|iteration|id|index|signal|status|exit|batch|retries|attempt)\s*[:=#]?\s*$").is_match(before)
         || regex!(r"(?i)\b(?:batch|block|page|chunk|beam|window|kernel|hidden|vocab|sample|tile|step)[_ ]size\s*[:=]?\s*$").is_match(before)
+        // (A length in tokens or items: `sequence length 4096`, `max_len=512`.)
+        || regex!(r"(?i)\b(?:seq|sequence|context|ctx|input|output|prompt|token|max|string|name|path|key|array|list|vector)[_ ]?len(?:gth)?\s*[:=]?\s*$").is_match(before)
         // (A scheduler's figure of use whose unit it does not print: HTCondor's `due to
         // memory usage 3000000.`, in its own units.)
         || regex!(r"(?i)\bdue to memory usage\s*$").is_match(before)
@@ -1761,6 +1772,21 @@ mod tests {
         // A scheduler's figure in units it does not print is no byte count.
         let r = reading("Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.");
         assert_eq!(r.sizes, Sizes::default());
+    }
+
+    #[test]
+    fn round_74_statements_and_their_look_alikes() {
+        // A worker is no work on the failure; a program's notice of what it does after one.
+        assert!(reading("SAT checker ran out of memory").statement);
+        assert!(reading("Daemon will be stopped at the end of the build after running out of JVM memory").statement);
+        let r = reading("aligned_malloc returns null: len=7247757312 in Cycles Aligned Alloc, total 2039707352");
+        assert!(r.statement);
+        assert_eq!(r.sizes.requested, Some(7_247_757_312));
+        // A read out of bounds is a fault; messages that may come are none yet.
+        assert!(read(&normalise(1, b"3: wasm trap: out of bounds memory access")).is_none());
+        let article =
+            "Failure messages such as \u{201c}Invalid Topology\u{201c}, or \u{201c}Out of memory\u{201d} can occur.";
+        assert!(read(&normalise(1, article.as_bytes())).is_none_or(|r| !r.statement));
     }
 
     #[test]

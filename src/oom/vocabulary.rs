@@ -30,6 +30,20 @@ macro_rules! allocation_calls {
     };
 }
 
+/// The words that a message may come, not that it came (`Out of memory errors may occur`).
+macro_rules! may_come {
+    () => {
+        r"(?:may|might|can|could) (?:occur|happen|appear|arise|be (?:shown|displayed|seen|thrown|raised|reported))\b"
+    };
+}
+
+/// A quoted message that may come, as an article lists it (Esri's `Failure messages such as
+/// … “Out of memory” can occur.`): matched from the failure words on, past the closing mark.
+pub(super) const QUOTE_MAY_COME: &str = concat!(
+    r"^[^\x22'`\u{201c}\u{201d}\u{2018}\u{2019}]*[\x22'`\u{201c}\u{201d}\u{2018}\u{2019}][^.;:!?]{0,40}?\b",
+    may_come!()
+);
+
 /// The verbs with which a writer reports meeting a failure: before its name ([`MET`]:
 /// `there will be a MemoryError`), or after `I` or `we` ([`WRITER_MEETS`]: `We get HBM0
 /// RESOURCE_EXHAUSTED error`).
@@ -855,9 +869,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // (Also a request that failed, MonetDB's `requesting virtual memory failed`, and a call
-        // that failed, zkevm-prover's `failed calling malloc() of size 461239222272`.)
+        // that failed, zkevm-prover's `failed calling malloc() of size 461239222272`, or
+        // returned no memory, Blender's `aligned_malloc returns null: len=7247757312`.)
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve|acquire) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b|\b(?:requesting|reserving|committing|allocating) (?:(?:virtual|device|host|GPU|shared|pinned|system) )?memory failed\b|\bfail(?:ed|s|ure)? (?:when |while )?(?:calling|to call) \w*alloc\w*\b",
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve|acquire) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b|\b(?:requesting|reserving|committing|allocating) (?:(?:virtual|device|host|GPU|shared|pinned|system) )?memory failed\b|\bfail(?:ed|s|ure)? (?:when |while )?(?:calling|to call) \w*alloc\w*\b|\b\w*alloc\w*(?:\(\))? (?:returns?|returned) (?:null|nullptr)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1112,6 +1127,8 @@ pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "invalid memory alloc",
     "no memory",
     "no more memory",
+    // (Blender's `aligned_malloc returns null`.)
+    "null",
     "<",
     // (Apple's `NSMallocException`.)
     "mallocexception",
@@ -1180,6 +1197,9 @@ pub(super) const ERROR_MARKS: &str = concat!(
 /// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
     r"(?i)\b(?:may|might|can|could|will|would|should|must) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit|run out of)\b",
+    // Messages that may come (`Out of memory errors may occur`).
+    r"|\b",
+    may_come!(),
     r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely)\b|\bI (?:think|guess|suspect|believe)\b",
     // A title asking about it (`Questions about OutOfMemory Error:`).
     r"|^\W*questions? (?:about|on|regarding)\b",
@@ -1354,8 +1374,9 @@ pub(super) const NEGATED: &str = concat!(
 
 /// A verb of work right before the failure's words: the failure is what the work is about,
 /// not what happened (`unable to diagnose OOM`, `Testing OOM issues`, `how to reproduce the OOM`,
-/// `Check allocations for OOM`).
-pub(super) const WORKED_ON: &str = r"(?i)\b(?:avoid\w*|prevent\w*|reduc\w*|fix\w*|handl\w*|detect\w*|catch\w*|debug\w*|test\w*|simulat\w*|diagnos\w*|reproduc\w*|investigat\w*|check\w*|guard\w*)\s+(?:(?:\w+\s+){0,2}(?:for|against)\s+)?(?:(?:the|an?|this|these|those)\s+)?$";
+/// `Check allocations for OOM`). The one who works is no work (CBMC's `SAT checker ran out of
+/// memory`).
+pub(super) const WORKED_ON: &str = r"(?i)\b(?:(?:avoid|prevent|fix|detect|catch|debug|test|check|guard)(?:s|es|ed|ing|ion|ions|ance)?|(?:reduc|handl|simulat|diagnos|reproduc|investigat)(?:e|es|ed|ing|ion|ions|tion|is)?)\s+(?:(?:\w+\s+){0,2}(?:for|against)\s+)?(?:(?:the|an?|this|these|those)\s+)?$";
 
 /// A verb of the failure's occurrence before [`NAMED`]'s determiner, or before a code in
 /// backticks: the writer reports a failure met (`there will be a MemoryError`, `I got an out
@@ -1487,7 +1508,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|len|length",
         side: Side::Before,
         role: Role::Requested,
     },

@@ -299,10 +299,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "the writer's `The memory is full when it fails.` beside `OSError: got end of file during message`: read as the writer's report of a full memory met, as `we still hit OOM` is; the gatherer judged it the poster's guess at a cause, not a failure the log states",
     ),
     (
-        "round72-forums-negative/esri-blog-overlay-failure-messages-talk.txt",
-        "an article names the messages that may come (`Failure messages such as “Invalid Topology [4GB_FILE_LIMIT] “, or “Out of memory” can occur.`): the modal after the quote is not read, and the quoted `Out of memory` is read as printed",
-    ),
-    (
         "round72-forums-negative/manualslib-after-effects-memory-error-templates.txt",
         "a manual's list of the messages a program may show (`Error: \"Unable to allocate enough memory to render the current frame....\"`) is read as a message shown",
     ),
