@@ -1929,7 +1929,8 @@ mod tests {
             "(GPU 0; 15.75 GiB total capacity; 79.11 MiB already allocated; 3.62 MiB free; 86.00 MiB reserved in total by PyTorch)",
         ),
         ("NSMallocException (Apple)", "NSMallocException,reason:Failed  to  grow  buffer"),
-        ("ERR_NO_MEM status", "ESP_ERROR_CHECK failed: esp_err_t 0x101 (ESP_ERR_NO_MEM) at 0x4008de48"),
+        ("ERR_NO_MEM or ERR_MEM_ALLOC status", "ESP_ERROR_CHECK failed: esp_err_t 0x101 (ESP_ERR_NO_MEM) at 0x4008de48"),
+        ("memory status requires corrective action", "2023-08-10 16:53:26,460: Memory status that requires corrective actions:"),
         (
             "reached memory limit",
             "CUDA device 0 reached memory limit while trying to allocate 0 bytes, currently at 64/11551440896",

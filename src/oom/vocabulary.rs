@@ -437,6 +437,11 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             // The failure named, its details after a colon (XRT's `Check failed: bo_ != XRT_NULL_BO
             // allocation failure:  xrt_.handle 0x28fea590 … size  419795968`).
             r"|(?i:\ballocation failure:)",
+            // Or as a message's whole text: a field's value (AWS Neuron's `nrt_tensor_allocate
+            // status=4 message="Allocation Failure"`), or the record's last words (Suricata's
+            // `[ERRCODE: SC_ERR_POOL_INIT(66)] - alloc error`). (Not the JVM's `[GC (Allocation
+            // Failure) …]`, a collection's cause.)
+            r#"|(?i:\b(?:message|msg|reason|error|err)\s*[=:]\s*["'\[]?(?:memory )?alloc(?:ation)? (?:failure|error)\b|(?:^|\s-|:)\s*(?:memory )?alloc(?:ation)? (?:failure|error)\W{0,3}$)"#,
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
             // (Or where it was to be: PaRSEC's `Allocating 79855878144 bytes of memory on the GPU device failed`.)
@@ -499,8 +504,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // (Chrome's sandbox: `SBOX_FATAL_MEMORY_EXCEEDED`.)
         name: "memory limit code",
-        pattern: r"\bEXCEEDED_\w*MEMORY_LIMIT\b|\bMEMORY_LIMIT_EXCEEDED\b",
+        pattern: r"\bEXCEEDED_\w*MEMORY_LIMIT\b|\bMEMORY_LIMIT_EXCEEDED\b|\b[A-Z]+_FATAL_MEMORY_EXCEEDED\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -708,11 +714,19 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // ESP-IDF's and lwIP's status (`ESP_ERROR_CHECK failed: esp_err_t 0x101 (ESP_ERR_NO_MEM)`).
-        // (Nordic's `NRF_ERROR_NO_MEM` too.)
-        name: "ERR_NO_MEM status",
-        pattern: r"\b(?:[A-Z]+_)*ERR(?:OR)?_NO_MEM\b",
+        // (Nordic's `NRF_ERROR_NO_MEM` too, and Suricata's `[ERRCODE: SC_ERR_MEM_ALLOC(1)]`.)
+        name: "ERR_NO_MEM or ERR_MEM_ALLOC status",
+        pattern: r"\b(?:[A-Z]+_)*ERR(?:OR)?_(?:NO_MEM|MEM(?:ORY)?_ALLOC)\b",
         closest: ByPlace,
         strength: Token,
+    },
+    Wording {
+        // A user-space OOM killer's trigger (nohang's `Memory status that requires corrective
+        // actions:` over `MemAvailable [48 MiB, 0.4 %] <= soft_threshold_min_mem [710 MiB, …]`).
+        name: "memory status requires corrective action",
+        pattern: r"(?i)\bmemory (?:status|state|levels?) (?:that )?requires? corrective actions?\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Phrase,
     },
     Wording {
         // A pool's own limit met (Guppy's `CUDA device 0 reached memory limit while trying to
@@ -1100,6 +1114,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memory allocation call",
     // (MonetDB's `requesting virtual memory failed`.)
     "memory failed",
+    // (nohang's `Memory status that requires corrective actions`.)
+    "corrective action",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -1144,8 +1160,9 @@ pub(super) const ANCHOR_EXACT_CASE: &str = "OOM";
 pub(super) const PLACE_WORDS: &[(&str, Place)] = &[
     (
         // (OpenCL's buffers are memory objects: Futhark's `failed with error code -4 (Memory
-        // object allocation failure)`, `CL_MEM_OBJECT_ALLOCATION_FAILURE`; Qualcomm Adreno's KGSL.)
-        r"\b(?:CUDA|[Cc]uda|GPU|[Gg]pu|[Dd]evice|HIP|[Hh]ip|ROCm|VRAM|HBM|hbm|TPU|NPU|XPU|MIOpen|TensorRT|TRT|NCCL|cuMem\w*|cudaMalloc\w*|(?:cuda|hip)Error\w*|CUBLAS|cuBLAS|CUDNN|cuDNN|OpenCL|[Mm]emory object|\w*MEM_OBJECT_\w+|Adreno|KGSL|kgsl)\b|CUDA\d",
+        // object allocation failure)`, `CL_MEM_OBJECT_ALLOCATION_FAILURE`; Qualcomm Adreno's KGSL;
+        // AWS Neuron's runtime, `nrt_tensor_allocate status=4`.)
+        r"\b(?:CUDA|[Cc]uda|GPU|[Gg]pu|[Dd]evice|HIP|[Hh]ip|ROCm|VRAM|HBM|hbm|TPU|NPU|XPU|MIOpen|TensorRT|TRT|NCCL|cuMem\w*|cudaMalloc\w*|(?:cuda|hip)Error\w*|CUBLAS|cuBLAS|CUDNN|cuDNN|OpenCL|[Mm]emory object|\w*MEM_OBJECT_\w+|Adreno|KGSL|kgsl|Neuron(?:Core)?|nrt_\w+)\b|CUDA\d",
         Place::Device,
     ),
     (

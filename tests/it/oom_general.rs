@@ -255,6 +255,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "`CL_OUT_OF_RESOURCES`, as round 48's LuxCore log; read as memory only where memory is named, it would lose four logs of rounds 9, 32 and 34 to win these two",
     ),
     (
+        "round75-gpu-negative/sycl-dpc-reduce-cl-out-of-resources.txt",
+        "a SYCL program's `OpenCL API returns: -5 (CL_OUT_OF_RESOURCES)`, as rounds 48 and 52 negatives: read as a device's allocation failure",
+    ),
+    (
         "round51-languages/hyperv-minikube-chinese-localized-ran-out-of-memory.txt",
         "the request is named only in Chinese (`需要内存大小 6144 MB`, the memory size needed); the size roles' words are English",
     ),
