@@ -457,7 +457,11 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         || regex!(r"(?i)^\s+(?:handl\w*|paths?|scenarios?|cases?|solutions?|tips?)\s+(?:can|could|may|might|should|would|will)\b")
             .is_match(&text[at + words.len()..]));
     let code = regex!(r"`[\w.:]*$").find(&text[..at]);
+    // (Not an exception's class that a short title names as what befell its subject: Bio-Formats'
+    // `showinf `OutOfMemoryError` with large JPG file`.)
+    let titled_class = regex!(r"^\w*(?:Error|Exception)`").is_match(after_words) && names_alone(text, at, words);
     let code_named = !record
+        && !titled_class
         && code.is_some_and(|code| {
             regex!(r"^[\w.:]+`").is_match(after_words)
                 && !tables.met.is_match(&text.as_bytes()[spot.sentence.start..code.start() + 1])

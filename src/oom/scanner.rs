@@ -62,6 +62,8 @@ struct Preamble {
     continued: u32,
     /// A line that is not its continuation came: it takes in no more.
     closed: bool,
+    /// The second of the log's clock it was read in ([`Clock`]): it is flushed lines later.
+    second: u64,
 }
 
 impl Preamble {
@@ -74,11 +76,45 @@ impl Preamble {
 /// sentence wrapped by hand whole ([`Scanner::continues_talk`]).
 const PROSE_TAIL: usize = 160;
 
+/// The seconds a log's own timestamps count: each line that opens with an ISO date and time
+/// (`2018-12-06 19:05:48 …`, maybe in a bracket) that names another second than the one before
+/// starts the next. The same message in another second is another failure; lines without a
+/// timestamp (a title, a traceback) stay in the second before them.
+#[derive(Default)]
+struct Clock {
+    /// The date and time of the last timestamp, to the second.
+    stamp: [u8; 19],
+    /// How many times the timestamps' second changed.
+    second: u64,
+}
+
+impl Clock {
+    /// Reads the line's timestamp, if it opens with one; a byte test, since every line passes here.
+    fn observe(&mut self, raw: &[u8]) {
+        let raw = raw.strip_prefix(b"[").unwrap_or(raw);
+        let Some(stamp) = raw.get(..19) else { return };
+        let digit_at = |at: usize| stamp[at].is_ascii_digit();
+        let is_stamp = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18].into_iter().all(digit_at)
+            && matches!(stamp[4], b'-' | b'/')
+            && stamp[7] == stamp[4]
+            && matches!(stamp[10], b' ' | b'T')
+            && stamp[13] == b':'
+            && stamp[16] == b':';
+        if is_stamp && stamp != self.stamp {
+            self.stamp.copy_from_slice(stamp);
+            self.second += 1;
+        }
+    }
+}
+
 #[derive(Default)]
 pub(super) struct Scanner {
     events: Vec<OomEvent>,
-    /// Events of the open incident by message, for folding repeats.
-    by_key: HashMap<String, usize>,
+    /// Events of the open incident by message, for folding repeats, each with the second of
+    /// the log's clock it was read in ([`Clock`]).
+    by_key: HashMap<String, (usize, u64)>,
+    /// The log's own clock, as its lines' timestamps tell it.
+    clock: Clock,
     open: Option<Open>,
     preamble: Option<Preamble>,
     numbering: Numbering,
@@ -121,6 +157,7 @@ impl Scanner {
         self.tail.clear();
         self.tail.extend_from_slice(&raw[raw.len().saturating_sub(PROSE_TAIL)..]);
         self.past_the_job |= raw.starts_with(super::AFTER_THE_JOB.as_bytes());
+        self.clock.observe(raw);
         if self.past_the_job {
             return;
         }
@@ -221,6 +258,7 @@ impl Scanner {
                     last: line.number,
                     continued: 0,
                     closed: false,
+                    second: self.clock.second,
                 });
             }
         }
@@ -427,7 +465,7 @@ impl Scanner {
         if let Some(named) = exception(before_message).or_else(|| exception(preamble)) {
             event.exception = Some(named);
         }
-        if let Some(at) = self.repeat_of(&key, &event) {
+        if let Some(at) = self.repeat_of(&key, &event, self.clock.second) {
             self.fold_repeat(at, &mut event, line.repeats);
             let first = &self.events[at];
             if let Some(incident) = &mut self.incident {
@@ -462,7 +500,7 @@ impl Scanner {
         if event.truncated && block.is_none() && self.near_failure_of(&event) {
             return;
         }
-        let at = self.push(event, (!tentative).then_some(key));
+        let at = self.push(event, (!tentative).then_some(key), self.clock.second);
         let last_cut = looks_cut(&line.text);
         let last_wrapped = self.last_raw_wrapped;
         self.open =
@@ -474,14 +512,19 @@ impl Scanner {
     /// line is another failure; a message printed again states the same facts), or a failure
     /// of another request came between (RKNN's `failed to malloc npu memory, size: 80`, then
     /// `size: 1792`, then `size: 80` again: each call failed on its own).
-    fn repeat_of(&self, key: &str, event: &OomEvent) -> Option<usize> {
+    fn repeat_of(&self, key: &str, event: &OomEvent, second: u64) -> Option<usize> {
         let requested = event.requested_bytes;
         let other_request_between = |at: usize| {
             self.events.len() > at + 1
                 && requested.is_some()
                 && self.events.last().and_then(|last| last.requested_bytes).is_some_and(|last| Some(last) != requested)
         };
-        self.by_key.get(key).copied().filter(|&at| {
+        // (Nor one a later second of the log's clock stamps: Boncode's `Exception of type
+        // 'System.OutOfMemoryException' was thrown.` under `19:05:48 … ERROR`, then again under
+        // `19:08:30 … ERROR`.)
+        // (A message read before any timestamp, a title's, is of no second.)
+        let same_second = |first: u64| first == 0 || first == second;
+        self.by_key.get(key).copied().filter(|&(_, first)| same_second(first)).map(|(at, _)| at).filter(|&at| {
             let first = self.events[at].requested_bytes;
             (first.is_none() || requested.is_none() || first == requested) && !other_request_between(at)
         })
@@ -519,8 +562,9 @@ impl Scanner {
         failure.is_some_and(|failure| failure.kind == body.kind && incident.is_near(body.line))
     }
 
-    /// Adds a new event, to the open incident if it belongs to the same failure.
-    fn push(&mut self, mut event: OomEvent, key: Option<String>) -> usize {
+    /// Adds a new event, to the open incident if it belongs to the same failure; `second` is
+    /// the one of the log's clock it was read in.
+    fn push(&mut self, mut event: OomEvent, key: Option<String>, second: u64) -> usize {
         self.context.apply(&mut event);
         if let Some(at) = self.header_ended_by(&event) {
             let line = event.line;
@@ -529,7 +573,7 @@ impl Scanner {
                 incident.last_line = incident.last_line.max(line);
             }
             if let Some(key) = key {
-                self.by_key.insert(key, at);
+                self.by_key.insert(key, (at, second));
             }
             return at;
         }
@@ -543,7 +587,7 @@ impl Scanner {
         incident.events.push(at);
         incident.last_line = incident.last_line.max(line);
         if let Some(key) = key {
-            self.by_key.insert(key, at);
+            self.by_key.insert(key, (at, second));
         }
         at
     }
@@ -627,14 +671,14 @@ impl Scanner {
             section: false,
         };
         let mut event = general::event(&line, &preamble.reading);
-        if let Some(at) = self.repeat_of(message, &event) {
+        if let Some(at) = self.repeat_of(message, &event, preamble.second) {
             self.fold_repeat(at, &mut event, preamble.repeats);
             return;
         }
         event.error_code = error_code(message);
         event.exception = exception(message.get(..preamble.reading.at).unwrap_or(message));
         let key = message.to_string();
-        self.push(event, Some(key));
+        self.push(event, Some(key), preamble.second);
         if let Some(incident) = &mut self.incident {
             incident.last_line = incident.last_line.max(preamble.last);
         }
