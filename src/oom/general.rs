@@ -1935,6 +1935,8 @@ mod tests {
         ("NSMallocException (Apple)", "NSMallocException,reason:Failed  to  grow  buffer"),
         ("ERR_NO_MEM or ERR_MEM_ALLOC status", "ESP_ERROR_CHECK failed: esp_err_t 0x101 (ESP_ERR_NO_MEM) at 0x4008de48"),
         ("memory status requires corrective action", "2023-08-10 16:53:26,460: Memory status that requires corrective actions:"),
+        ("object store full", "ray.exceptions.ObjectStoreFullError: Failed to put object ffffffffffffffffffffffffffffffffffffffff0f00000003000000 in object store because it is full. Object size is 516884584 bytes."),
+        ("requested allocation size exceeds maximum supported size", "==8685==ERROR: AddressSanitizer: requested allocation size 0xffffffffff7f0000 (0xffffffffff7f1000 after adjustments for alignment, red zones etc.) exceeds maximum supported size of 0x10000000000 (thread T0)"),
         (
             "reached memory limit",
             "CUDA device 0 reached memory limit while trying to allocate 0 bytes, currently at 64/11551440896",

@@ -331,9 +331,12 @@ impl Scanner {
     /// case, after a line that ends inside a sentence, can go on with one.
     fn continues_talk(&self, line: &Line) -> bool {
         // (A `key=value` or `key: value` field opens a record, not a sentence's next words.)
+        // (The wrap may indent it: Ardour's `This might cause Ardour to run out of memory
+        // before your system runs` / `         out of memory. You can view …`.)
+        let text = line.text.trim_start();
         if line.prefixed
-            || !line.text.starts_with(|c: char| c.is_ascii_lowercase())
-            || regex!(r"^[\w.-]+[=:]\S").is_match(&line.text)
+            || !text.starts_with(|c: char| c.is_ascii_lowercase())
+            || regex!(r"^[\w.-]+[=:]\S").is_match(text)
         {
             return false;
         }
@@ -344,7 +347,7 @@ impl Scanner {
         }
         // The sentence's start on the line before: after its last full stop.
         let start = regex!(r"[.;!?]\s+").find_iter(before).last().map_or(0, |m| m.end());
-        let joined = format!("{} {}", &before[start..], line.text);
+        let joined = format!("{} {}", &before[start..], text);
         let whole = Line {
             number: line.number,
             text: joined.into(),

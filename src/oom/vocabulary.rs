@@ -473,7 +473,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // the allocation failed all the same (ncnn's `vkAllocateMemory failed -10`), and so without
         // one (upscayl's title `vkAllocateMemory Failed`). The Vulkan
         // Memory Allocator's calls return the first two: `vmaCreateImage failed with error -2`.
-        pattern: r"\bvkAllocateMemory (?i:failed)\b|\b(?:vkAllocateMemory|vma[A-Z]\w*) failed with error -[12]\b",
+        pattern: r"\b[vV][kK]AllocateMemory (?i:failed)\b|\b(?:vkAllocateMemory|vma[A-Z]\w*) failed with error -[12]\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -721,6 +721,23 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Ray's shared-memory object store, full of objects still in scope (`ObjectStoreFullError:
+        // Failed to put object … in object store because it is full. Object size is 516884584
+        // bytes.`).
+        name: "object store full",
+        pattern: r"\bObjectStoreFullError\b|\bobject store because it is full\b|\bobject store is full\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // AddressSanitizer's refusal of a size beyond what its allocator serves (`requested
+        // allocation size 0xffffffffff7f0000 (…) exceeds maximum supported size of 0x10000000000`).
+        name: "requested allocation size exceeds maximum supported size",
+        pattern: r"\brequested allocation size\b.{0,160}?\bexceeds maximum supported size\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
         // A user-space OOM killer's trigger (nohang's `Memory status that requires corrective
         // actions:` over `MemAvailable [48 MiB, 0.4 %] <= soft_threshold_min_mem [710 MiB, …]`).
         name: "memory status requires corrective action",
@@ -794,7 +811,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "MemoryError",
-        pattern: r"(?:\b|_?Array)MemoryError\b",
+        // (Also pyarrow's `pyarrow.lib.ArrowMemoryError`.)
+        pattern: r"(?:\b|_?Array|Arrow)MemoryError\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -900,7 +918,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "failed check of an allocation",
-        pattern: r"(?i)\b(?:allocat\w*|request\w*) <=? (?:available|free|capacity|limit)\b",
+        // (Also an allocation call checked for success that returned ENOMEM, PyTorch's CPU
+        // allocator's `posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0`.)
+        pattern: r"(?i)\b(?:allocat\w*|request\w*) <=? (?:available|free|capacity|limit)\b|\b\w*(?:alloc|memalign)\w*\([^)]*\) == 0\. 12 vs 0\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1525,7 +1545,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|len|length",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|len|length|object size(?: is)?",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -1539,7 +1559,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole {
         // (Vulkan's `size of that heap is only 257949696 bytes`.)
-        words: r"max(?:imum)? mem alloc size|(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        words: r"max(?:imum)? mem alloc size|(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|(?:memory_)?limit set to|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },

@@ -255,6 +255,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "`CL_OUT_OF_RESOURCES`, as round 48's LuxCore log; read as memory only where memory is named, it would lose four logs of rounds 9, 32 and 34 to win these two",
     ),
     (
+        "round77-dl-negative/af3-hlo-rematerialization-warning-run-fine-comment.txt",
+        "XLA's `Can't reduce memory use below 24.11GiB … by rematerialization` on a run that went on: xmem reports the warning as a compile-time event that was not fatal, as it does every such warning before a compile-time failure; the gatherer counted a warning as no failure",
+    ),
+    (
+        "round77-host/dask-worker-memory-limit-input-dependencies-5-83-gib.txt",
+        "Dask's `has 5.83 GiB worth of input dependencies, but worker … has memory_limit set to 4.57 GiB`: the need is told as what the inputs are `worth`, which no role's words say",
+    ),
+    (
         "round75-gpu-negative/sycl-dpc-reduce-cl-out-of-resources.txt",
         "a SYCL program's `OpenCL API returns: -5 (CL_OUT_OF_RESOURCES)`, as rounds 48 and 52 negatives: read as a device's allocation failure",
     ),
