@@ -1779,7 +1779,7 @@ mod tests {
     }
 
     #[test]
-    fn round_74_statements_and_their_look_alikes() {
+    fn a_worker_a_null_return_and_a_notice_state_failures_a_fault_and_an_article_do_not() {
         // A worker is no work on the failure; a program's notice of what it does after one.
         assert!(reading("SAT checker ran out of memory").statement);
         assert!(reading("Daemon will be stopped at the end of the build after running out of JVM memory").statement);
