@@ -340,6 +340,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             // A state the sentence opens with (SQL Server's `There is insufficient system memory
             // in resource pool 'default' to run this query.`), maybe in a bytes literal.
             || regex!(r#"(?i)^\W*(?:b["'])?there (?:is|was) $"#).is_match(opening)
+            // A program's report of what it met, without a subject (ComfyUI's `Got an OOM,
+            // unloading all loaded models.`).
+            || regex!(r"(?i)^\W*(?:got|hit|caught|encountered) (?:an? |the )?$").is_match(opening)
             // What a program does to a thing after it ran out (Gradle's `Daemon will be stopped at
             // the end of the build after running out of JVM memory`).
             || regex!(r"(?i)\b(?:be|been|was|were|is|are) (?:stopped|killed|terminated|restarted|shut down|aborted|evicted)\b[^.;]{0,60}\bafter (?:running|having run)\s+$").is_match(opening)
@@ -747,8 +750,9 @@ fn opens_message(before: &str) -> bool {
     let before = before.trim_end().trim_end_matches(['`', '"', '\'', '\u{201c}']).trim_end();
     // (So do tags after a label: VMware's `vmx| I125: [msg.memsched.preNotEnoughMem] `.)
     // (And an article that opens the message's sentence: the Android emulator's `emulator: The
-    // memory needed by this AVD exceeds the max …`.)
-    let label = regex!(r"(?:\s*\[[^\]]{1,40}\])+$|\s+(?:The|An?)$").replace(before, "");
+    // memory needed by this AVD exceeds the max …`; and a status code in parentheses, curl's
+    // `curl: (27) Out of memory`.)
+    let label = regex!(r"(?:\s*\[[^\]]{1,40}\])+$|\s+(?:The|An?)$|\s*\(-?\d{1,5}\)$").replace(before, "");
     // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
     before.chars().all(|c| !c.is_alphanumeric())
         || label.ends_with([':', '\u{ff1a}'])

@@ -893,9 +893,11 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // (Also an allocator's name labelling it: ESP-IDF's `wifi_malloc: no memory`; an
         // exclamation, Asterisk's `FATAL: unhandled exception PJLIB/No memory!`; and space for a
-        // heap, MonetDB's `HEAPalloc: ERROR: Insufficient space for HEAP of 131072 bytes.`)
+        // heap, MonetDB's `HEAPalloc: ERROR: Insufficient space for HEAP of 131072 bytes.`; and
+        // memory short of what is required, Milvus' `The memory of all indexnodes does not meet
+        // the requirements`.)
         name: "memory not available",
-        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bno memory!|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\binsufficient space for (?:the )?heap\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b",
+        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bno memory!|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\binsufficient space for (?:the )?heap\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b|\bmemory\b[^.;]{0,40}\b(?:does not|doesn't|do not|don't) meet the requirements?\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1136,6 +1138,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memory failed",
     // (nohang's `Memory status that requires corrective actions`.)
     "corrective action",
+    // (Milvus' `The memory of all indexnodes does not meet the requirements`.)
+    "meet the requirement",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of

@@ -263,6 +263,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "Dask's `has 5.83 GiB worth of input dependencies, but worker … has memory_limit set to 4.57 GiB`: the need is told as what the inputs are `worth`, which no role's words say",
     ),
     (
+        "round78-gpu/opencv-wsl2-gpu-api-call-out-of-memory-setdevice-allocate.txt",
+        "OpenCV's `(-217:Gpu API call) out of memory in function 'setDevice'` and, on the next line, `… in function 'allocate'`: the second line gives no event of its own",
+    ),
+    (
+        "round78-search/milvus-mmap-load-oom-if-load-totalmem.txt",
+        "Milvus' `maxSegmentSize = 2865.85 MB, … totalMem = 8192 MB`: the segment's maximum is read as the capacity, before the memory's total",
+    ),
+    (
         "round75-gpu-negative/sycl-dpc-reduce-cl-out-of-resources.txt",
         "a SYCL program's `OpenCL API returns: -5 (CL_OUT_OF_RESOURCES)`, as rounds 48 and 52 negatives: read as a device's allocation failure",
     ),
