@@ -258,9 +258,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // (Nor one that did not happen: `Instead of a user friendly "out of memory" error, …`.)
     let negated = |quote: &std::ops::Range<usize>| tables.negated.is_match(&text.as_bytes()[..quote.start + 1]);
     // (Nor one that may come: `Failure messages such as … “Out of memory” can occur.`)
-    let may_come = regex!(vocabulary::QUOTE_MAY_COME).is_match(&text[at..]);
+    let may_come = || regex!(vocabulary::QUOTE_MAY_COME).is_match(&text[at..]);
     if let Some(quote) = quote.clone().filter(|quote| {
-        talk && (quote.len() > 1 || opens_with_class) && !code_prints(quote) && !negated(quote) && !may_come
+        talk && (quote.len() > 1 || opens_with_class) && !code_prints(quote) && !negated(quote) && !may_come()
     }) {
         // (The quote starts after its mark, past the words that say what it is: `it says `…``.)
         let mark = quote.start + quote_mark(&text[quote.clone()]);
