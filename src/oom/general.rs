@@ -1696,6 +1696,18 @@ mod tests {
     }
 
     #[test]
+    fn a_runtime_s_own_name_for_memory_is_read_in_any_spelling() {
+        assert_records(&[
+            // .NET's Cloo names OpenCL's code in camel case.
+            "Cloo.MemoryObjectAllocationFailureComputeException: 'OpenCL error code detected: MemoryObjectAllocationFailure.'",
+            // Verilator's parser, as it spelled it.
+            "%Error: /home/verilator_proj/rtl/common/mux/mux_wrap.v: 5025: memory exausted.",
+            // A code that names the memory within it: the node after it is where, not what, ran out.
+            "FSDP raises ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY in multi-node usage",
+        ]);
+    }
+
+    #[test]
     fn an_aside_or_a_condition_before_its_comma_does_not_make_the_report_talk() {
         assert_records(&[
             // A hedge on the cause only, a failure that is its own clause after a name.

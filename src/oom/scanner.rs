@@ -220,7 +220,7 @@ impl Scanner {
             return;
         }
         match triggered.then(|| detect(&line)).flatten() {
-            Some(detected) => self.start(detected, &line),
+            Some(detected) => self.start_each(detected, line),
             None => {
                 let Some(mut reading) = general::read(&line) else { return };
                 reading.statement |= self.quoted_output && !reading.talk && !general::is_frame(&line.text);
@@ -430,6 +430,25 @@ impl Scanner {
             incident.last_line = line.number;
         }
         true
+    }
+
+    /// Starts the message a family detected, and each copy of its head glued after it on the
+    /// same line: ranks that print at once run their messages together (CodeGen2's
+    /// `… PYTORCH_HIP_ALLOC_CONFHIP out of memory. Tried to allocate 576.00 MiB (GPU 1; …`
+    /// after GPU 3's), and each is a failure of its own.
+    fn start_each(&mut self, mut detected: Detected, mut line: Line) {
+        while let Some(at) = glued_at(&line.text, &detected.key) {
+            let rest = Line { text: line.text[at..].to_string().into(), ..line.clone() };
+            line.text = line.text[..at].to_string().into();
+            if let Some(first) = detect(&line) {
+                self.start(first, &line);
+                self.close(false);
+            }
+            line = rest;
+            let Some(next) = detect(&line) else { return };
+            detected = next;
+        }
+        self.start(detected, &line);
     }
 
     fn start(&mut self, detected: Detected, line: &Line) {
@@ -718,6 +737,20 @@ fn same_program(first: &str, second: &str) -> bool {
 fn is_wrapped(raw: &[u8]) -> bool {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     raw.len() >= WRAP_WIDTH && raw.last().is_some_and(u8::is_ascii_alphanumeric)
+}
+
+/// Where in `text` a second message of the same head as `key` (the detected message to the
+/// line's end) begins: the head is the message up to its first figure, long enough to be a
+/// message's own words (`HIP out of memory. Tried to allocate `).
+fn glued_at(text: &str, key: &str) -> Option<usize> {
+    const SHORTEST_HEAD: usize = 16;
+    let head = &key[..key.find(|c: char| c.is_ascii_digit())?];
+    if head.trim().len() < SHORTEST_HEAD {
+        return None;
+    }
+    // (A key that is not the line's end names the message otherwise: nothing to find in it.)
+    let start = text.trim_end().strip_suffix(key)?.len();
+    key[head.len()..].find(head).map(|again| start + head.len() + again)
 }
 
 /// Asks every family, most specific first.

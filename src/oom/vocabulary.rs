@@ -145,7 +145,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "ALLOCATION_FAILURE",
         // (Lowercased in a title: `OPENCL Error: cl_mem_object_allocation_failure`.)
-        pattern: r"\b(?:[A-Z]+_)*ALLOCATION_FAILURE\b|\b(?:[a-z]+_)+allocation_failure\b",
+        // (And as .NET's Cloo names it: `Cloo.MemoryObjectAllocationFailureComputeException`.)
+        pattern: r"\b(?:[A-Z]+_)*ALLOCATION_FAILURE\b|\b(?:[a-z]+_)+allocation_failure\b|\bMem(?:ory)?ObjectAllocationFailure",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
@@ -342,8 +343,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // (Also as Verilator's parser spelled it: `mux_wrap.v: 5025: memory exausted.`.)
         name: "memory exhausted",
-        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?(?:memory|mem)\b[\w ]{0,30}\bexhausted\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b|\bmemory exhaustion\b",
+        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?(?:memory|mem)\b[\w ]{0,30}\bexh?austed\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b|\bmemory exhaustion\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -1140,6 +1142,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "corrective action",
     // (Milvus' `The memory of all indexnodes does not meet the requirements`.)
     "meet the requirement",
+    // (Verilator's `memory exausted.`, as its parser spelled it.)
+    "exausted",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -1510,7 +1514,7 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
-pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache|\w*out_?of_?memory\w*|\w*memory_?error|memory_?pressure)\b|\dbytes?\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
+pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache|\w*out_?of_?(?:[a-z]+_)?memory\w*|\w*memory_?error|memory_?pressure)\b|\dbytes?\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
 
 /// What a size in a failure message stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,10 +35,6 @@ fn events(path: &Path) -> Vec<Value> {
 /// then it leaves this list (`fixtures/oom/README.md` tells each one's story).
 const KNOWN_MISSES: &[(&str, &str)] = &[
     (
-        "round17-dl/lte-two-ranks-interleaved-one-line.txt",
-        "two ranks' PyTorch messages glued into one line; the second is not read",
-    ),
-    (
         "round17-dl/vllm-v1-enginecore-raise-no-available-memory-cache-blocks.txt",
         "the traceback is cut before its exception line; the frame's `raise` is code",
     ),
@@ -293,10 +289,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     (
         "round53-gpu/guppy-cuda-device-reached-memory-limit-allocate-0-bytes-ampere.txt",
         "Guppy's `currently at 64/…`, as in the other Guppy log",
-    ),
-    (
-        "round54-dl/clip-prefix-caption-two-cuda-oom-messages.txt",
-        "two PyTorch messages quoted in one line of prose; a line gives one reading, the second is not read",
     ),
     (
         "round54-host/clangd-scrt-throw-std-bad-alloc-stack.txt",
