@@ -237,7 +237,10 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // program's).
     let opens_with_class = regex!(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s*\S").is_match(&text[at..]);
     let namespaced_class = opens_with_class && regex!(r"^\W*(?:[A-Za-z_]\w*\.)+$").is_match(opening);
-    let record = opens_message(opening) || tables.error_marks.is_match(opening.as_bytes()) || namespaced_class;
+    let record = opens_message(opening)
+        || tables.error_marks.is_match(opening.as_bytes())
+        || namespaced_class
+        || thrown_of_type(opening);
     // The failure's own words, the longest of the rows found where they start.
     let words = matched
         .iter()
@@ -401,6 +404,14 @@ struct Spot<'a> {
     failed_before: bool,
 }
 
+/// Whether the failure words are the class that .NET's own message names as thrown, in any
+/// quotes (`Exception of type System.OutOfMemoryException was thrown.`, OpenRA's crash report's
+/// ``Exception of type `System.OutOfMemoryException`: …``): a program's record, not a class named
+/// in prose.
+fn thrown_of_type(opening: &str) -> bool {
+    regex!(r#"(?i)\bexception of type\s+[`'"\u{201c}\u{2018}]?(?:[A-Za-z_]\w*\.)*$"#).is_match(opening)
+}
+
 /// Whether the failure words at `spot` are talk about memory failures (a person's, a guide's,
 /// code's) rather than a report of one. `record`: the sentence opens as a record (a label, an
 /// error word before the words); `quoted`: the words are in a quote of what a program printed.
@@ -440,7 +451,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // An exception class or a code named in prose: followed by a noun or a verb
     // (`MemoryError message is often empty`), or alone in backticks in a sentence that
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
-    let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes());
+    let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes()) && !thrown_of_type(opening);
     // The failure's words before a noun they qualify, unless the writer met it (`out of memory
     // message should not require memory allocation`, `CUDA Out of Memory Solutions`, `For the
     // oom-kill result, …`, not `I keep getting out of memory messages`).
@@ -1704,6 +1715,16 @@ mod tests {
             "%Error: /home/verilator_proj/rtl/common/mux/mux_wrap.v: 5025: memory exausted.",
             // A code that names the memory within it: the node after it is where, not what, ran out.
             "FSDP raises ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY in multi-node usage",
+            // Nim's name for GDI+'s status.
+            "Error: unhandled exception: GDI+ Error:Can't load Image fromF file, status: outOfMemory [OSError]",
+        ]);
+    }
+
+    #[test]
+    fn the_class_net_names_as_thrown_is_a_record_in_any_quotes() {
+        assert_records(&[
+            "Exception of type System.OutOfMemoryException was thrown.",
+            "Exception of type `System.OutOfMemoryException`: Eine Ausnahme vom Typ \"System.OutOfMemoryException\" wurde ausgelöst.",
         ]);
     }
 

@@ -807,7 +807,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "OutOfMemory",
         // (oneDNN's status as benchdnn prints it: `returned 'out_of_memory'`.)
         // (DjVuLibre names its messages in lower case: `GException.outofmemory`.)
-        pattern: r"OutOf[Mm]emory|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b|\b[A-Z]\w*\.outofmemory\b|\boutofmemoryerror\b",
+        // (Nim names GDI+'s status in camel case: `Can't load Image fromF file, status: outOfMemory`.)
+        pattern: r"OutOf[Mm]emory|\boutOfMemory\b|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b|\b[A-Z]\w*\.outofmemory\b|\boutofmemoryerror\b",
         closest: ByPlace,
         strength: Token,
     },
