@@ -362,6 +362,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
                 && !regex!(r"(?i)\b(?:I|we|you|they)\s+$").is_match(opening))
             // (Or its state as it is found: YARN's `Container [pid=12345,…] is running beyond
             // physical memory limits.`)
+            // (Or what a thing asked for, more than there was: NVIDIA's driver's `An application
+            // has requested more GPU memory than is available in the system.`)
+            || (regex!(r"(?i)^more\b").is_match(words)
+                && regex!(r"(?i)\b(?:(?:has|have|had) )?(?:requested|used|allocated|consumed|(?:tried|attempted) to (?:allocate|use))\s+$").is_match(opening)
+                && !regex!(r"(?i)\b(?:I|we|you|they)\s+(?:(?:have|had) )?\w+(?: to \w+)?\s+$").is_match(opening))
             || (regex!(r"(?i)^beyond\b").is_match(words)
                 && regex!(r"(?i)\b(?:is|was|are|were) running\s+$").is_match(opening)
                 && !regex!(r"(?i)\b(?:we|you|they)\s+(?:are|were) running\s+$").is_match(opening))
@@ -941,7 +946,8 @@ struct Found {
 }
 
 /// A number, and a unit after it if there is one: decimal (`int`, `frac`; a decimal comma
-/// before a unit, llama.cpp's `failed to allocate 1900,00 MiB` in a comma locale),
+/// before a unit, llama.cpp's `failed to allocate 1900,00 MiB` in a comma locale, and points
+/// between thousands),
 /// or hexadecimal (`hex`: `0x02800000 bytes`), with its `sep` and `unit`; C's unsigned
 /// suffix before a unit is the number's (Mono's `could not allocate 16384u bytes`), and so
 /// is a word of more (dmalloc's `could not extend heap 4096 more bytes`).
@@ -951,7 +957,7 @@ fn size_token() -> &'static Regex {
         suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let units = suffixes.iter().map(|suffix| regex::escape(suffix)).collect::<Vec<_>>().join("|");
         Regex::new(&format!(
-            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d+)(?P<frac>\.\d*|,\d{{1,2}})?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?| (?:more|additional|extra) )(?P<unit>{units}))?"
+            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d{{1,3}}(?:\.\d{{3}}){{2,}}|\d+)(?P<frac>\.\d*|,\d{{1,2}})?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?| (?:more|additional|extra) )(?P<unit>{units}))?"
         ))
             .expect("size pattern in xmem's source")
     });
@@ -1282,7 +1288,13 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     if found.name("frac").is_some_and(|frac| frac.as_str().starts_with(',')) && found.name("unit").is_none() {
         return None;
     }
-    let number = format!("{}{frac}", found.name("int")?.as_str().replace(',', ""));
+    // (Points between thousands, as European locales print them, only before a unit:
+    // `failed to allocate 470.286.336 bytes`; alone they may be an address's.)
+    let int = found.name("int")?.as_str();
+    if int.contains('.') && found.name("unit").is_none() {
+        return None;
+    }
+    let number = format!("{}{frac}", int.replace([',', '.'], ""));
     let bytes = |shift: u32| size::scaled(number.trim_end_matches('.'), shift).and_then(|b| u64::try_from(b).ok());
     if let Some(suffix) = found.name("unit") {
         let unit = UNITS.iter().find(|u| u.suffix == suffix.as_str())?;
@@ -1495,6 +1507,14 @@ mod tests {
         let r =
             reading(":1:memory.cpp               :292 : 0853955998 us: Can't allocate memory size - 0x02800000 bytes!");
         assert_eq!(r.sizes, Sizes { requested: Some(0x0280_0000), ..Sizes::default() });
+        // (Points between thousands, before a unit; spaCy's cymem `assigning` a request.)
+        let r = reading(
+            "Native memory allocation (malloc) failed to allocate 470.286.336 bytes for committing reserved memory.",
+        );
+        assert_eq!(r.sizes.requested, Some(470_286_336));
+        assert_eq!(reading("MemoryError: Error assigning 67108864 bytes").sizes.requested, Some(67_108_864));
+        // (Alone, they may be an address's.)
+        assert_eq!(reading("Out of memory: request from 192.168.100.200 refused").sizes.requested, None);
         let r = reading("Failed to allocate memory at 0x7f3a2c000000 of size 4096");
         assert_eq!(r.sizes, Sizes { requested: Some(4096), ..Sizes::default() });
         // A function's line in brackets is no count.
@@ -1715,6 +1735,8 @@ mod tests {
             "%Error: /home/verilator_proj/rtl/common/mux/mux_wrap.v: 5025: memory exausted.",
             // A code that names the memory within it: the node after it is where, not what, ran out.
             "FSDP raises ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY in multi-node usage",
+            // What a thing asked for, more than there was.
+            "An application has requested more GPU memory than is available in the system.",
             // Nim's name for GDI+'s status.
             "Error: unhandled exception: GDI+ Error:Can't load Image fromF file, status: outOfMemory [OSError]",
         ]);
@@ -1918,6 +1940,10 @@ mod tests {
         ),
         ("tried to allocate (GPU N; total capacity)", "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity;"),
         ("shared memory exceeds", "INTERNAL: Shared memory requested exceeds device resources."),
+        (
+            "shared memory segment (PostgreSQL)",
+            "2021-09-20T14:19:10.428518897+01:00 2021-09-20 14:19:10,427 - synapse.storage.txn - 561 - WARNING - GET-520092- [TXN OPERROR] {get_oldest_event_ids_with_depth_in_room-19f2dc} could not resize shared memory segment \"/PostgreSQL.2138012727\" to 16777216 bytes: No space left on device",
+        ),
         ("ALLOC_FAILED", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling"),
         ("ALLOCATION_FAILURE", "OpenCL error: CL_MEM_OBJECT_ALLOCATION_FAILURE"),
         ("runtime: out of memory", "fatal error: runtime: out of memory"),

@@ -169,9 +169,9 @@ impl Scanner {
         self.context.observe(number, raw);
         let follows_preamble = self.preamble.as_ref().is_some_and(|p| !p.closed && p.last + 1 == number);
         let mut straddled = None;
-        if self.open.is_none() && !follows_preamble && !triggers(raw) && !general::mentions(raw) {
+        if self.open.is_none() && !follows_preamble && !triggers(raw) {
             straddled = self.straddled(raw);
-            if straddled.is_none() {
+            if straddled.is_none() && !general::mentions(raw) {
                 self.expire(number);
                 return;
             }
@@ -361,8 +361,10 @@ impl Scanner {
 
     /// The line before and this one, joined, where a person's wrap split a failure's words
     /// over the two (`… an error:"ERROR: Memory allocation` / `failed for WALL in the routine
-    /// INIT"`): neither holds them alone. Only a line that starts in lower case, after one
-    /// that ended inside a sentence, can go on with one; the sentence is taken from its start.
+    /// INIT"`, NVIDIA's `… requested more GPU memory than is` / `available in the system.`):
+    /// neither holds them alone, though the second may hold an anchor. Only a line that starts in
+    /// lower case, after one that ended inside a sentence, can go on with one; the sentence is
+    /// taken from its start.
     fn straddled(&self, raw: &[u8]) -> Option<String> {
         /// How much of each side of the break the failure's words may take.
         const SIDE: usize = 40;
@@ -377,7 +379,10 @@ impl Scanner {
         let mut window = end_before.to_vec();
         window.push(b' ');
         window.extend_from_slice(&raw[..raw.len().min(SIDE)]);
-        if !general::mentions(&window) || general::has_failure_words(end_before) || !general::has_failure_words(&window)
+        if !general::mentions(&window)
+            || general::has_failure_words(end_before)
+            || general::has_failure_words(raw)
+            || !general::has_failure_words(&window)
         {
             return None;
         }
@@ -435,11 +440,14 @@ impl Scanner {
     /// Starts the message a family detected, and each copy of its head glued after it on the
     /// same line: ranks that print at once run their messages together (CodeGen2's
     /// `… PYTORCH_HIP_ALLOC_CONFHIP out of memory. Tried to allocate 576.00 MiB (GPU 1; …`
-    /// after GPU 3's), and each is a failure of its own.
+    /// after GPU 3's), and each is a failure of its own. A line is split [`MAX_GLUED`] times at
+    /// most, so that a line of a megabyte costs a bounded number of copies.
     fn start_each(&mut self, mut detected: Detected, mut line: Line) {
-        while let Some(at) = glued_at(&line.text, &detected.key) {
-            let rest = Line { text: line.text[at..].to_string().into(), ..line.clone() };
-            line.text = line.text[..at].to_string().into();
+        for _ in 0..MAX_GLUED {
+            let Some(at) = glued_at(&line.text, &detected.key) else { break };
+            let text = std::mem::take(&mut line.text);
+            line.text = text[..at].to_string().into();
+            let rest = Line { text: text[at..].to_string().into(), ..line.clone() };
             if let Some(first) = detect(&line) {
                 self.start(first, &line);
                 self.close(false);
@@ -738,6 +746,10 @@ fn is_wrapped(raw: &[u8]) -> bool {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     raw.len() >= WRAP_WIDTH && raw.last().is_some_and(u8::is_ascii_alphanumeric)
 }
+
+/// The most messages [`Scanner::start_each`] splits from one line; the rest of a longer run
+/// stays one message (no log has shown more than four ranks glued).
+const MAX_GLUED: usize = 16;
 
 /// Where in `text` a second message of the same head as `key` (the detected message to the
 /// line's end) begins: the head is the message up to its first figure, long enough to be a

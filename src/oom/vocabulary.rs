@@ -108,6 +108,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // PostgreSQL's dynamic shared memory, in a container's small `/dev/shm` (`could not resize
+        // shared memory segment "/PostgreSQL.2138012727" to 16777216 bytes: No space left on
+        // device`): the space left is memory's.
+        name: "shared memory segment (PostgreSQL)",
+        pattern: r"\bcould not (?:resize|create|allocate|map) shared memory segment\b[^:]{0,80}: No space left on device\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "shared memory exceeds",
         pattern: r"(?i)\bshared memory\b.{0,40}\bexceed",
         closest: Closest::Kind(Kind::TritonOutOfResources),
@@ -1554,7 +1563,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|len|length|object size(?: is)?",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|len|length|object size(?: is)?|assigning",
         side: Side::Before,
         role: Role::Requested,
     },
