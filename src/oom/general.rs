@@ -987,9 +987,22 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
     let mut sizes = Sizes::default();
     let mut previous_end = from;
     let mut named_size = None;
+    // A rounded request restated as an exact count further on is that count: two layers' words
+    // for one request (ollama's `failed to allocate buffer, size = 16571.89 MiB
+    // ggml_gallocr_reserve_n: failed to allocate Metal buffer of size 17376872352`).
+    let exact = |size: &Found| regex!(r"^\d+(?:\s*(?:bytes|B))?$").is_match(&text[size.start..size.end]);
+    let mut rounded_request = None;
     for (at, (size, role)) in found.iter().enumerate() {
         let words = &text[previous_end.min(size.start)..size.start];
         previous_end = size.end;
+        let requested_or_named = role.is_none_or(|role| role.role() == Role::Requested);
+        if let Some(rounded) = rounded_request.filter(|_| requested_or_named && exact(size)) {
+            if size.bytes.abs_diff(rounded) <= rounded / 1000 {
+                sizes.requested = Some(size.bytes);
+                rounded_request = None;
+                continue;
+            }
+        }
         // The amount of the memory that ran out, in parentheses after it (`it ran out
         // allocated RAM (16GB)`), is all there was of it.
         if regex!(r"(?i)\bout (?:of )?(?:\w+ )?(?:memory|v?RAM)\s*\($").is_match(words) {
@@ -1018,6 +1031,9 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
                 }
                 _ => slot.or(Some(size.bytes)),
             };
+            if role.role() == Role::Requested && sizes.requested == Some(size.bytes) && !exact(size) {
+                rounded_request = Some(size.bytes);
+            }
         }
     }
     sizes.requested = sizes.requested.or(named_size);
@@ -1513,6 +1529,9 @@ mod tests {
         );
         assert_eq!(r.sizes.requested, Some(470_286_336));
         assert_eq!(reading("MemoryError: Error assigning 67108864 bytes").sizes.requested, Some(67_108_864));
+        // (A rounded request restated as an exact count further on is that count.)
+        let r = reading("error:failed to allocate buffer, size = 16571.89 MiB ggml_gallocr_reserve_n: failed to allocate Metal buffer of size 17376872352");
+        assert_eq!(r.sizes.requested, Some(17_376_872_352));
         // (Alone, they may be an address's.)
         assert_eq!(reading("Out of memory: request from 192.168.100.200 refused").sizes.requested, None);
         let r = reading("Failed to allocate memory at 0x7f3a2c000000 of size 4096");
@@ -1737,6 +1756,10 @@ mod tests {
             "FSDP raises ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY in multi-node usage",
             // What a thing asked for, more than there was.
             "An application has requested more GPU memory than is available in the system.",
+            // Foundation's page allocator, failed (.NET MAUI on iOS).
+            "'Objective-C exception thrown.  Name: NSInvalidArgumentException Reason: *** NSAllocateMemoryPages(4425286896) failed",
+            // A mark a paste left after the message.
+            "RuntimeError: bad allocation_",
             // Nim's name for GDI+'s status.
             "Error: unhandled exception: GDI+ Error:Can't load Image fromF file, status: outOfMemory [OSError]",
         ]);

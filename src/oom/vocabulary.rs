@@ -26,7 +26,7 @@ use super::event::Kind;
 /// [`FAILURE_WORDS`], and in [`FAILED_CALL`], which reads the size they were given.
 macro_rules! allocation_calls {
     () => {
-        "VirtualAlloc|mmap|mach_vm_map|commit_memory|malloc|calloc|realloc|allocate|alloc"
+        "VirtualAlloc|NSAllocateMemoryPages|mmap|mach_vm_map|commit_memory|malloc|calloc|realloc|allocate|alloc"
     };
 }
 
@@ -380,8 +380,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (Or ending a line, after a colon or a sentence: ONNX Runtime's `Exception during
         // initialization: bad allocation`, PrusaSlicer's `… glad if you reported it. bad allocation`.)
         // (Or a library's own class for it, thrown: Ginkgo's `terminate called after throwing an
-        // instance of 'gko::AllocationError'`.)
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'",
+        // instance of 'gko::AllocationError'`.) (A mark a paste left after it is none of its
+        // words: Mapnik's `RuntimeError: bad allocation_`.)
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'",
         closest: HostUnlessDevice,
         strength: Token,
     },
