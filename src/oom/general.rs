@@ -258,8 +258,12 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // "RuntimeError: …"?`) is read on its own.
     // (Not a string that code prints: `printf("Fatal: failed to allocate %zu bytes …")`.)
     let code_prints = |quote: &std::ops::Range<usize>| tables.code.is_match(&text.as_bytes()[..quote.start + 1]);
-    // (Nor one that did not happen: `Instead of a user friendly "out of memory" error, …`.)
-    let negated = |quote: &std::ops::Range<usize>| tables.negated.is_match(&text.as_bytes()[..quote.start + 1]);
+    // (Nor one that did not happen: `Instead of a user friendly "out of memory" error, …`; nor
+    // the value an assertion got.)
+    let negated = |quote: &std::ops::Range<usize>| {
+        tables.negated.is_match(&text.as_bytes()[..quote.start + 1])
+            || text.get(..quote.start + 1).is_some_and(assertion_got)
+    };
     // (Nor one that may come: `Failure messages such as … “Out of memory” can occur.`)
     let may_come = || regex!(vocabulary::QUOTE_MAY_COME).is_match(&text[at..]);
     if let Some(quote) = quote.clone().filter(|quote| {
@@ -456,7 +460,12 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // An exception class or a code named in prose: followed by a noun or a verb
     // (`MemoryError message is often empty`), or alone in backticks in a sentence that
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
-    let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes()) && !thrown_of_type(opening);
+    // (Not the class said to have been thrown: `An OutOfMemoryError was thrown while loading the
+    // model` reports it; `… is thrown when the heap is full` tells what it is.)
+    let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes())
+        && !thrown_of_type(opening)
+        && !regex!(r"^\w*(?:Error|Exception)\s+(?:was|were|got|has been|had been)\s+(?:thrown|raised)\b")
+            .is_match(after_words);
     // The failure's words before a noun they qualify, unless the writer met it (`out of memory
     // message should not require memory allocation`, `CUDA Out of Memory Solutions`, `For the
     // oom-kill result, …`, not `I keep getting out of memory messages`).
@@ -494,7 +503,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run |could(?:n'?t| not) |can(?:not|'t) |unable )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in|fails|failed)\b"
     )
     .is_match(words)
-        || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:(?:has|have|had)\s+)?(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up)\b")
+        || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:(?:has|have|had)\s+)?(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up|(?:was|were|got|been) (?:thrown|raised))\b")
             .is_match(&text[at + words.len()..]);
     // A question in Chinese about the failure itself (`这是不是内存溢出了`, "is this a memory
     // overflow"; `…内存溢出了吗`), not one after it states what happened (`…就会出现cuda out of
@@ -539,11 +548,24 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
             && !(record && tables.writer_met.is_match(opening_before_level.as_bytes())))
         || (tables.code.is_match(&text.as_bytes()[..at]) && !raised_after_code(&text[..at]))
         || tables.explained.is_match(&text.as_bytes()[..at])
+        // An item of a list of causes that may be (Ray's `There are some potential root causes.
+        // (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) …`).
+        || (regex!(r"(?i)\b(?:potential|possible|probable|likely)\s+(?:root\s+)?(?:causes?|reasons?)\b")
+            .is_match(&text[..spot.sentence.start])
+            && regex!(r"^\W*(?:\(\d{1,2}\)|\d{1,2}[.)])\s").is_match(&text[spot.sentence.start..]))
+        || assertion_got(&text[..at])
         || (!record
             && !quoted
             && tables.named.is_match(opening.as_bytes())
             && !tables.met.is_match(opening.as_bytes())
             && !own_clause)
+}
+
+/// Whether what follows `before` is the value a test's assertion got, quoted (Go's `expected
+/// "OK\n", but got "using too much memory: 70813696 bytes\n"`): what a check compared, not a
+/// failure of the program's.
+fn assertion_got(before: &str) -> bool {
+    regex!(r#"(?i)\bexpected\b[^;]{0,200}?\bbut (?:got|was|received|found)\s*:?\s*["'`][^"'`]{0,40}$"#).is_match(before)
 }
 
 /// Whether the exception that the code before the failure words raised follows that code's
@@ -558,9 +580,13 @@ fn raised_after_code(before: &str) -> bool {
 /// java.lang.OutOfMemoryError in Crashes.java line 923`, a crash reporter's issue; `Fix
 /// OutOfMemoryException: array dimensions exceeded supported range`): the exception was met.
 /// A title about failures in general names none by its class (`Fix OOM errors when …`).
+/// So does a title whose subject failed with the class (CuPy's `Fix ROCm 5.3 test failing with
+/// `MemoryError``).
 fn fixes_a_thrown(clause: &str) -> bool {
     regex!(r"^\W*(?i:fix(?:e[sd])?)\s+(?:[a-z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::|\s+(?:in|at|on|issue|crash(?:es)?|when|while|during|due)\b)")
         .is_match(clause)
+        || regex!(r"^\W*(?i:fix(?:e[sd])?\s+(?:[^.:;]|\.\d){1,60}?\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|dies|died|dying) with)\s+[`'\x22]?(?:[a-z]\w*\.)*[A-Z]\w*(?:Error|Exception)\b")
+            .is_match(clause)
 }
 
 /// Whether a clause that opens with `when`, with the writer in it (`when I …`, `When running
@@ -1760,6 +1786,12 @@ mod tests {
             "'Objective-C exception thrown.  Name: NSInvalidArgumentException Reason: *** NSAllocateMemoryPages(4425286896) failed",
             // A mark a paste left after the message.
             "RuntimeError: bad allocation_",
+            // A fix's title whose subject failed with the class.
+            "Fix ROCm 5.3 test failing with `MemoryError`",
+            // The JVM's space that ran out names the host.
+            "`OutOfMemoryError: Metaspace` in `execution failed for task ':spotlessJava' java.lang.reflect.InvocationTargetException`",
+            // Leptonica's allocator, failed.
+            "Error in pixCreateNoInit: pixdata_malloc fail for data",
             // Nim's name for GDI+'s status.
             "Error: unhandled exception: GDI+ Error:Can't load Image fromF file, status: outOfMemory [OSError]",
         ]);
@@ -1768,9 +1800,21 @@ mod tests {
     #[test]
     fn the_class_net_names_as_thrown_is_a_record_in_any_quotes() {
         assert_records(&[
+            "An OutOfMemoryError was thrown while loading the model",
             "Exception of type System.OutOfMemoryException was thrown.",
             "Exception of type `System.OutOfMemoryException`: Eine Ausnahme vom Typ \"System.OutOfMemoryException\" wurde ausgelöst.",
         ]);
+    }
+
+    #[test]
+    fn a_cause_that_may_be_and_a_value_an_assertion_got_are_talk() {
+        for talk in [
+            "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called.",
+            "    gc_test.go:33: expected \"OK\\n\", but got \"using too much memory: 70813696 bytes\\n\"",
+        ] {
+            let reading = read(&normalise(1, talk.as_bytes()));
+            assert!(reading.as_ref().is_none_or(|r| !r.statement), "{talk}: {reading:?}");
+        }
     }
 
     #[test]
@@ -1963,6 +2007,7 @@ mod tests {
         ),
         ("tried to allocate (GPU N; total capacity)", "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity;"),
         ("shared memory exceeds", "INTERNAL: Shared memory requested exceeds device resources."),
+        ("OOM code as a status", "  code: CRASH_OOM"),
         (
             "shared memory segment (PostgreSQL)",
             "2021-09-20T14:19:10.428518897+01:00 2021-09-20 14:19:10,427 - synapse.storage.txn - 561 - WARNING - GET-520092- [TXN OPERROR] {get_oldest_event_ids_with_depth_in_room-19f2dc} could not resize shared memory segment \"/PostgreSQL.2138012727\" to 16777216 bytes: No space left on device",

@@ -116,11 +116,17 @@ impl Quotes {
     /// The writer's own runs given as examples (chipStar's `Various tests fail on my iGPU with
     /// the out of memory error now … For example:`) are records of them, and so are runs
     /// someone is told to have met (`For instance, CTQ reported:`).
+    /// So are failures the writer says they are meeting, given by their kind (FoundationDB's `We
+    /// are occasionally seeing Gradle failures such as:`).
     fn introduces_an_example(&self) -> bool {
         let writers_own = || {
             let met = regex!(bytes r"(?i)\b(?:I|we|my|our)\b|\b(?:reported|got|saw|printed|showed|logged|hit)\W*:$");
-            regex!(bytes r"(?i)\bfor (?:example|instance)\b").is_match(&self.introduction)
+            let meeting = regex!(
+                bytes r"(?i)\b(?:I|we)\b[^.:]{0,30}?\b(?:seeing|saw|got|getting|hit|hitting|encounter(?:ed|ing)|receiv(?:ed|ing)|observ(?:ed|ing)|experienc(?:ed|ing)|ran into|running into)\b"
+            );
+            (regex!(bytes r"(?i)\bfor (?:example|instance)\b").is_match(&self.introduction)
                 && met.is_match(&self.introduction)
+                || meeting.is_match(&self.introduction))
                 && !regex!(bytes r"(?i)\b(?:you|your|should|would|will)\b").is_match(&self.introduction)
         };
         self.introduction.ends_with(b":")

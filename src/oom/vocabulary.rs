@@ -458,8 +458,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
             // (Or where it was to be: PaRSEC's `Allocating 79855878144 bytes of memory on the GPU device failed`.)
             r"|\b(?:m|c|re)?alloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory)(?: (?:on|in|for|from)(?: [^ ]{1,30}){1,3}?)? failed\b",
-            // A function named for allocating (Sophon's `bm_alloc_gmem failed`, `kmem_alloc failed`).
-            r"|\b[a-z]\w*_alloc\w*(?:\(\))? failed\b",
+            // A function named for allocating (Sophon's `bm_alloc_gmem failed`, `kmem_alloc failed`,
+            // Leptonica's `pixdata_malloc fail for data`).
+            r"|\b[a-z]\w*_\w*alloc\w*(?:\(\))? fail(?:ed)?\b",
             r"|\b(?:",
             allocation_calls!(),
             r") (?:of|for) .{1,40}? failed|\b(?:",
@@ -858,6 +859,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     // (Not a class or file of that name: `OOM.java line 378`, `OOM$setOOM`.)
     Wording { name: "OOM", pattern: r"\bOOM(?:$|[^\w.$]|\.(?:\s|$))", closest: ByPlace, strength: Phrase },
     Wording {
+        // A status field whose value is a code for running out (Bazel's crash report's `code:
+        // CRASH_OOM`, after its `DetailedExitCode{exitCode=OOM_ERROR, …`, which reads as code).
+        name: "OOM code as a status",
+        pattern: r"(?i:\b(?:exit ?code|code|status|reason)\s*[=:]\s*)(?:[A-Z]+_)*OOM(?:_[A-Z]+)*\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         // In lower case only after the memory's place (a title's `cuda oom`): alone it is
         // part of too many words and names.
         name: "oom after its place, in lower case",
@@ -1208,7 +1217,7 @@ pub(super) const PLACE_WORDS: &[(&str, Place)] = &[
         // (The kernel's OOM killer's `Out of memory: Kill process …` is the host's; a JVM
         // package names no place, `java.lang.RuntimeException: cudaMalloc failed; …`, but the
         // JVM's own `java.lang.OutOfMemoryError`.)
-        r"\b(?:[Hh]ost|RAM|[Hh]eap|Java|JVM|JavaScript|GC overhead|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map|Hauptspeicher|Arbeitsspeicher|[Kk]ill(?:ed)? process)\b|\bjava(?:[^.\w]|$|\.lang\.OutOfMemoryError\b)",
+        r"\b(?:[Hh]ost|RAM|[Hh]eap|[Mm]etaspace|[Cc]ompressed class space|Java|JVM|JavaScript|GC overhead|[Cc]ontainer|[Pp]od|the node|cgroup|swap|[Vv]irtual memory|[Pp]hysical memory|VirtualAlloc|Errno|malloc|mach_vm_map|Hauptspeicher|Arbeitsspeicher|[Kk]ill(?:ed)? process)\b|\bjava(?:[^.\w]|$|\.lang\.OutOfMemoryError\b)",
         Place::Host,
     ),
 ];
