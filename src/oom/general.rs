@@ -366,6 +366,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
                 && !regex!(r"(?i)\b(?:I|we|you|they)\s+$").is_match(opening))
             // (Or its state as it is found: YARN's `Container [pid=12345,…] is running beyond
             // physical memory limits.`)
+            // (Or what happened, as a program's log says it: SGLang's `Decode out of memory
+            // happened. #retracted_reqs: 1`.)
+            || regex!(r"(?i)^\s*(?:errors?|exceptions?)?\s*(?:has |had )?(?:happened|occurred)\b").is_match(&text[at + words.len()..])
             // (Or what a thing asked for, more than there was: NVIDIA's driver's `An application
             // has requested more GPU memory than is available in the system.`)
             || (regex!(r"(?i)^more\b").is_match(words)
@@ -645,7 +648,7 @@ fn asserted(spot: &Spot) -> String {
 
 impl Reading {
     /// Takes in the next physical line of the same message: its sizes fill
-    /// the roles still empty.
+    /// the roles still empty, and its device an empty place.
     /// The words that give a size its role may end the line before
     /// (Paddle's `available memory is only ` / `416.625000MB.`): `before`,
     /// that line's end, is read with it, its own sizes are not taken again.
@@ -663,6 +666,11 @@ impl Reading {
         }
         let joined = format!("{before} {text}");
         self.sizes.fill(sizes_from(&joined, before.len() + 1, self.ran_out.as_deref()));
+        // (And the device it names, where the first line named none: a PyTorch message broken
+        // after `CUDA out of memory.`, its `Tried to allocate 260.00 MiB. GPU 1 has …` below.)
+        if self.memory_space.is_none() {
+            self.memory_space = device(text);
+        }
         self.memory_unnamed &= !vocabulary::compiled().memory_named.is_match(text.as_bytes());
     }
 
@@ -1786,6 +1794,8 @@ mod tests {
             "'Objective-C exception thrown.  Name: NSInvalidArgumentException Reason: *** NSAllocateMemoryPages(4425286896) failed",
             // A mark a paste left after the message.
             "RuntimeError: bad allocation_",
+            // What happened, in a program's log.
+            "[2025-03-07 21:49:33 TP13] Decode out of memory happened. #retracted_reqs: 1, #new_token_ratio: 0.1474 -> 0.1845",
             // A fix's title whose subject failed with the class.
             "Fix ROCm 5.3 test failing with `MemoryError`",
             // The JVM's space that ran out names the host.

@@ -322,6 +322,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round54-serving/infinity-batch-handler-cuda-oom-wrapped.txt",
         "rich's log columns split `CUDA` / `out of memory.` over two padded lines: the general reader reads it, as a device's failure, not as PyTorch's message",
     ),
+    (
+        "round84-gpu/mlc-llm-title-weight-larger-than-gpu-memory.txt",
+        "MLC-LLM's own hedge, `Unexpected Error: The model weight size may be larger than GPU memory size`: no row reads a size larger than a memory without figures, and `may` reads as talk",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
