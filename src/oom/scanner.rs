@@ -748,7 +748,7 @@ fn is_wrapped(raw: &[u8]) -> bool {
 }
 
 /// The most messages [`Scanner::start_each`] splits from one line; the rest of a longer run
-/// stays one message (no log has shown more than four ranks glued).
+/// stays one message (the logs gathered show two on a line at most).
 const MAX_GLUED: usize = 16;
 
 /// Where in `text` a second message of the same head as `key` (the detected message to the
