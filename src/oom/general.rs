@@ -465,10 +465,12 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // does not open as a record (``Mapped … codes `CUDA_ERROR_OUT_OF_MEMORY` and …``).
     // (Not the class said to have been thrown: `An OutOfMemoryError was thrown while loading the
     // model` reports it; `… is thrown when the heap is full` tells what it is.)
-    let class_as_noun = tables.class_as_noun.is_match(after_words.as_bytes())
-        && !thrown_of_type(opening)
-        && !regex!(r"^\w*(?:Error|Exception)\s+(?:was|were|got|has been|had been)\s+(?:thrown|raised)\b")
-            .is_match(after_words);
+    let said_thrown = regex!(
+        r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:(?:has|have|had)\s+)?(?:was|were|got|been) (?:thrown|raised)\b"
+    )
+    .is_match(&text[at + words.len()..]);
+    let class_as_noun =
+        tables.class_as_noun.is_match(after_words.as_bytes()) && !thrown_of_type(opening) && !said_thrown;
     // The failure's words before a noun they qualify, unless the writer met it (`out of memory
     // message should not require memory allocation`, `CUDA Out of Memory Solutions`, `For the
     // oom-kill result, …`, not `I keep getting out of memory messages`).
@@ -506,8 +508,9 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         r"(?i)^(?:fail|crash|died|dies|killed|abort|ran |run |could(?:n'?t| not) |can(?:not|'t) |unable )|\b(?:is|was|are|were|kills?|kick(?:s|ed)?[- ]in|fails|failed)\b"
     )
     .is_match(words)
-        || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:(?:has|have|had)\s+)?(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up|(?:was|were|got|been) (?:thrown|raised))\b")
-            .is_match(&text[at + words.len()..]);
+        || regex!(r"(?i)^\s*(?:errors?|messages?|warnings?|exceptions?)?\s+(?:(?:has|have|had)\s+)?(?:appear(?:s|ed)?|occur(?:s|red)?|happen(?:s|ed)?|(?:shows?|showed|pops?|popped|comes?|came) up)\b")
+            .is_match(&text[at + words.len()..])
+        || said_thrown;
     // A question in Chinese about the failure itself (`这是不是内存溢出了`, "is this a memory
     // overflow"; `…内存溢出了吗`), not one after it states what happened (`…就会出现cuda out of
     // memory，请问大佬有改进方法吗`).
