@@ -816,6 +816,10 @@ fn opens_message(before: &str) -> bool {
         // memory storing object)`; and an exit status, its cause in parentheses: Cloud Foundry's
         // `Exited with status 137 (out of memory)`.)
         || regex!(r"\b[A-Z]\w*(?:Error|Exception)\s*\($|(?i:\bstatus\s+\d+\s*\($)").is_match(before)
+        // (Windows' WIL failure record, its kind, count and thread before the HRESULT and its
+        // text: DirectML's `…\FusedGraphKernel.cpp(365)\onnxruntime.dll!00007FFA8BA1E00A: (caller:
+        // 00007FFA8BA1C7FC) Exception(2) tid(5780) 8007000E Not enough memory resources …`.)
+        || regex!(r"\b(?:Exception|ReturnHr|LogHr|FailFast|Msg)\(\d+\)\s+tid\([0-9a-fA-F]+\)$").is_match(before)
         // (A logger's prefix in brackets that ends with its source location: Jittor's `[w 0429
         // 09:00:15.731000 16 cuda_device_allocator.cc:30] Unable to alloc cuda device memory`.)
         || regex!(concat!(r"^\s*\[[^\]]{0,120}", source_file_extension!(), r"\s*:\s*\d+\]$")).is_match(before)
@@ -833,20 +837,36 @@ fn names_alone(text: &str, at: usize, words: &str) -> bool {
     if tables.unmet.is_match(&text.as_bytes()[..at]) || regex!(r"(?i)^OOM[- ]killer\b").is_match(&text[at..]) {
         return false;
     }
+    // (A title may end with a full stop right after the words: `CUDA out of memory.`)
     let line = text.trim();
+    let rest = text[at + words.len()..].trim();
+    let full_stop = matches!(rest, "." | "\u{3002}");
+    let line = if full_stop { line.trim_end_matches(['.', '\u{3002}']) } else { line };
     let after = text[at..].split_whitespace().count();
     // (A list's item is no title.)
     let first_word = regex!(r"^\s*\S+\s+").find(text).map_or("", |found| found.as_str());
+    if tables.list_marker.is_match(first_word.as_bytes()) {
+        return false;
+    }
     // (The words may come later where they end the line, a word of kind aside, after the name
     // of what failed: `GCMC with 350M edges CUDA OOM`.)
     let before = text[..at].split_whitespace().count();
     let ends_line =
         text[at + words.len()..].split_whitespace().count() <= 1 && regex!(r"\b[A-Z]{2,}\w*\s+$").is_match(&text[..at]);
-    line.len() <= 60
-        && !tables.list_marker.is_match(first_word.as_bytes())
-        && !regex!(r"[.;!?,:](?:\s|$)").is_match(line)
-        && (before <= 2 || (ends_line && before <= 5))
-        && after <= 8
+    // (Or a clause of their own that ends the title, after a comma that closes its
+    // circumstance: xinference's `Qwen3-Reranker-0.6B 当待排序内容大于3总tokens大于5k，CUDA out of memory.`)
+    let ends_clause = (rest.is_empty() || full_stop)
+        && text[..at].rfind([',', '\u{ff0c}']).is_some_and(|comma| {
+            let comma_end = comma + text[comma..].chars().next().map_or(1, char::len_utf8);
+            text[comma_end..at].split_whitespace().count() <= 2
+                && !regex!(r"[.;!?:](?:\s|$)|[\u{3002}\u{ff1b}\u{ff01}\u{ff1f}\u{ff1a}]").is_match(&text[..comma])
+                && line.chars().count() <= 80
+        });
+    ends_clause
+        || (line.len() <= 60
+            && !regex!(r"[.;!?,:](?:\s|$)").is_match(line)
+            && (before <= 2 || (ends_line && before <= 5))
+            && after <= 8)
 }
 
 /// Whether the failure words at `at..end` are part of a command-line flag
@@ -1671,9 +1691,28 @@ mod tests {
     }
 
     #[test]
+    fn round_85s_records_are_read() {
+        assert_records(&[
+            // A title's failure after the circumstance a comma closes, with its full stop.
+            "Qwen3-Reranker-0.6B 当待排序内容大于3总tokens大于5k，CUDA out of memory.",
+            // Windows' WIL record: its kind, count and thread before the HRESULT.
+            r"Status Message: D:\a\onnxruntime\onnxruntime\onnxruntime\core\providers\dml\DmlExecutionProvider\src\FusedGraphKernel.cpp(365)\onnxruntime.dll!00007FFA8BA1E00A: (caller: 00007FFA8BA1C7FC) Exception(2) tid(5780) 8007000E Not enough memory resources are available to complete this operation.",
+            // A problem met, like a message that quotes the error it met in turn.
+            r#"By the way, i run your example successfully yesterday, but today i met a problem like "Critical error in pipeline: [/opt/dali/dali/util/cuda_utils.h:69] CUDA runtime api error "out of memory" Current pipeline object is no longer valid." I restart the kernel"#,
+            // Erlang's process over its max_heap_size.
+            "     Context:          maximum heap size reached",
+        ]);
+        // Rich's column of the caller, between the message's two rows pasted as one.
+        let r = reading("ERROR: CUDA out of memory. batch_handler.py:47         Tried to allocate 1.49 GiB. GPU 0 has a total capacity of 14.58");
+        assert_eq!(r.sizes.requested, Some(1_599_875_318), "1.49 GiB");
+    }
+
+    #[test]
     fn talk_is_not_a_statement() {
         for talk in [
             "I ran out of memory quickly with batch 64.",
+            // A purpose that denies it.
+            "xz: Reduced the number of threads from 64 to X to not exceed the memory usage limit of .. MiB",
             "This issue occurs literally due to insufficient memory. Please use a smaller model.",
             "throughput. However, if the value is too high, it may cause out-of-memory (OOM) errors.",
             // A condition, a person explaining.
@@ -2035,6 +2074,7 @@ mod tests {
             "Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = 9819/11025/11025 MB",
         ),
         ("low on memory (eviction)", "The node was low on resource: memory. Container kilo was using 30332Ki"),
+        ("a need for more heap (Allegro CL)", "Error: An allocation request for 4112 bytes caused a need for 2621440"),
         ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),
         ("memory over a job's limit", "=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648"),
         (

@@ -205,6 +205,17 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
             text = Cow::Owned(split);
         }
     }
+    // Rich's log handler puts the caller's `file.py:NN` at the right of a record's first row,
+    // and indents the rows the message wraps onto (infinity's `ERROR: CUDA out of memory.
+    // batch_handler.py:47` + its padding + `Tried to allocate 1.49 GiB. …`, two rows pasted as
+    // one): the column is no part of the message.
+    if text.contains(".py:") {
+        if let Cow::Owned(cut) =
+            regex!(r"\s[\w.-]+\.py:\d+ {3,}(\S)|\s{2,}[\w.-]+\.py:\d+ *$").replace_all(&text, " $1")
+        {
+            text = Cow::Owned(cut);
+        }
+    }
     // Marks a log viewer puts around what its classifier matched (`‹CUDA out of memory›`).
     if text.contains(['\u{2039}', '\u{203a}']) {
         text = Cow::Owned(text.replace(['\u{2039}', '\u{203a}'], ""));
@@ -283,6 +294,13 @@ mod tests {
             clean("[W1203 19:14:42.263404593 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed"),
             "Warning: WARNING: process group has NOT been destroyed"
         );
+        // Rich's caller column, at a row's end or before the indent of the row pasted after it.
+        assert_eq!(clean("ERROR: CUDA   batch_handler.py:574"), "ERROR: CUDA ");
+        assert_eq!(
+            clean("CUDA out of memory. batch_handler.py:47         Tried to allocate 1.49 GiB."),
+            "CUDA out of memory. Tried to allocate 1.49 GiB."
+        );
+        assert_eq!(clean("raised at train.py:33"), "raised at train.py:33");
         assert_eq!(clean("#XlaRuntimeError: RESOURCE_EXHAUSTED"), "XlaRuntimeError: RESOURCE_EXHAUSTED");
         assert_eq!(clean("  42 | Used 1G"), "Used 1G");
         assert_eq!(

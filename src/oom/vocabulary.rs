@@ -49,7 +49,7 @@ pub(super) const QUOTE_MAY_COME: &str = concat!(
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|seeing|am seeing|are seeing|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|errou?red with|errors with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|seeing|am seeing|are seeing|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|errou?red with|errors with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|meet|meets|met|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
     };
 }
 
@@ -160,6 +160,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Allegro Common Lisp's heap that the system would not grow (`Error: An allocation
+        // request for 4112 bytes caused a need for 2621440 more bytes of heap.`, also `caused
+        // tenuring and a need`), before its `[condition type: storage-condition]`.
+        name: "a need for more heap (Allegro CL)",
+        pattern: r"\ballocation request for \d+ bytes caused (?:\w+ and )?a need\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "runtime: out of memory",
         pattern: r"\b(?:runtime|fatal error): out of memory\b",
         closest: Closest::Kind(Kind::HostOom),
@@ -221,7 +230,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?exceeded\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?(?:exceeded|reached)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -1434,7 +1443,10 @@ pub(super) const UNMET: &str = r"(?i)\b(?:without|no|not|never|avoid\w*|prevent\
 pub(super) const NEGATED: &str = concat!(
     r"(?i)\b(?:(?:not|never)\s+(?:due to|because of|caused by|related to)|isn't|wasn't|aren't|weren't)\s+(?:(?:an?|the)\s+)?$",
     r#"|(?i)\binstead of\s+(?:(?:an?|the)\s+)?(?:[\w-]+\s+){0,2}["'`]?$"#,
-    r"|(?i)\b(?:potential|possible|imminent|impending)\s+$"
+    r"|(?i)\b(?:potential|possible|imminent|impending)\s+$",
+    // (A purpose or a habit that denies it: xz's `Reduced the number of threads from 64 to 2 to
+    // not exceed the memory usage limit of 3000 MiB`, `so as not to run out of memory`.)
+    r"|(?i)\b(?:to\s+not|not\s+to|never)\s+$"
 );
 
 /// A verb of work right before the failure's words: the failure is what the work is about,
@@ -1493,7 +1505,9 @@ pub(super) const WRITER_MET: &str = concat!(
     meeting_verbs!(),
     // (Also with when it came between: `I am getting an error when trying to run your code:
     // "failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED"`.)
-    r#"|see|seeing)\s+(?:the|this|that|a|an)\s+(?:error|message|warning)(?:\s+(?:when|while|after)\s[^"'`.;!?]{0,80})?\s*:?\s*(?:`[^`]*|"[^"]*|'[^']*)$"#
+    // (And a problem like the message, which may quote the error it met in turn: DALI's `i met a
+    // problem like "Critical error in pipeline: […] CUDA runtime api error "out of memory" …"`.)
+    r#"|see|seeing)\s+(?:the|this|that|a|an)\s+(?:error|message|warning|problem|issue)(?:\s+like)?(?:\s+(?:when|while|after)\s[^"'`.;!?]{0,80})?\s*:?\s*(?:`[^`]*|"[^"]*(?:\s"\s*)?|'[^']*)$"#
 );
 
 /// A message quoted right after the verb of meeting it, its place first in any case (a title's
