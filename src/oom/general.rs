@@ -347,6 +347,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             // A state the sentence opens with (SQL Server's `There is insufficient system memory
             // in resource pool 'default' to run this query.`), maybe in a bytes literal.
             || regex!(r#"(?i)^\W*(?:b["'])?there (?:is|was) $"#).is_match(opening)
+            // A program's result after the step it printed in progress (hashcat's `Generated
+            // bitmap tables...Insufficient memory available`).
+            || regex!(r"\w(?:\.{3}|\u{2026})\s*$").is_match(&text[..at])
             // A program's report of what it met, without a subject (ComfyUI's `Got an OOM,
             // unloading all loaded models.`).
             || regex!(r"(?i)^\W*(?:got|hit|caught|encountered) (?:an? |the )?$").is_match(opening)
@@ -1691,7 +1694,7 @@ mod tests {
     }
 
     #[test]
-    fn round_85s_records_are_read() {
+    fn round_85_and_86s_records_are_read() {
         assert_records(&[
             // A title's failure after the circumstance a comma closes, with its full stop.
             "Qwen3-Reranker-0.6B 当待排序内容大于3总tokens大于5k，CUDA out of memory.",
@@ -1701,6 +1704,12 @@ mod tests {
             r#"By the way, i run your example successfully yesterday, but today i met a problem like "Critical error in pipeline: [/opt/dali/dali/util/cuda_utils.h:69] CUDA runtime api error "out of memory" Current pipeline object is no longer valid." I restart the kernel"#,
             // Erlang's process over its max_heap_size.
             "     Context:          maximum heap size reached",
+        ]);
+        assert_records(&[
+            // A result glued to the step a program printed in progress.
+            "Generated bitmap tables...Insufficient memory available Segmentation fault",
+            // A message quoted cut at its last letter.
+            r#"With this new v2.0 i get the "cuda error: out of memor (errn_um=2)""#,
         ]);
         // Rich's column of the caller, between the message's two rows pasted as one.
         let r = reading("ERROR: CUDA out of memory. batch_handler.py:47         Tried to allocate 1.49 GiB. GPU 0 has a total capacity of 14.58");
@@ -2074,6 +2083,7 @@ mod tests {
             "Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = 9819/11025/11025 MB",
         ),
         ("low on memory (eviction)", "The node was low on resource: memory. Container kilo was using 30332Ki"),
+        ("large alloc returned nil (tcmalloc)", "tcmalloc: large alloc 4294868992 bytes == (nil) @  0x776927f0"),
         ("a need for more heap (Allegro CL)", "Error: An allocation request for 4112 bytes caused a need for 2621440"),
         ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),
         ("memory over a job's limit", "=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648"),

@@ -169,6 +169,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // gperftools' tcmalloc, reporting a large allocation that returned no memory (`tcmalloc:
+        // large alloc 4294868992 bytes == (nil) @  0x776927f0`); one that returned an address is
+        // a notice.
+        name: "large alloc returned nil (tcmalloc)",
+        pattern: r"\blarge alloc \d+ bytes == (?:\(nil\)|0x0|0)(?:\s|$)",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         name: "runtime: out of memory",
         pattern: r"\b(?:runtime|fatal error): out of memory\b",
         closest: Closest::Kind(Kind::HostOom),
@@ -847,9 +856,11 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "out of memory",
+        // (Also cut at its last letter, as NBMiner's post stores it: `cuda error: out of memor
+        // (errn_um=2)`.)
         // (A hyphenated word may follow the one before `memory`: Taichi's `Out of CUDA
         // pre-allocated memory`.)
-        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b",
+        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|memor|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1200,8 +1211,9 @@ pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "invalid memory alloc",
     "no memory",
     "no more memory",
-    // (Blender's `aligned_malloc returns null`.)
+    // (Blender's `aligned_malloc returns null`, tcmalloc's `large alloc 4294868992 bytes == (nil)`.)
     "null",
+    "(nil)",
     "<",
     // (Apple's `NSMallocException`.)
     "mallocexception",
