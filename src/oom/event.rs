@@ -313,6 +313,20 @@ impl OomEvent {
         }
     }
 
+    /// Takes in a repeat's figures where this event has none: a message printed again may
+    /// state what its first print did not (an issue's title, then the body's message with its
+    /// `Memory limit: 14845796352 dbreader/writer need: 22753642488`).
+    pub(super) fn take_figures_of(&mut self, repeat: &OomEvent) {
+        self.requested_bytes = self.requested_bytes.or(repeat.requested_bytes);
+        self.capacity_bytes = self.capacity_bytes.or(repeat.capacity_bytes);
+        self.free_bytes = self.free_bytes.or(repeat.free_bytes);
+        self.used_bytes = self.used_bytes.or(repeat.used_bytes);
+        self.exceeded_by_bytes = self.exceeded_by_bytes.or(repeat.exceeded_by_bytes);
+        if self.memory_space.is_none() {
+            self.memory_space.clone_from(&repeat.memory_space);
+        }
+    }
+
     /// The section named `name`, created at the end if the event has none yet.
     /// A log can name any number of sections; past [`MAX_ITEMS`] they are not kept
     /// (`None`), like the items of a section.

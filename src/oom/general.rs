@@ -1078,7 +1078,12 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
             }
             continue;
         };
-        let names_what_ran_out = ran_out.is_some_and(|part| words.to_lowercase().contains(&part.to_lowercase()));
+        // (Not the memory beside it: CodeQL's `Java heap maximum: 1200 MiB, Off-heap arrays
+        // maximum: 2000 MiB`.)
+        let names_what_ran_out = ran_out.is_some_and(|part| {
+            let words = words.to_lowercase();
+            words.match_indices(&part.to_lowercase()).any(|(at, _)| !words[..at].ends_with('-'))
+        });
         if role.role() == Role::Capacity && names_what_ran_out {
             sizes.capacity = Some(size.bytes);
             continue;
@@ -1148,10 +1153,11 @@ fn named_run(text: &str) -> Option<(std::ops::Range<usize>, Vec<SizeWithRole>)> 
 /// languages ([`vocabulary::ROLE_WORDS_IN_ENGLISH`]) in English, so that the words of
 /// [`vocabulary::SIZE_ROLES`] find them.
 fn words_for_roles(text: &str) -> std::borrow::Cow<'_, str> {
+    // (Its last word may be an acronym: STAR's `limitGenomeGenerateRAM=31000000000`.)
     // (Not a property's dotted path: Druid's `druid.processing.buffer.sizeBytes[1,073,741,824]`
     // is a setting, not the figure of the failure.)
     let fields = regex!(
-        r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+\s*[:=]\s*\d)|(?:^|[\s,(])[A-Za-z][a-z]+(?:[A-Z][a-z]+)+\[\d"
+        r"\b(?:[A-Za-z]+(?:_[A-Za-z]+)+=|[A-Za-z][a-z]+(?:[A-Z][a-z]+)*(?:[A-Z][a-z]+|[A-Z]{2,})\s*[:=]\s*\d)|(?:^|[\s,(])[A-Za-z][a-z]+(?:[A-Z][a-z]+)+\[\d"
     );
     let mut text: std::borrow::Cow<'_, str> = if fields.is_match(text) {
         fields
@@ -1502,10 +1508,11 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
     }
     let next_word = regex!(r"^\s*([A-Za-z%]\w*)").captures(after).map(|c| c[1].to_lowercase());
     // Another field's label may follow a field's value (Postgres' `request size 1225135280
-    // Detail: Hint:`, PM2's `current_memory=46522368 max_memory_limit=…`), or a code's name
+    // Detail: Hint:`, PM2's `current_memory=46522368 max_memory_limit=…`, MMseqs2's `Memory
+    // limit: 14845796352 dbreader/writer need: …`), or a code's name
     // for a field with its value after a space (XRT's `size  419795968 xrt_.flags 0x1000000`).
     let next_field =
-        regex!(r"^\s+[A-Za-z][\w ]{0,40}[:=]|^\s+[A-Za-z]\w*[_.][\w.]*\s+(?:0x[0-9A-Fa-f]+|\d)").is_match(after);
+        regex!(r"^\s+[A-Za-z][\w /]{0,40}[:=]|^\s+[A-Za-z]\w*[_.][\w.]*\s+(?:0x[0-9A-Fa-f]+|\d)").is_match(after);
     let participle = |word: &str| word.len() > 4 && word.ends_with("ed") && !word.ends_with("eed");
     let follows_ok =
         next_field || next_word.as_deref().is_none_or(|word| BARE_NEXT_WORDS.contains(&word) || participle(word));
@@ -1694,7 +1701,7 @@ mod tests {
     }
 
     #[test]
-    fn round_85_and_86s_records_are_read() {
+    fn round_85_to_87s_records_are_read() {
         assert_records(&[
             // A title's failure after the circumstance a comma closes, with its full stop.
             "Qwen3-Reranker-0.6B 当待排序内容大于3总tokens大于5k，CUDA out of memory.",
@@ -1711,6 +1718,14 @@ mod tests {
             // A message quoted cut at its last letter.
             r#"With this new v2.0 i get the "cuda error: out of memor (errn_um=2)""#,
         ]);
+        // A memory setting too small for the work, its name's acronym last.
+        let star = reading("EXITING because of FATAL PARAMETER ERROR: limitGenomeGenerateRAM=31000000000 is too small for your genome SOLUTION: please specify limitGenomeGenerateRAM not less than168253832576 and make that much RAM available");
+        assert!(star.statement, "{star:?}");
+        assert_eq!(star.sizes.capacity, Some(31_000_000_000));
+        // The JVM's heap by name; its maximum, not the off-heap arrays' beside it.
+        let codeql = reading("[11/53 eval 10m21s] Query failed: codeql\\csharp-queries\\Security Features\\CWE-011\\ASPNetDebug.ql (Query evaluation ran out of Java heap (Java heap maximum: 1200 MiB, Off-heap arrays maximum: 2000 MiB).");
+        assert!(codeql.statement, "{codeql:?}");
+        assert_eq!(codeql.sizes.capacity, Some(1200 << 20));
         // Rich's column of the caller, between the message's two rows pasted as one.
         let r = reading("ERROR: CUDA out of memory. batch_handler.py:47         Tried to allocate 1.49 GiB. GPU 0 has a total capacity of 14.58");
         assert_eq!(r.sizes.requested, Some(1_599_875_318), "1.49 GiB");
@@ -2083,6 +2098,7 @@ mod tests {
             "Shutting down JVM after 8 consecutive periods of measured GC thrashing. Memory is used/total/max = 9819/11025/11025 MB",
         ),
         ("low on memory (eviction)", "The node was low on resource: memory. Container kilo was using 30332Ki"),
+        ("memory setting too small", "EXITING because of FATAL PARAMETER ERROR: limitGenomeGenerateRAM=31000000000is too small for your genome"),
         ("large alloc returned nil (tcmalloc)", "tcmalloc: large alloc 4294868992 bytes == (nil) @  0x776927f0"),
         ("a need for more heap (Allegro CL)", "Error: An allocation request for 4112 bytes caused a need for 2621440"),
         ("memory limit exceeded", "Memory limit of 512 MiB exceeded with 516 MiB used."),

@@ -566,6 +566,7 @@ impl Scanner {
         self.context.apply(event);
         let first = &mut self.events[at];
         first.occurrences += repeats;
+        first.take_figures_of(event);
         first.user_frame = first.user_frame.take().or(event.user_frame.take());
     }
 

@@ -178,6 +178,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // A memory setting whose value a program found too small for the work (STAR's `FATAL
+        // PARAMETER ERROR: limitGenomeGenerateRAM=31000000000 is too small for your genome`): the
+        // memory it needs is over the limit it was given. The setting's name ends with its memory.
+        name: "memory setting too small",
+        pattern: r"\b\w*(?:RAM|[Mm]emory|[Mm]em)\s*[=:]?\s*\d+(?:\.\d+)?\s*(?:[KMGT]i?B?|bytes)?\s*is too small\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
         name: "runtime: out of memory",
         pattern: r"\b(?:runtime|fatal error): out of memory\b",
         closest: Closest::Kind(Kind::HostOom),
@@ -866,7 +875,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "out of heap space",
-        pattern: r"(?i)\bout of heap space\b",
+        // (Or of the JVM's heap by name: CodeQL's `Query evaluation ran out of Java heap (Java heap
+        // maximum: 1200 MiB, …)`.)
+        pattern: r"(?i)\bout of (?:(?:JVM|Java) heap(?: space)?|heap space)\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -1118,6 +1129,8 @@ pub(super) const ANCHORS: &[&str] = &[
     // (GNU ld's `region `RAM' overflowed by`.)
     "overflowed by",
     "arena size",
+    // (STAR's `limitGenomeGenerateRAM=31000000000 is too small`.)
+    "too small",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,

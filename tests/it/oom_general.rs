@@ -334,6 +334,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round86-host/velox-mmapallocator-exceeded-memory-allocator-limit-pages.txt",
         "Velox's `Exceeded memory allocator limit when allocating 16 pages …` again under a later glog timestamp: glog's clock is not read (reading it split the GPU captures' allocator retries that cross a second), so the same message is one failure printed twice",
     ),
+    (
+        "round87-bio/star-genomegenerate-limitgenomegenerateram-one-line.txt",
+        "STAR's `not less than168253832576`, the figure glued to the word before it as STAR prints it: a figure glued to a word is read as part of a name, so the need is not read",
+    ),
+    (
+        "round87-bio/star-genomegenerate-limitgenomegenerateram-too-small-fenced.txt",
+        "STAR's `limitGenomeGenerateRAM=31000000000is too small`, the figure glued to the word after it as STAR prints it: a figure glued to a word is read as part of a name, so the limit is not read",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
@@ -487,6 +495,19 @@ fn pinned_host_memory_is_the_hosts_and_its_advice_says_so() {
     assert_eq!(jax["capacity_bytes"].as_u64(), Some(64 << 30));
     let incident = serde_json::to_value(&report.incidents[0]).unwrap().to_string();
     assert!(incident.contains("XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB"), "{incident}");
+}
+
+/// A message printed again may state the figures its first print did not: an issue's title,
+/// then the body's `Not enough memory to keep dbreader/write in memory!` over `Memory limit:
+/// 14845796352 dbreader/writer need: 22753642488`. The one failure takes them.
+#[test]
+fn a_repeat_gives_the_figures_its_first_print_lacked() {
+    let mmseqs = events(&sets().join("round87-bio/mmseqs2-createindex-dbreader-memory-limit-need.txt"));
+    assert_eq!(mmseqs.len(), 1, "{mmseqs:?}");
+    assert_eq!(
+        (mmseqs[0]["line"].as_u64(), mmseqs[0]["capacity_bytes"].as_u64(), mmseqs[0]["requested_bytes"].as_u64()),
+        (Some(1), Some(14_845_796_352), Some(22_753_642_488))
+    );
 }
 
 /// A program's status may take two lines before its failure: both give their figures (a
