@@ -342,6 +342,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round87-bio/star-genomegenerate-limitgenomegenerateram-too-small-fenced.txt",
         "STAR's `limitGenomeGenerateRAM=31000000000is too small`, the figure glued to the word after it as STAR prints it: a figure glued to a word is read as part of a name, so the limit is not read",
     ),
+    (
+        "round89-chat/p4-mcmc-allocation-error-in-pdmatrix.txt",
+        "P4's `.........allocation error in pdmatrix 2.` names no memory: an allocation error alone may be any resource's (a port's, an address's), so it is memory's only where memory is named",
+    ),
+    (
+        "round89-gpu/ppsspp-vulkan-ran-out-of-space-in-pool.txt",
+        "PPSSPP's `Ran out of space in pool. sz=3034 res=-2` names no memory: running out of space is a disk's as often, and its `res=-2` (`VK_ERROR_OUT_OF_DEVICE_MEMORY`) is a bare number",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
