@@ -1701,7 +1701,7 @@ mod tests {
     }
 
     #[test]
-    fn round_85_to_87s_records_are_read() {
+    fn round_85_to_90s_records_are_read() {
         assert_records(&[
             // A title's failure after the circumstance a comma closes, with its full stop.
             "Qwen3-Reranker-0.6B 当待排序内容大于3总tokens大于5k，CUDA out of memory.",
@@ -1718,6 +1718,8 @@ mod tests {
             // A message quoted cut at its last letter.
             r#"With this new v2.0 i get the "cuda error: out of memor (errn_um=2)""#,
         ]);
+        // The call named between the words.
+        assert_records(&["Error in Rsx_nc4_get_vara_int: NetCDF: Memory allocation (malloc) failure"]);
         // A memory setting too small for the work, its name's acronym last.
         let star = reading("EXITING because of FATAL PARAMETER ERROR: limitGenomeGenerateRAM=31000000000 is too small for your genome SOLUTION: please specify limitGenomeGenerateRAM not less than168253832576 and make that much RAM available");
         assert!(star.statement, "{star:?}");

@@ -472,7 +472,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "allocation failed",
         pattern: concat!(
-            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocation (?:failure|error|fail)\b",
+            // (Maybe with the call named between: NetCDF's `Memory allocation (malloc) failure`.)
+            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocation (?:\(\w+\) )?(?:failure|error|fail)\b",
             // The failure named, its details after a colon (XRT's `Check failed: bo_ != XRT_NULL_BO
             // allocation failure:  xrt_.handle 0x28fea590 … size  419795968`).
             r"|(?i:\ballocation failure:)",
