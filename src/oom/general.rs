@@ -1724,6 +1724,8 @@ mod tests {
         let star = reading("EXITING because of FATAL PARAMETER ERROR: limitGenomeGenerateRAM=31000000000 is too small for your genome SOLUTION: please specify limitGenomeGenerateRAM not less than168253832576 and make that much RAM available");
         assert!(star.statement, "{star:?}");
         assert_eq!(star.sizes.capacity, Some(31_000_000_000));
+        // (Not a setting whose name only ends in the letters of `RAM`.)
+        assert!(read(&normalise(1, b"PARAM=3 is too small")).is_none());
         // The JVM's heap by name; its maximum, not the off-heap arrays' beside it.
         let codeql = reading("[11/53 eval 10m21s] Query failed: codeql\\csharp-queries\\Security Features\\CWE-011\\ASPNetDebug.ql (Query evaluation ran out of Java heap (Java heap maximum: 1200 MiB, Off-heap arrays maximum: 2000 MiB).");
         assert!(codeql.statement, "{codeql:?}");

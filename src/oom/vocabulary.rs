@@ -180,9 +180,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // A memory setting whose value a program found too small for the work (STAR's `FATAL
         // PARAMETER ERROR: limitGenomeGenerateRAM=31000000000 is too small for your genome`): the
-        // memory it needs is over the limit it was given. The setting's name ends with its memory.
+        // memory it needs is over the limit it was given. The setting's name ends with its memory
+        // (`RAM` after a lower-case letter: not `PARAM`).
         name: "memory setting too small",
-        pattern: r"\b\w*(?:RAM|[Mm]emory|[Mm]em)\s*[=:]?\s*\d+(?:\.\d+)?\s*(?:[KMGT]i?B?|bytes)?\s*is too small\b",
+        pattern: r"\b(?:\w*[a-z_])?(?:RAM|[Mm]emory|[Mm]em)\s*[=:]?\s*\d+(?:\.\d+)?\s*(?:[KMGT]i?B?|bytes)?\s*is too small\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
