@@ -208,8 +208,9 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
     // Rich's log handler puts the caller's `file.py:NN` at the right of a record's first row,
     // and indents the rows the message wraps onto (infinity's `ERROR: CUDA out of memory.
     // batch_handler.py:47` + its padding + `Tried to allocate 1.49 GiB. …`, two rows pasted as
-    // one): the column is no part of the message.
-    if text.contains(".py:") {
+    // one): the column is no part of the message. (Either way two spaces or more stand beside
+    // it, so a traceback's `file.py:12` lines pay for no regex.)
+    if text.contains(".py:") && text.contains("  ") {
         if let Cow::Owned(cut) =
             regex!(r"\s[\w.-]+\.py:\d+ {3,}(\S)|\s{2,}[\w.-]+\.py:\d+ *$").replace_all(&text, " $1")
         {
