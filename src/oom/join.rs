@@ -51,6 +51,11 @@ pub enum MatchedBy {
     /// exactly the bytes of XLA's `input/output arguments (N)` (of several compilations of it,
     /// the one the size of the request, else the newest).
     Arguments,
+    /// The program the log names is smaller, whole peak and all, than the
+    /// failed request; this other one is identified as [`MatchedBy::Arguments`]
+    /// or [`MatchedBy::Size`] would identify it: the error was raised by a
+    /// later call that waited on its results.
+    EarlierProgram,
 }
 
 /// The failed program's memory, as `xmem report` computes it, against what the log says.
@@ -63,6 +68,10 @@ pub struct ProgramReport {
     pub matched_how: Option<String>,
     pub reason: Option<String>,
     pub module: Option<String>,
+    /// The program's name as XLA gives it (`module` adds its program id).
+    pub program: Option<String>,
+    /// The program the log names, when it is not this one ([`MatchedBy::EarlierProgram`]).
+    pub named_in_log: Option<String>,
     pub program_id: Option<u64>,
     pub module_id: Option<u64>,
     /// The input the module was read from.
@@ -101,6 +110,8 @@ impl ProgramReport {
             matched_how: None,
             reason: Some(reason),
             module: None,
+            program: None,
+            named_in_log: None,
             program_id: None,
             module_id: None,
             input: None,
@@ -170,6 +181,13 @@ pub fn attach(incident: &mut Incident, report: ProgramReport) {
     if report.matched_by.is_some() {
         incident.advice.retain(|advice| !advice.starts_with(super::verdict::JOIN_HINT));
     }
+    // The log's name was the later call's: the incident is about this program.
+    if let (Some(named), Some(program)) = (&report.named_in_log, &report.program) {
+        if let Ok(word) = regex::Regex::new(&format!(r"\b{}\b", regex::escape(named))) {
+            incident.title = word.replace_all(&incident.title, regex::NoExpand(program)).into_owned();
+        }
+        incident.program = Some(program.clone());
+    }
     incident.program_report = Some(Box::new(report));
 }
 
@@ -198,6 +216,17 @@ fn choose<'m>(failure: &Failure, modules: &[&'m ModuleReport]) -> Result<(&'m Mo
         |module: &&&ModuleReport| failure.request.is_some_and(|request| has_allocation_of(module, request, failure));
     if let Some(program) = failure.program {
         let named: Vec<&ModuleReport> = modules.iter().copied().filter(|m| m.name == program).collect();
+        if too_small_for_request(&named, failure) {
+            let others: Vec<&ModuleReport> = modules.iter().copied().filter(|m| m.name != program).collect();
+            let identified = match (failure.arguments, failure.request) {
+                (Some(arguments), _) => by_arguments(arguments, failure, &others),
+                (None, Some(request)) => by_request(request, failure, &others),
+                (None, None) => Err(String::new()),
+            };
+            if let Ok((module, _)) = identified {
+                return Ok((module, MatchedBy::EarlierProgram));
+            }
+        }
         return match named.as_slice() {
             [] => Err(format!(
                 "the inputs hold no program named {program} (they hold {}); the log and the inputs are of \
@@ -224,7 +253,31 @@ fn choose<'m>(failure: &Failure, modules: &[&'m ModuleReport]) -> Result<(&'m Mo
     let Some(request) = failure.request else {
         return Err("the log names no program and no failed request to match a program by".to_string());
     };
-    let sized: Vec<&&ModuleReport> = modules.iter().filter(fits).collect();
+    by_request(request, failure, modules)
+}
+
+/// Whether the programs of the name the log gives are all smaller, whole peak
+/// and all, than the failed request, which they then cannot have made. JAX
+/// runs a program asynchronously: when its allocation fails, the error is
+/// raised by the next call that waits on its results, and it names that
+/// call's program (a `jit_squeeze` indexing the output).
+fn too_small_for_request(named: &[&ModuleReport], failure: &Failure) -> bool {
+    let Some(request) = failure.request.filter(|&request| failure.fatal && request >= MIN_IDENTIFYING_BYTES) else {
+        return false;
+    };
+    let smaller = |module: &&ModuleReport| {
+        space(module, failure).is_some_and(|space| (space.peak_bytes as f64) < request as f64 * (1.0 - SIZE_MATCH_SHARE))
+    };
+    !named.is_empty() && named.iter().all(smaller)
+}
+
+/// The only program with an allocation the size of the failed request.
+fn by_request<'m>(
+    request: u64,
+    failure: &Failure,
+    modules: &[&'m ModuleReport],
+) -> Result<(&'m ModuleReport, MatchedBy), String> {
+    let sized: Vec<&&ModuleReport> = modules.iter().filter(|m| has_allocation_of(m, request, failure)).collect();
     match sized.as_slice() {
         [only] => Ok((only, MatchedBy::Size)),
         [] => Err(format!(
@@ -297,23 +350,42 @@ fn matched_how(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure, 
         MatchedBy::NameAndSize => "matched by name and by the size of the failed request".to_string(),
         MatchedBy::NameNewest => "matched by name; the newest of several of that name".to_string(),
         MatchedBy::Size => "matched by the size of the failed request: the log names no program".to_string(),
-        MatchedBy::Arguments => {
-            let mut how = format!(
-                "matched by the log's argument size, {} bytes, exactly: its parameters and outputs",
-                failure.arguments.unwrap_or_default()
-            );
-            let outputs = space(module, failure).map(|space| space.breakdown.outputs);
-            if let Some(limit) = failure.remat_limit.filter(|&limit| outputs == i64::try_from(limit).ok()) {
-                how.push_str(&format!("; the rematerialization limit, {limit} bytes, is exactly its outputs"));
-            }
-            let compilations = modules.iter().filter(|m| m.name == module.name).count();
-            if compilations > 1 {
-                how.push_str(&format!("; the newest fitting of {compilations} compilations of it"));
-            }
-            how.push_str("; the log names no program");
-            how
+        MatchedBy::Arguments => format!("{}; the log names no program", by_arguments_how(module, failure, modules)),
+        MatchedBy::EarlierProgram => {
+            let named = failure.program.unwrap_or_default();
+            let peak = modules.iter().filter(|m| m.name == named).filter_map(|m| space(m, failure)).map(|s| s.peak_bytes);
+            let identified = match failure.arguments {
+                Some(_) => by_arguments_how(module, failure, modules),
+                None => format!(
+                    "matched by the size of the failed request, the only other program with an allocation of {}",
+                    size(failure.request.unwrap_or_default())
+                ),
+            };
+            format!(
+                "{identified}; the log names {named}, but its whole peak, {}, is smaller than the failed {} request: \
+                 the error was raised by a later call that waited on this program's results",
+                size(peak.max().unwrap_or_default()),
+                size(failure.request.unwrap_or_default())
+            )
         }
     }
+}
+
+/// `matched by the log's argument size, N bytes, exactly: …`, with what corroborates it.
+fn by_arguments_how(module: &ModuleReport, failure: &Failure, modules: &[&ModuleReport]) -> String {
+    let mut how = format!(
+        "matched by the log's argument size, {} bytes, exactly: its parameters and outputs",
+        failure.arguments.unwrap_or_default()
+    );
+    let outputs = space(module, failure).map(|space| space.breakdown.outputs);
+    if let Some(limit) = failure.remat_limit.filter(|&limit| outputs == i64::try_from(limit).ok()) {
+        how.push_str(&format!("; the rematerialization limit, {limit} bytes, is exactly its outputs"));
+    }
+    let compilations = modules.iter().filter(|m| m.name == module.name).count();
+    if compilations > 1 {
+        how.push_str(&format!("; the newest fitting of {compilations} compilations of it"));
+    }
+    how
 }
 
 /// The memory space the failure is about: the one the log names, else the
@@ -348,6 +420,8 @@ fn matched(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure) -> P
         matched_how: None,
         reason: None,
         module: Some(module.display_name()),
+        program: Some(module.name.clone()),
+        named_in_log: (matched_by == MatchedBy::EarlierProgram).then(|| failure.program.unwrap_or_default().to_string()),
         program_id: Some(module.program_id),
         module_id: Some(module.module_id),
         input: Some(module.input.clone()),
@@ -363,6 +437,16 @@ fn matched(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure) -> P
 /// Whether the program could fit at all, and what owns most of its peak: a
 /// source line, or buffers without one (the arguments passed in).
 fn finding(module: &ModuleReport, space: &MemorySpaceReport, failure: &Failure, over: Option<i64>) -> String {
+    if too_small_for_request(&[module], failure) {
+        return format!(
+            "{}'s own peak, {}, is smaller than the failed {} request, which it cannot have made: JAX raises a failed \
+             asynchronous execution at the next call that waits on its results, so the request was an earlier \
+             program's; the inputs hold none that the log's figures identify",
+            module.name,
+            size(space.peak_bytes),
+            size(failure.request.unwrap_or_default())
+        );
+    }
     let mut text = match (failure.limit, over) {
         (Some(limit), Some(over)) if over > 0 => format!(
             "{}'s own peak, {}, is {} above the {} limit{}",

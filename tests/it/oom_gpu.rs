@@ -297,6 +297,50 @@ fn of_several_programs_of_one_name_the_one_the_size_of_the_request() {
     assert!(joined["finding"].as_str().unwrap().contains("it ran out because of what else was alive"));
 }
 
+/// JAX ran `jit_sorted_outer` asynchronously; its 18.25 GiB output could not be
+/// allocated, and the error was raised by the next call that waited on it,
+/// `jit_squeeze` (`s[0, :4]`), whose name the log gives. The dump's
+/// `jit_squeeze` holds 32 bytes; the log's `input/output arguments
+/// (39200280016)` are `jit_sorted_outer`'s to the byte.
+#[test]
+fn a_failure_raised_by_a_later_call_is_joined_with_the_program_that_made_the_request() {
+    let doc = json(&["jax_async_report/output.log", "--with", "jax_async_report/xla_dump"]);
+    let incident = &doc["incidents"][0];
+    let joined = &incident["program_report"];
+    assert_eq!(joined["matched_by"], "earlier-program");
+    assert_eq!(joined["module"], "jit_sorted_outer(663)");
+    assert_eq!(joined["program"], "jit_sorted_outer");
+    assert_eq!(joined["named_in_log"], "jit_squeeze");
+    let how = joined["matched_how"].as_str().unwrap();
+    assert!(how.contains("39200280016 bytes, exactly"), "{how}");
+    assert!(how.contains("the log names jit_squeeze, but its whole peak, 32 B, is smaller than the failed 18.25 GiB"), "{how}");
+    // Two 19.6e9-byte outputs (the rematerialization limit in the log, 39200000016, to the byte),
+    // the outer product beside them, and the 280000-byte input.
+    let space = &joined["memory_space"];
+    assert_eq!(space["breakdown"]["outputs"], 39_200_000_016u64);
+    assert_eq!(space["peak_bytes"], 58_800_280_032u64);
+    assert_eq!(incident["program"], "jit_sorted_outer");
+    let title = incident["title"].as_str().unwrap();
+    assert!(title.starts_with("jit_sorted_outer needs 73.02 GiB"), "{title}");
+    assert!(!title.contains("jit_squeeze"), "{title}");
+}
+
+#[test]
+fn a_named_program_smaller_than_the_request_is_not_said_to_have_run_out_because_of_others() {
+    let dump = tempfile::tempdir().unwrap();
+    for module in ["module_1997.jit_squeeze", "module_3322.jit_squeeze"] {
+        let name = format!("{module}.sm_9.0a_gpu_after_optimizations.hlo.pb");
+        std::fs::copy(path(&format!("jax_async_report/xla_dump/{name}")), dump.path().join(name)).unwrap();
+    }
+    let doc = json(&["jax_async_report/output.log", "--with", dump.path().to_str().unwrap()]);
+    let joined = &doc["incidents"][0]["program_report"];
+    assert_eq!(joined["matched_by"], "name-newest");
+    assert!(joined["named_in_log"].is_null());
+    let finding = joined["finding"].as_str().unwrap();
+    assert!(finding.starts_with("jit_squeeze's own peak, 8 B, is smaller than the failed 18.25 GiB request"), "{finding}");
+    assert!(!finding.contains("what else was alive"), "{finding}");
+}
+
 /// The program report of `run/output.log` with the executable's name taken
 /// out, as older jaxlib printed it, joined with `run/xla_dump`.
 fn joined_without_its_name(run: &str, program: &str) -> serde_json::Value {
