@@ -2093,6 +2093,7 @@ mod tests {
             "2021-09-20T14:19:10.428518897+01:00 2021-09-20 14:19:10,427 - synapse.storage.txn - 561 - WARNING - GET-520092- [TXN OPERROR] {get_oldest_event_ids_with_depth_in_room-19f2dc} could not resize shared memory segment \"/PostgreSQL.2138012727\" to 16777216 bytes: No space left on device",
         ),
         ("ALLOC_FAILED", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling"),
+        ("cudaErrorMemoryAllocation", "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory"),
         ("ALLOCATION_FAILURE", "OpenCL error: CL_MEM_OBJECT_ALLOCATION_FAILURE"),
         ("runtime: out of memory", "fatal error: runtime: out of memory"),
         ("oom-kill event", "Detected 1 oom_kill event in StepId=11300781.0."),

@@ -133,7 +133,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "ALLOC_FAILED",
         // (nvJPEG's is `NVJPEG_STATUS_ALLOCATOR_FAILURE`, Rockchip's `RKNN_ERR_MALLOC_FAIL`.)
-        pattern: r"\b[A-Z]+_(?:STATUS_|ERR_|ERROR_)?M?ALLOC(?:ATION)?_FAIL(?:ED)?\b|\b[A-Z]+_STATUS_ALLOCATOR_FAILURE\b|\b(?:cuda|hip)ErrorMemoryAllocation\b",
+        pattern: r"\b[A-Z]+_(?:STATUS_|ERR_|ERROR_)?M?ALLOC(?:ATION)?_FAIL(?:ED)?\b|\b[A-Z]+_STATUS_ALLOCATOR_FAILURE\b",
+        closest: Closest::Kind(Kind::RuntimeAllocationFailure),
+        strength: Token,
+    },
+    Wording {
+        // The CUDA and HIP runtimes' error 2 by its name, apart from ALLOC_FAILED so that the
+        // words an event was made of are the log's own.
+        name: "cudaErrorMemoryAllocation",
+        pattern: r"\b(?:cuda|hip)ErrorMemoryAllocation\b",
         closest: Closest::Kind(Kind::RuntimeAllocationFailure),
         strength: Token,
     },
