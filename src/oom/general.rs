@@ -339,7 +339,7 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             .is_match(&text[..at])
             && failed_before;
     let statement = !talk
-        && !is_frame(text)
+        && (!is_frame(text) || throws_bad_alloc(text))
         && (token
             || line.prefixed
             || quote.is_some()
@@ -791,6 +791,13 @@ fn first_place(message: &str) -> Option<Place> {
 pub(super) fn is_frame(text: &str) -> bool {
     regex!(r#"^\s*(?:File "|at [\w$.<>]+\(|#?\d+[:\s]+(?:0x)?[0-9a-fA-F]{6,}\b|frame #\d+|Traceback \(most recent call last\)|During handling of the above exception)"#)
         .is_match(text)
+}
+
+/// A frame of a function that does nothing but throw `std::bad_alloc`
+/// (`#9 0x… in qBadAlloc() () from …/libQt6Core.so.6`): a stack that holds it
+/// threw one, whatever else the log says.
+fn throws_bad_alloc(frame: &str) -> bool {
+    regex!(r"\b(?:qBadAlloc|__throw_bad_alloc)\(\)").is_match(frame)
 }
 
 /// Text before the failure words that still lets them open the message:
@@ -2093,6 +2100,10 @@ mod tests {
             "2021-09-20T14:19:10.428518897+01:00 2021-09-20 14:19:10,427 - synapse.storage.txn - 561 - WARNING - GET-520092- [TXN OPERROR] {get_oldest_event_ids_with_depth_in_room-19f2dc} could not resize shared memory segment \"/PostgreSQL.2138012727\" to 16777216 bytes: No space left on device",
         ),
         ("ALLOC_FAILED", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling"),
+        (
+            "Memory Exception",
+            "[WARNING] [2018-07-20 11:26:15,141:EnsembleBuilder(1):bc7ea84b06c06db9da18252766d56c64] Memory Exception -- restart with less ensemle_nbest: 25",
+        ),
         ("cudaErrorMemoryAllocation", "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory"),
         ("ALLOCATION_FAILURE", "OpenCL error: CL_MEM_OBJECT_ALLOCATION_FAILURE"),
         ("runtime: out of memory", "fatal error: runtime: out of memory"),

@@ -296,7 +296,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "low memory (earlyoom)",
-        pattern: r"(?i)\blow memory! at or below SIG\w+ limits\b",
+        // (Before 1.3: `Low memory! mem avail: 327 of 5875 MiB (5) % <= min 10 %`.)
+        pattern: r"(?i)\blow memory! at or below SIG\w+ limits\b|\bLow memory! mem avail: \d",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -417,8 +418,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // initialization: bad allocation`, PrusaSlicer's `… glad if you reported it. bad allocation`.)
         // (Or a library's own class for it, thrown: Ginkgo's `terminate called after throwing an
         // instance of 'gko::AllocationError'`.) (A mark a paste left after it is none of its
-        // words: Mapnik's `RuntimeError: bad allocation_`.)
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'",
+        // words: Mapnik's `RuntimeError: bad allocation_`.) (The functions that throw it, in a
+        // debugger's frame: `#9 0x… in qBadAlloc() () from …/libQt6Core.so.6`.)
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -556,7 +558,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // (Chrome's sandbox: `SBOX_FATAL_MEMORY_EXCEEDED`.)
         name: "memory limit code",
-        pattern: r"\bEXCEEDED_\w*MEMORY_LIMIT\b|\bMEMORY_LIMIT_EXCEEDED\b|\b[A-Z]+_FATAL_MEMORY_EXCEEDED\b",
+        // (SMAC's and auto-sklearn's run status `StatusType.MEMOUT`, `Memout (used more than 1024 MB).`)
+        pattern: r"\bEXCEEDED_\w*MEMORY_LIMIT\b|\bMEMORY_LIMIT_EXCEEDED\b|\b[A-Z]+_FATAL_MEMORY_EXCEEDED\b|\bMEMOUT\b|\bMemout \(used more than\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -868,6 +871,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // A memory exception by its name, as a record states it (auto-sklearn's
+        // `[WARNING] … Memory Exception -- restart with less ensemble_nbest: 12`), not
+        // a memory access fault (`Memory exception at 0x…`).
+        name: "Memory Exception",
+        pattern: r"\bMemory Exception\b(?:\s*(?:--|:|—)|\s*$)",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
         name: "RESOURCE_EXHAUSTED",
         pattern: r"RESOURCE_EXHAUSTED|Resource exhausted|ResourceExhausted(?:Error)?",
         closest: ByPlace,
@@ -1141,6 +1153,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "arena size",
     // (STAR's `limitGenomeGenerateRAM=31000000000 is too small`.)
     "too small",
+    "memout",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -1166,6 +1179,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "shared memory",
     "memory error",
     "memoryerror",
+    // (auto-sklearn's `Memory Exception -- restart with less ensemble_nbest`.)
+    "memory exception",
     // (`RESOURCE_TYPE_MEMORY`, Android's `NO_MEMORY`.)
     "_memory",
     "too much memory",
