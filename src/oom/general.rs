@@ -103,16 +103,38 @@ pub(super) fn has_failure_words(raw: &[u8]) -> bool {
 
 /// The line's reading, if it holds failure words.
 pub(super) fn read(line: &Line) -> Option<Reading> {
+    let reading = read_from(line, 0)?;
+    if reading.statement || !reading.talk {
+        return Some(reading);
+    }
+    // A sentence that talks (a hedge) may be followed by the program's own record, in a
+    // sentence of its own (Bambu Studio's `The system may have run out of memory, or a bug may
+    // have occurred. bad allocation`).
+    let next_sentence = sentence_around(&line.text, reading.at).end;
+    match read_from(line, next_sentence) {
+        Some(later) if later.statement => Some(later),
+        _ => Some(reading),
+    }
+}
+
+/// [`read`] of the failure words that start at `from` or after.
+fn read_from(line: &Line, from: usize) -> Option<Reading> {
     let text = line.text.as_ref();
     if !mentions(text.as_bytes()) {
         return None;
     }
     let tables = vocabulary::compiled();
     let mut matched: Vec<usize> = tables.set.matches(text.as_bytes()).into_iter().collect();
-    let first_at = |row: usize| tables.rows[row].find(text.as_bytes()).map(|m| m.start());
+    let first_at =
+        |row: usize| tables.rows[row].find_iter(text.as_bytes()).find(|m| m.start() >= from).map(|m| m.start());
+    if from > 0 {
+        matched.retain(|&row| first_at(row).is_some());
+    }
     // Words that are part of a command-line flag name it; the rows with
     // words outside any flag are the line's, if there are any.
-    let stated = |row: usize| tables.rows[row].find_iter(text.as_bytes()).find(|m| !in_flag(text, m.start(), m.end()));
+    let stated = |row: usize| {
+        tables.rows[row].find_iter(text.as_bytes()).find(|m| m.start() >= from && !in_flag(text, m.start(), m.end()))
+    };
     let outside: Vec<usize> = matched.iter().copied().filter(|&row| stated(row).is_some()).collect();
     let only_flags = outside.is_empty();
     if !only_flags {
@@ -333,9 +355,10 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // The cause of a failure the sentence before states (COLMAP's `ERROR: Feature matching
     // failed. This is probably caused by insufficient GPU memory.`).
     // (Or its hedged cause alone: gunicorn's `[ERROR] Worker (pid:30) was sent SIGKILL! Perhaps out
-    // of memory?`.)
+    // of memory?`.) (In German too: PrusaSlicer's `PrusaSlicer ist auf einen Fehler gestoßen. Es
+    // wurde wahrscheinlich dadurch verursacht, dass der Speicher knapp wird.`)
     let cause_of_failure_before =
-        regex!(r"(?i)\b(?:caused by|due to|because(?: of)?|probably|likely|possibly|perhaps|maybe)\s+$")
+        regex!(r"(?i)\b(?:caused by|due to|because(?: of)?|probably|likely|possibly|perhaps|maybe|verursacht,? dass(?: der| die| das)?)\s+$")
             .is_match(&text[..at])
             && failed_before;
     let statement = !talk
@@ -359,6 +382,9 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
             || tables.writer_met.is_match(opening.as_bytes())
             || tables.error_marks.is_match(asserted(&spot).as_bytes())
             || opens_message(&text[..at])
+            // (After a sentence that talks, one that opens with the words, where an error was
+            // stated before them, is the program's own: [`read`].)
+            || (from > 0 && record && failed_before)
             || names_alone(text, at, words)
             // What befell a thing (not a person: `I ran out of memory quickly with batch 64` is
             // talk of a setting), in the past (`The calculator ran out of memory and suddenly
@@ -2100,6 +2126,10 @@ mod tests {
             "2021-09-20T14:19:10.428518897+01:00 2021-09-20 14:19:10,427 - synapse.storage.txn - 561 - WARNING - GET-520092- [TXN OPERROR] {get_oldest_event_ids_with_depth_in_room-19f2dc} could not resize shared memory segment \"/PostgreSQL.2138012727\" to 16777216 bytes: No space left on device",
         ),
         ("ALLOC_FAILED", "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling"),
+        (
+            "bad allocation",
+            "\"An error occurred. The system may have run out of memory, or a bug may have occurred. bad allocation\" during slicing",
+        ),
         (
             "Memory Exception",
             "[WARNING] [2018-07-20 11:26:15,141:EnsembleBuilder(1):bc7ea84b06c06db9da18252766d56c64] Memory Exception -- restart with less ensemle_nbest: 25",

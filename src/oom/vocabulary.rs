@@ -363,7 +363,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // Windows' `Nicht genügend Speicher verfügbar, um diesen Befehl zu verarbeiten.`), not for
         // a disk's space (`Nicht genügend Speicherplatz`).
         name: "not enough memory, in German",
-        pattern: r"[Nn]icht (?:genügend|genug|ausreichend) (?:Haupt|Arbeits|Grafik|Video)?[Ss]peicher\b",
+        // (And memory running short: PrusaSlicer's `…dadurch verursacht, dass der Speicher knapp wird.`)
+        pattern: r"[Nn]icht (?:genügend|genug|ausreichend) (?:Haupt|Arbeits|Grafik|Video)?[Ss]peicher\b|\b(?:Haupt|Arbeits|Grafik|Video)?[Ss]peicher (?:zu )?knapp (?:wird|wurde|ist|war)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -415,14 +416,24 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "bad_alloc",
         // (Windows' what() of it, after a logger's `Unhandled C++ exception.`.)
         // (Or ending a line, after a colon or a sentence: ONNX Runtime's `Exception during
-        // initialization: bad allocation`, PrusaSlicer's `… glad if you reported it. bad allocation`.)
+        // initialization: bad allocation`, PrusaSlicer's `… glad if you reported it. bad allocation`,
+        // hMailServer's `Message: bad allocation`.)
         // (Or a library's own class for it, thrown: Ginkgo's `terminate called after throwing an
         // instance of 'gko::AllocationError'`.) (A mark a paste left after it is none of its
         // words: Mapnik's `RuntimeError: bad allocation_`.) (The functions that throw it, in a
         // debugger's frame: `#9 0x… in qBadAlloc() () from …/libQt6Core.so.6`.)
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\))[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
+        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\)|Message)[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
         closest: HostUnlessDevice,
         strength: Token,
+    },
+    Wording {
+        // Windows' what() of `std::bad_alloc` opening a message of its own, where no class or
+        // label names it (Bambu Studio's `… or a bug may have occurred. bad allocation" during
+        // slicing`): as plain words, not where a person writes of a bad allocation of something.
+        name: "bad allocation",
+        pattern: r"\bbad allocation\b",
+        closest: HostUnlessDevice,
+        strength: Phrase,
     },
     Wording {
         name: "Cannot allocate memory (ENOMEM)",
