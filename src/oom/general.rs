@@ -473,9 +473,10 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     };
     // (A program's record may address its reader after its log level: faceswap's `ERROR    You
     // do not have enough GPU memory available …`, JRuby's `Error: Your application used more
-    // memory than the safety cap of 500M.`; the words before the level are the writer's.)
+    // memory than the safety cap of 500M.`, Wan2GP's `… has encountered an error: it is likely that
+    // you have unsufficient RAM`; the words before the level are the writer's.)
     let opening_before_level =
-        regex!(r"\b(?:FATAL ERROR|ERROR|FATAL|CRITICAL|WARNING|WARN)\b|\b(?:Error|Fatal|Warning):")
+        regex!(r"\b(?:FATAL ERROR|ERROR|FATAL|CRITICAL|WARNING|WARN)\b|\b(?:[Ee]rror|Fatal|Warning):")
             .find_iter(opening)
             .last()
             .map_or(opening, |level| &opening[..level.start()]);
@@ -635,11 +636,12 @@ fn met_when(clause: &str) -> bool {
 /// `Prediction on device was unsuccessful, probably due to a lack of memory.`): the failure
 /// happened, and the hedge is no talk about it. A program's record may hedge right before
 /// them (GPT4All's `ERROR: Previous attempt to load model resulted in crash … most likely
-/// due to out of memory.`): the hedge goes with them.
+/// due to out of memory.`; Wan2GP's `The generation of the video has encountered an error: it is
+/// likely that you have unsufficient RAM …`): the hedge goes with them.
 fn unhedged<'a>(clause: &'a str, before_words: &str, words: &str, record: bool) -> std::borrow::Cow<'a, str> {
     let hedged = regex!(r"(?i)\b(?:probably|likely|possibly|perhaps|maybe)\s+(?:due to|because)\b");
     let hedge_before = regex!(
-        r"(?i)\b(?:most |very )?(?:probably|likely|possibly|perhaps|maybe),?\s+(?:(?:due to|because(?: of)?|caused by)\s+)?$"
+        r"(?i)\b(?:most |very )?(?:probably|likely|possibly|perhaps|maybe),?\s+(?:that you (?:have|had) |(?:due to|because(?: of)?|caused by)\s+)?$"
     );
     if hedged.is_match(words) {
         clause.replacen(words, " ", 1).into()

@@ -983,7 +983,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // memory short of what is required, Milvus' `The memory of all indexnodes does not meet
         // the requirements`.)
         name: "memory not available",
-        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bno memory!|\bmemory not available\b|\binsufficient (?:\w+ )?(?:memory|v?RAM)\b|\binsufficient space for (?:the )?heap\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b|\bmemory\b[^.;]{0,40}\b(?:does not|doesn't|do not|don't) meet the requirements?\b",
+        pattern: r"(?i)\b\w*alloc\w*:\s+no (?:more )?memory\b|\bno memory!|\bmemory not available\b|\b[iu]nsufficient (?:\w+ )?(?:memory|v?RAM)\b|\binsufficient space for (?:the )?heap\b|\bmemory is (?:insufficient|not enough)\b|\bno (?:available|free) memory\b|\bno (?:additional |more |free )?memory (?:is )?available\b|\bmemory\b[^.;]{0,40}\b(?:does not|doesn't|do not|don't) meet the requirements?\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1140,6 +1140,8 @@ pub(super) const ANCHORS: &[&str] = &[
     // (Fluent Bit's `paused (mem buf overlimit)`.)
     "overlimit",
     "insuf",
+    // (Wan2GP's misspelt `unsufficient RAM`.)
+    "unsuf",
     "failed in",
     "exceed",
     "failed with error -",
