@@ -568,7 +568,9 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
         || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         || code_named
-        || (tables.talk.is_match(unhedged(&text[talk_from..clause.end], &text[talk_from..at], words, record || failed_before).as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
+        || (tables.talk.is_match(unhedged(&text[talk_from..clause.end], &text[talk_from..at], words, record || failed_before).as_bytes())
+            && !fixes_a_thrown(&text[clause.clone()])
+            && !forecasts_a_request(&text[..at], &text[at + words.len()..], record))
         || (tables.conditions.is_match(&text.as_bytes()[clause.start..at]) && !met_when(&text[clause.start..at]))
         // (Or the main clause of a condition, in a modal: Docker's `If your program unexpectedly
         // exits, it might have been terminated by the Out Of Memory killer …` tells what may have
@@ -595,6 +597,15 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
             && tables.named.is_match(opening.as_bytes())
             && !tables.met.is_match(opening.as_bytes())
             && !own_clause)
+}
+
+/// A record that forecasts its own request's failure (Guppy's `[guppy/warning] … CUDA device 0
+/// will run out of memory while trying to allocate 284079744 bytes`, before it aborts): the
+/// program's check of a request it was making, not what may happen in general.
+fn forecasts_a_request(before_words: &str, after_words: &str, record: bool) -> bool {
+    record
+        && regex!(r"(?i)\bwill\s+(?:run\s+)?$").is_match(before_words)
+        && regex!(r"(?i)^\s*(?:while|when) trying to allocate \d").is_match(after_words)
 }
 
 /// Whether what follows `before` is the value a test's assertion got, quoted (Go's `expected
@@ -1376,6 +1387,17 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     // (Its human size repeats the count: not a size of its own.)
     if regex!(r"\[\d+/$").is_match(before) {
         return None;
+    }
+    // A usage pair of bare counts after a byte count shares its unit (Guppy's `CUDA device 0
+    // reached memory limit while trying to allocate 414853888 bytes, currently at
+    // 3317279728/4100456448`).
+    let pair_after_bytes = found.name("unit").is_none()
+        && found.name("frac").is_none()
+        && regex!(r"(?i)\b\d+\s*bytes\b[^.;]{0,40}?\bat\s+(?:\d+/)?$").is_match(before)
+        && (before.ends_with('/') || regex!(r"^/\d+\b").is_match(after));
+    if pair_after_bytes {
+        let count = found.name("int")?.as_str().replace(',', "").parse().ok()?;
+        return Some(Found { start, end, bytes: count });
     }
     // (An underscore that closes Markdown's italics ends it: `of size 1.1 Gb_.`)
     let italics_end =

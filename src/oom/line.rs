@@ -221,6 +221,15 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
     if text.contains(['\u{2039}', '\u{203a}']) {
         text = Cow::Owned(text.replace(['\u{2039}', '\u{203a}'], ""));
     }
+    // A record pasted as one span of inline code, the whole line (`` `2022-06-13 21:39:18.761342
+    // [guppy/info] CUDA device 0 reached memory limit …` ``), is the record.
+    let trimmed = text.trim();
+    if trimmed.len() > 2 && trimmed.starts_with('`') && trimmed.ends_with('`') {
+        let inner = &trimmed[1..trimmed.len() - 1];
+        if !inner.contains('`') {
+            text = Cow::Owned(inner.to_string());
+        }
+    }
     let mut repeats = 1;
     if let Some(found) = repeat().captures(&text) {
         repeats = found.get(1).or_else(|| found.get(2)).and_then(|n| n.as_str().parse().ok()).unwrap_or(1);

@@ -992,7 +992,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // that failed, zkevm-prover's `failed calling malloc() of size 461239222272`, or
         // returned no memory, Blender's `aligned_malloc returns null: len=7247757312`.)
         name: "could not allocate",
-        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve|acquire) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b|\b(?:requesting|reserving|committing|allocating) (?:(?:virtual|device|host|GPU|shared|pinned|system) )?memory failed\b|\bfail(?:ed|s|ure)? (?:when |while )?(?:calling|to call) \w*alloc\w*\b|\b\w*alloc\w*(?:\(\))? (?:returns?|returned) (?:null|nullptr)\b",
+        // (Misspelt `allcate` as several programs print it: x64dbg's `Could not allcate
+        // memory(minidump wil be created).`)
+        pattern: r"(?i)\b(?:cannot|can ?not|can't|could not|couldn't|unable to|failed to|fails? to|inability to|failure to) (?:be |\w+ )?(?:(?:re)?alloc(?:ated?)?|[cm]alloc|realloc)\b|\b(?:cannot|could not|unable to|failed to) (?:commit|reserve|acquire) (?:the )?(?:\d+ bytes|\d+(?:\.\d+)? ?[KMGT]i?B|(?:\w+ )?memory)\b|\berror (?:when |while |during )?allocating\b|\balloc(?:ate)? \d+ (?:bytes )?error\b|\bfail(?:ed|s)? to apply for (?:\w+ )?memory\b|\b(?:requesting|reserving|committing|allocating) (?:(?:virtual|device|host|GPU|shared|pinned|system) )?memory failed\b|\bfail(?:ed|s|ure)? (?:when |while )?(?:calling|to call) \w*alloc\w*\b|\b\w*alloc\w*(?:\(\))? (?:returns?|returned) (?:null|nullptr)\b|\b(?:cannot|could not|couldn't|unable to|failed to) allcate (?:\w+ )?memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1142,6 +1144,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "insuf",
     // (Wan2GP's misspelt `unsufficient RAM`.)
     "unsuf",
+    "allcate",
     "failed in",
     "exceed",
     "failed with error -",
