@@ -2154,6 +2154,8 @@ mod tests {
             "bad allocation",
             "\"An error occurred. The system may have run out of memory, or a bug may have occurred. bad allocation\" during slicing",
         ),
+        ("Array buffer allocation (V8)", "Unable to backup, RangeError: Array buffer allocation"),
+        ("allocation over its limit", "[NeedMEM] trying to allocate 598017592 bytes (limits: 500000000)"),
         (
             "Memory Exception",
             "[WARNING] [2018-07-20 11:26:15,141:EnsembleBuilder(1):bc7ea84b06c06db9da18252766d56c64] Memory Exception -- restart with less ensemle_nbest: 25",

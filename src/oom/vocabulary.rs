@@ -436,6 +436,22 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // V8's `RangeError: Array buffer allocation failed`, also where a title cuts it before
+        // `failed` (Obsidian's `Unable to backup, RangeError: Array buffer allocation`).
+        name: "Array buffer allocation (V8)",
+        pattern: r"\bRangeError: Array buffer allocation\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
+        // A request said to be over the limit beside it (bamdst's `[NeedMEM] trying to allocate
+        // 598017592 bytes (limits: 500000000)`).
+        name: "allocation over its limit",
+        pattern: r"(?i)\btrying to allocate [\d.,]+ ?(?:bytes|[KMGT]i?B)\b[^.;]{0,10}\(\s*limits?\s*[:=]\s*\d",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         name: "Cannot allocate memory (ENOMEM)",
         pattern: r"(?i)\bcannot allocate memory\b|\[Errno 12\]|\bENOMEM\b|\berrno(?:=|:? )12\b",
         closest: HostUnlessDevice,
@@ -813,7 +829,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // A pool's own limit met (Guppy's `CUDA device 0 reached memory limit while trying to
         // allocate 0 bytes, currently at 64/11551440896`).
         name: "reached memory limit",
-        pattern: r"(?i)\breached (?:its |the )?memory limit while\b",
+        // (GAP's `Error, reached the pre-set memory limit`.)
+        pattern: r"(?i)\breached (?:its |the )?memory limit while\b|\breached the pre-?set memory limit\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1273,6 +1290,8 @@ pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "mallocexception",
     // (PyTorch's figures without their head: `(GPU 0; 15.75 GiB total capacity; 79.11 MiB already allocated; …`.)
     "total capacity;",
+    // (bamdst's `trying to allocate 598017592 bytes (limits: 500000000)`.)
+    "(limit",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).
