@@ -111,8 +111,11 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // sentence of its own (Bambu Studio's `The system may have run out of memory, or a bug may
     // have occurred. bad allocation`).
     let next_sentence = sentence_around(&line.text, reading.at).end;
+    let opens_its_sentence = |later: &Reading| {
+        line.text[sentence_around(&line.text, later.at).start..later.at].chars().all(|c| !c.is_alphanumeric())
+    };
     match read_from(line, next_sentence) {
-        Some(later) if later.statement => Some(later),
+        Some(later) if later.statement && opens_its_sentence(&later) => Some(later),
         _ => Some(reading),
     }
 }
@@ -476,7 +479,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // memory than the safety cap of 500M.`, Wan2GP's `… has encountered an error: it is likely that
     // you have unsufficient RAM`; the words before the level are the writer's.)
     let opening_before_level =
-        regex!(r"\b(?:FATAL ERROR|ERROR|FATAL|CRITICAL|WARNING|WARN)\b|\b(?:[Ee]rror|Fatal|Warning):")
+        regex!(r"\b(?:FATAL ERROR|ERROR|FATAL|CRITICAL|WARNING|WARN)\b|\b(?:Error|Fatal|Warning):|\ban error:")
             .find_iter(opening)
             .last()
             .map_or(opening, |level| &opening[..level.start()]);
@@ -1790,6 +1793,39 @@ mod tests {
         // Rich's column of the caller, between the message's two rows pasted as one.
         let r = reading("ERROR: CUDA out of memory. batch_handler.py:47         Tried to allocate 1.49 GiB. GPU 0 has a total capacity of 14.58");
         assert_eq!(r.sizes.requested, Some(1_599_875_318), "1.49 GiB");
+    }
+
+    #[test]
+    fn round_91_to_96s_records_are_read() {
+        assert_records(&[
+            // After a hedged sentence, the program's own words in the next one.
+            "\"An error occurred. The system may have run out of memory, or a bug may have occurred. bad allocation\" during slicing",
+            // A hedged cause after the record's error colon.
+            "The generation of the video has encountered an error: it is likely that you have unsufficient RAM and / or Reserved RAM allocation should be reduced using 'perc_reserved_mem_max' or using a different Profile.",
+            // A bad_alloc thrower's frame in a debugger's stack.
+            "#9  0x00007d2cd16a8e45 in qBadAlloc() () from /lib/x86_64-linux-gnu/libQt6Core.so.6",
+            // A program's forecast of its own request's failure.
+            "[guppy/warning] barcoding::BarcodeGPU::SequenceMemorySetDef::SequenceMemorySetDef: CUDA device 0 will run out of memory while trying to allocate 284079744 bytes",
+            "Could not allcate memory(minifump wil be created).",
+            "GAPError: Error, reached the pre-set memory limit",
+        ]);
+        // A whole record in inline code; its bare counts after `currently at` share the unit.
+        let guppy = reading("`2022-06-13 21:39:18.761342 [guppy/info] CUDA device 0 reached memory limit while trying to allocate 414853888 bytes, currently at 3317279728/4100456448`");
+        assert!(guppy.statement, "{guppy:?}");
+        assert_eq!(
+            (guppy.sizes.requested, guppy.sizes.used, guppy.sizes.capacity),
+            (Some(414_853_888), Some(3_317_279_728), Some(4_100_456_448))
+        );
+        // German: memory running short, given as the cause of an error stated before it.
+        let prusa = reading("\u{201c}PrusaSlicer ist auf einen Fehler gesto\u{df}en. Es wurde wahrscheinlich dadurch verursacht, dass der Speicher knapp wird.");
+        assert!(prusa.statement, "{prusa:?}");
+        // (Not a sentence that only says what may happen, nor a forecast without a request.)
+        for talk in [
+            "The system may have run out of memory, or a bug may have occurred.",
+            "[guppy/warning] CUDA device 0 will run out of memory if you raise the chunk size",
+        ] {
+            assert!(read(&normalise(1, talk.as_bytes())).is_none_or(|r| !r.statement), "{talk}");
+        }
     }
 
     #[test]

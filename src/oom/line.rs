@@ -221,12 +221,13 @@ pub fn normalise(number: u64, raw: &[u8]) -> Line<'_> {
     if text.contains(['\u{2039}', '\u{203a}']) {
         text = Cow::Owned(text.replace(['\u{2039}', '\u{203a}'], ""));
     }
-    // A record pasted as one span of inline code, the whole line (`` `2022-06-13 21:39:18.761342
-    // [guppy/info] CUDA device 0 reached memory limit …` ``), is the record.
+    // A log record pasted as one span of inline code, the whole line, its prefix first
+    // (`` `2022-06-13 21:39:18.761342 [guppy/info] CUDA device 0 reached memory limit …` ``), is
+    // the record. (A sentence so quoted stays a quote: `` `Your build has exceeded …` ``.)
     let trimmed = text.trim();
     if trimmed.len() > 2 && trimmed.starts_with('`') && trimmed.ends_with('`') {
         let inner = &trimmed[1..trimmed.len() - 1];
-        if !inner.contains('`') {
+        if !inner.contains('`') && prefix().find(inner).is_some_and(|m| !m.is_empty()) {
             text = Cow::Owned(inner.to_string());
         }
     }
