@@ -558,7 +558,13 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let guessed = !record
         && !failed_before
         && regex!(r"(?i)^\s*(?:errors?|issues?|problems?)?\s*\?\s*$").is_match(&text[at + words.len()..]);
+    // A yes-no question about it (`am I running out of memory? Torch("CUDA error: device-side
+    // assert triggered …`): whether it did is the question.
+    let asked = regex!(r"(?i)\b(?:am|are|is|was|were|do|does|did|could|can)\s+(?:I|we|you|it|this|that|they)\b[^.?!]*$")
+        .is_match(&text[clause.start..at])
+        && regex!(r"^[^.!?]{0,20}\?").is_match(&text[at + words.len()..]);
     asked_in_chinese
+        || asked
         || guessed
         || (compared && !record)
         || class_as_noun

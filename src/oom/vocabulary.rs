@@ -1347,6 +1347,9 @@ pub(super) const ERROR_MARKS: &str = concat!(
     // (A class's name typed in lower case: `runtimeError: 507 - System out of memory`; Vim's
     // `E363:`.)
     r"|\bfails?\b|RESOURCE_EXHAUSTED|OUT_OF_MEMORY|OutOf[Mm]emory|\bINTERNAL\b|\bE\d{4}\b|\bE\d{2,3}:|\b(?:[A-Za-z]\w*)?(?:Error|Exception):",
+    // A C++ exception's message as `std::terminate` prints it (libtorch's `what(): CUDA out of
+    // memory.`).
+    r"|\bwhat\(\):",
 );
 
 /// Words that make a sentence talk about memory failures rather than report
