@@ -157,9 +157,10 @@ impl Block for NodeLine {
 /// TensorFlow's op-level message: shape, and in newer versions the allocator.
 fn tensor_oom(text: &str) -> Option<regex::Captures<'_>> {
     // (The device and the allocator are names: a quote's closing mark after them is not theirs,
-    // `… by allocator GPU_0_bfc", and how to fix it`.)
+    // `… by allocator GPU_0_bfc", and how to fix it`; nor a sentence's full stop, `… by allocator
+    // GPU_0_bfc.`)
     // (Before TF 1.0 the shape was its proto, `with shapedim { size: 10000 } dim { size: 14 }`.)
-    regex!(r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\]| of shape \[(?P<shape_of>[^\]]*)\]| with shape\s?(?P<dims>(?:dim \{ size: \d+ \}\s?)+))?(?: and type (?P<dtype>\w+))?(?: on (?P<device>[\w/:.-]+))?(?: by allocator (?P<allocator>[\w/:.-]+))?")
+    regex!(r"OOM when allocating tensor(?: with shape\s?\[(?P<shape>[^\]]*)\]| of shape \[(?P<shape_of>[^\]]*)\]| with shape\s?(?P<dims>(?:dim \{ size: \d+ \}\s?)+))?(?: and type (?P<dtype>\w+))?(?: on (?P<device>[\w/:.-]*[\w/:-]))?(?: by allocator (?P<allocator>[\w/:.-]*[\w/:-]))?")
         .captures(text)
 }
 

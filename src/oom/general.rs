@@ -236,10 +236,11 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     // [`vocabulary::QUOTED_AFTER_MEETING`].)
     // In backticks, only a record that opens with its error (`Here you have `RuntimeError:
     // CUDA failed with error out of memory` error.`), or what a program is said to print
-    // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``): a name in
+    // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``), maybe after
+    // the device it names (`and then display "CUDA out of memory"`): a name in
     // backticks is code (Zig's `error.OutOfMemory`).
     let quote = regex!(&[
-        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#,
+        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|(?i:\b(?:displays?|displayed|shows?|showed|says?|said|prints?|printed|reports?|reported|gets?|got|throws?|threw|raises?|raised)\s+)["\u{201c}]\s*(?:CUDA|HIP|GPU|MPS|XPU)\s+$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#,
         vocabulary::QUOTED_AFTER_MEETING,
     ]
     .join("|"))
@@ -560,7 +561,9 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         && regex!(r"(?i)^\s*(?:errors?|issues?|problems?)?\s*\?\s*$").is_match(&text[at + words.len()..]);
     // A yes-no question about it (`am I running out of memory? Torch("CUDA error: device-side
     // assert triggered …`): whether it did is the question.
-    let asked = regex!(r"(?i)\b(?:am|are|is|was|were|do|does|did|could|can)\s+(?:I|we|you|it|this|that|they)\b[^.?!]*$")
+    // (Not a question about what a message means: `What does it mean that "terminate called after
+    // throwing an instance of 'std::bad_alloc'"?`.)
+    let asked = regex!(r"(?i)(?:^\W*|[,;:]\s*|\b(?:and|but|so)\s+)(?:am|are|is|was|were|do|does|did|could|can)\s+(?:I|we|you|it|this|that|they)\b[^.?!]*$")
         .is_match(&text[clause.start..at])
         && regex!(r"^[^.!?]{0,20}\?").is_match(&text[at + words.len()..]);
     asked_in_chinese
@@ -572,7 +575,11 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // about; an error's record under a heading is still one.
         || (section && !tables.error_marks.is_match(text.as_bytes()))
         || qualifies_a_noun
-        || (tables.worked_on.is_match(opening.as_bytes()) && !fixes_a_thrown(&text[clause.clone()]))
+        || (tables.worked_on.is_match(opening.as_bytes())
+            && !fixes_a_thrown(&text[clause.clone()])
+            // (A record's report that the program caught it: Pytorch-UNet's `ERROR: Detected
+            // OutOfMemoryError! Enabling checkpointing …`.)
+            && !(record && regex!(r"(?i)(?:^|:)\s*(?:detected|caught)\s+$").is_match(opening)))
         || tables.negated.is_match(opening.as_bytes())
         // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
         || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
@@ -899,7 +906,10 @@ fn names_alone(text: &str, at: usize, words: &str) -> bool {
     let line = text.trim();
     let rest = text[at + words.len()..].trim();
     let full_stop = matches!(rest, "." | "\u{3002}");
-    let line = if full_stop { line.trim_end_matches(['.', '\u{3002}']) } else { line };
+    // (Or after the words that follow, where a device's or a runtime's name opens the title:
+    // `HIP out of memory on wide pictures.`)
+    let named_first = regex!(r"^\s*[A-Z][A-Z0-9]+\s+$").is_match(&text[..at]);
+    let line = if full_stop || named_first { line.trim_end_matches(['.', '\u{3002}']) } else { line };
     let after = text[at..].split_whitespace().count();
     // (A list's item is no title.)
     let first_word = regex!(r"^\s*\S+\s+").find(text).map_or("", |found| found.as_str());
@@ -2455,6 +2465,9 @@ mod tests {
         ("mib", "tried to allocate 30.00 mib (gpu 0; 8.00 gib total capacity"),
         ("gib", "tried to allocate 30.00 mib (gpu 0; 8.00 gib total capacity"),
         ("EB", "Tried to allocate more than 1EB memory"),
+        ("Gib", "10.76 Gib total capacity; 9.01 Gib already allocated; 156.00 Mib free"),
+        ("Mib", "10.76 Gib total capacity; 9.01 Gib already allocated; 156.00 Mib free"),
+        ("PB", "Limit: 500.00 MB, Current: 1.36 PB"),
     ];
 
     /// Units no public log we found prints, kept because the steps between
@@ -2468,7 +2481,6 @@ mod tests {
         "TiB",
         "TB",
         "T",
-        "PB",
         "P",
         "EiB",
         "kib",

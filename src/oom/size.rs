@@ -54,6 +54,10 @@ pub const UNITS: &[Unit] = &[
     Unit { suffix: "mib", shift: 20, glued_only: false },
     Unit { suffix: "gib", shift: 30, glued_only: false },
     Unit { suffix: "tib", shift: 40, glued_only: false },
+    // (Retyped by a person: `Tried to allocate 128.00MiB(GPU 0; 10.76 Gib total capacity; …;
+    // 156.00 Mib free;`.)
+    Unit { suffix: "Mib", shift: 20, glued_only: false },
+    Unit { suffix: "Gib", shift: 30, glued_only: false },
     Unit { suffix: "KB", shift: 10, glued_only: false },
     Unit { suffix: "kB", shift: 10, glued_only: false },
     Unit { suffix: "kb", shift: 10, glued_only: false },

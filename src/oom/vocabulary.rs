@@ -918,8 +918,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (Also cut at its last letter, as NBMiner's post stores it: `cuda error: out of memor
         // (errn_um=2)`.)
         // (A hyphenated word may follow the one before `memory`: Taichi's `Out of CUDA
-        // pre-allocated memory`.)
-        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|memor|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b",
+        // pre-allocated memory`.) (And its short form: avilib's `AVILIB: out of mem (size = …)`.)
+        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|memor|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b|\bout of mem\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1697,9 +1697,10 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole { words: r"free|available|avail|but only", side: Side::Before, role: Role::Free },
     SizeRole {
         // (jemalloc's `Requested: 1266803878728, active: 317336846336`; bwa-mem2's `Current
-        // Allocation = 45.78 GB`.)
+        // Allocation = 45.78 GB`; Quickwit's `memory limit was exceeded. Limit: 500.00 MB, Current:
+        // 1.36 PB`.)
         // (Arduino's `Global variables use 10284 bytes (125%) of dynamic memory`.)
-        words: r"consumed(?: memory)?|allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|uses?|p?v?mem|rss|current (?:memory|usage|allocation)|memory usage|real usage|peak usage|active",
+        words: r"consumed(?: memory)?|allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|uses?|p?v?mem|rss|current (?:memory|usage|allocation)|current|memory usage|real usage|peak usage|active",
         side: Side::Before,
         role: Role::Used,
     },

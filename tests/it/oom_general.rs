@@ -347,6 +347,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a poster's table of six container OOM kills, one per row: rows that differ only in their figures are one failure with its repeats, so xmem gives one event where the set expects six",
     ),
     (
+        "round97-a/daformer-comment-retyped-cuda-oom-128mib-gib-spelling.txt",
+        "the poster retyped PyTorch's message (`128.00MiB(GPU 0; 10.76 Gib total capacity; 9.01 Gib already allocated; … reversed in total`): PyTorch's reader does not take the retyped form, so the used figure comes from the poster's sentence before it (`with 11 GB memory`), not from `already allocated`",
+    ),
+    (
         "round94-b/alphafold-docker-bfc-38-52gib-unified-memory.txt",
         "the poster retyped TensorFlow's BFC warning (`ran out of memory tying to allocate`): it is read as an unrecognised failure of the same request as the `Resource exhausted` line after it, not as the BFC allocator's",
     ),
