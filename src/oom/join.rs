@@ -266,7 +266,8 @@ fn too_small_for_request(named: &[&ModuleReport], failure: &Failure) -> bool {
         return false;
     };
     let smaller = |module: &&ModuleReport| {
-        space(module, failure).is_some_and(|space| (space.peak_bytes as f64) < request as f64 * (1.0 - SIZE_MATCH_SHARE))
+        space(module, failure)
+            .is_some_and(|space| (space.peak_bytes as f64) < request as f64 * (1.0 - SIZE_MATCH_SHARE))
     };
     !named.is_empty() && named.iter().all(smaller)
 }
@@ -353,7 +354,8 @@ fn matched_how(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure, 
         MatchedBy::Arguments => format!("{}; the log names no program", by_arguments_how(module, failure, modules)),
         MatchedBy::EarlierProgram => {
             let named = failure.program.unwrap_or_default();
-            let peak = modules.iter().filter(|m| m.name == named).filter_map(|m| space(m, failure)).map(|s| s.peak_bytes);
+            let peak =
+                modules.iter().filter(|m| m.name == named).filter_map(|m| space(m, failure)).map(|s| s.peak_bytes);
             let identified = match failure.arguments {
                 Some(_) => by_arguments_how(module, failure, modules),
                 None => format!(
@@ -421,7 +423,8 @@ fn matched(module: &ModuleReport, matched_by: MatchedBy, failure: &Failure) -> P
         reason: None,
         module: Some(module.display_name()),
         program: Some(module.name.clone()),
-        named_in_log: (matched_by == MatchedBy::EarlierProgram).then(|| failure.program.unwrap_or_default().to_string()),
+        named_in_log: (matched_by == MatchedBy::EarlierProgram)
+            .then(|| failure.program.unwrap_or_default().to_string()),
         program_id: Some(module.program_id),
         module_id: Some(module.module_id),
         input: Some(module.input.clone()),

@@ -313,7 +313,10 @@ fn a_failure_raised_by_a_later_call_is_joined_with_the_program_that_made_the_req
     assert_eq!(joined["named_in_log"], "jit_squeeze");
     let how = joined["matched_how"].as_str().unwrap();
     assert!(how.contains("39200280016 bytes, exactly"), "{how}");
-    assert!(how.contains("the log names jit_squeeze, but its whole peak, 32 B, is smaller than the failed 18.25 GiB"), "{how}");
+    assert!(
+        how.contains("the log names jit_squeeze, but its whole peak, 32 B, is smaller than the failed 18.25 GiB"),
+        "{how}"
+    );
     // Two 19.6e9-byte outputs (the rematerialization limit in the log, 39200000016, to the byte),
     // the outer product beside them, and the 280000-byte input.
     let space = &joined["memory_space"];
@@ -337,7 +340,10 @@ fn a_named_program_smaller_than_the_request_is_not_said_to_have_run_out_because_
     assert_eq!(joined["matched_by"], "name-newest");
     assert!(joined["named_in_log"].is_null());
     let finding = joined["finding"].as_str().unwrap();
-    assert!(finding.starts_with("jit_squeeze's own peak, 8 B, is smaller than the failed 18.25 GiB request"), "{finding}");
+    assert!(
+        finding.starts_with("jit_squeeze's own peak, 8 B, is smaller than the failed 18.25 GiB request"),
+        "{finding}"
+    );
     assert!(!finding.contains("what else was alive"), "{finding}");
 }
 
