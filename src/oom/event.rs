@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::general::Sizes;
 use super::line::Line;
 
 pub const OOM_SCHEMA: &str = "xmem.oom/1";
@@ -317,13 +318,26 @@ impl OomEvent {
     /// state what its first print did not (an issue's title, then the body's message with its
     /// `Memory limit: 14845796352 dbreader/writer need: 22753642488`).
     pub(super) fn take_figures_of(&mut self, repeat: &OomEvent) {
-        self.requested_bytes = self.requested_bytes.or(repeat.requested_bytes);
-        self.capacity_bytes = self.capacity_bytes.or(repeat.capacity_bytes);
-        self.free_bytes = self.free_bytes.or(repeat.free_bytes);
-        self.used_bytes = self.used_bytes.or(repeat.used_bytes);
-        self.exceeded_by_bytes = self.exceeded_by_bytes.or(repeat.exceeded_by_bytes);
+        let sizes = Sizes {
+            requested: repeat.requested_bytes,
+            capacity: repeat.capacity_bytes,
+            free: repeat.free_bytes,
+            used: repeat.used_bytes,
+            exceeded_by: repeat.exceeded_by_bytes,
+        };
+        self.take_missing(sizes, &repeat.memory_space);
+    }
+
+    /// Takes in each of `sizes`, and `memory_space`, where this event has none: what a
+    /// family parser found first stands.
+    pub(super) fn take_missing(&mut self, sizes: Sizes, memory_space: &Option<String>) {
+        self.requested_bytes = self.requested_bytes.or(sizes.requested);
+        self.capacity_bytes = self.capacity_bytes.or(sizes.capacity);
+        self.free_bytes = self.free_bytes.or(sizes.free);
+        self.used_bytes = self.used_bytes.or(sizes.used);
+        self.exceeded_by_bytes = self.exceeded_by_bytes.or(sizes.exceeded_by);
         if self.memory_space.is_none() {
-            self.memory_space.clone_from(&repeat.memory_space);
+            self.memory_space.clone_from(memory_space);
         }
     }
 

@@ -781,15 +781,7 @@ pub(super) fn event(line: &Line, reading: &Reading) -> OomEvent {
 
 /// What the reading found and the event does not have yet.
 pub(super) fn refine(event: &mut OomEvent, reading: &Reading) {
-    let sizes = reading.sizes;
-    event.requested_bytes = event.requested_bytes.or(sizes.requested);
-    event.capacity_bytes = event.capacity_bytes.or(sizes.capacity);
-    event.free_bytes = event.free_bytes.or(sizes.free);
-    event.used_bytes = event.used_bytes.or(sizes.used);
-    event.exceeded_by_bytes = event.exceeded_by_bytes.or(sizes.exceeded_by);
-    if event.memory_space.is_none() {
-        event.memory_space.clone_from(&reading.memory_space);
-    }
+    event.take_missing(reading.sizes, &reading.memory_space);
     for word in &reading.words {
         if !event.failure_words.iter().any(|w| w == word) {
             event.failure_words.push((*word).to_string());
@@ -1410,10 +1402,11 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     // A usage pair of bare counts after a byte count shares its unit (Guppy's `CUDA device 0
     // reached memory limit while trying to allocate 414853888 bytes, currently at
     // 3317279728/4100456448`).
+    // (The slash first: most numbers have none beside them, and pay for no search of the line.)
     let pair_after_bytes = found.name("unit").is_none()
         && found.name("frac").is_none()
-        && regex!(r"(?i)\b\d+\s*bytes\b[^.;]{0,40}?\bat\s+(?:\d+/)?$").is_match(before)
-        && (before.ends_with('/') || regex!(r"^/\d+\b").is_match(after));
+        && (before.ends_with('/') || regex!(r"^/\d+\b").is_match(after))
+        && regex!(r"(?i)\b\d+\s*bytes\b[^.;]{0,40}?\bat\s+(?:\d+/)?$").is_match(before);
     if pair_after_bytes {
         let count = found.name("int")?.as_str().replace(',', "").parse().ok()?;
         return Some(Found { start, end, bytes: count });
