@@ -76,7 +76,10 @@ fn assert_matches_memory_stats(snapshot: &Path, stats: &Path) {
 
 #[test]
 fn real_snapshots_give_memory_stats_figures_to_the_byte() {
-    for name in ["oom", "oom_expandable", "ring"] {
+    // `pinned` also holds pinned host memory (92,274,688 bytes in
+    // `torch.cuda.host_memory_stats()`), which PyTorch 2.11 leaves out of its
+    // snapshot: `device` asserts that xmem reads the one device it records.
+    for name in ["oom", "oom_expandable", "ring", "pinned"] {
         assert_matches_memory_stats(
             &fixture(&format!("h200/{name}.pickle.gz")),
             &fixture(&format!("h200/{name}.memory_stats.json")),
