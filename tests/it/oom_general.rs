@@ -358,6 +358,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round99-bi/kibana-reporting-needs-more-memory-to-generate-report.txt",
         "Kibana's `needs more memory to generate this report` states a need, as Mail-in-a-Box's precheck (a round 92 negative) does; only the writer's `fails repeatedly with` makes it a failure",
     ),
+    (
+        "round101-beam/sidekiq-swarm-process-too-large-stopping.txt",
+        "Sidekiq swarm's `Process 97837 too large at 312720KB, stopping it...` names no memory; only the line two lines up that starts the monitor (`Starting memory monitoring with max RSS of 102400KB`) shows what is too large",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
