@@ -1273,7 +1273,9 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
     let mut roles: Vec<Option<RoleFrom>> = vec![None; found.len()];
     for (at, pair) in found.windows(2).enumerate() {
         let between = &text[pair[0].end..pair[1].start];
-        if roles[at].is_none() && regex!(r"^\s*(?:/|of|out of)\s*$").is_match(between) {
+        // (The capacity may be named after `out of`: PumaWorkerKiller's `consuming total:
+        // 540.853515625 mb out of max: 501.76 mb`.)
+        if roles[at].is_none() && regex!(r"^\s*(?:/|of|out of(?:\s+max(?:imum)?\s*:)?)\s*$").is_match(between) {
             // What is free of a capacity where the words before say so (earlyoom's `mem
             // avail: 21 of 950 MiB`), else what is used of it.
             let words = &text[if at == 0 { 0 } else { found[at - 1].end }..pair[0].start];
@@ -1490,7 +1492,9 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         || regex!(r"(?i)^\s*(?:free |available )?bytes?\b").is_match(after)
         || regex!(r"(?i)\b(?:of size|allocat(?:e|ing))\s*$").is_match(before)
         // (RKNN's `failed to malloc npu memory, size: 80, flags: 0xa`.)
-        || regex!(r"(?i)\bmemory,?\s+size\s*[:=]\s*$").is_match(before);
+        || regex!(r"(?i)\bmemory,?\s+size\s*[:=]\s*$").is_match(before)
+        // (ONNX Runtime's `Available memory of 0 is smaller than requested bytes of 5505024`.)
+        || regex!(r"(?i)\bavailable memory of\s*$").is_match(before);
     // What follows a full stop is the next sentence, not the number's words.
     let sentence_ends = found.name("frac").is_some_and(|d| d.as_str() == ".");
     let after = if sentence_ends { "" } else { after };
@@ -2377,6 +2381,11 @@ mod tests {
         ("cgroups considered for killing (systemd-oomd)", "systemd-oomd[1852]: Considered 50 cgroups for killing, top candidates were:"),
         ("no GPU memory left", "ValueError: Loaded weights leave no GPU memory for the KV cache"),
         ("NVENC error 10", "m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10"),
+        ("failed to set the maximum shared memory", "RuntimeError: Failed to set maximum shared memory size (requested 7168 bytes), try lowering tile_size."),
+        ("INSUFFICIENT_MEMORY", "Exiting due to RSRC_INSUFFICIENT_CONTAINER_MEMORY: docker only has 1771MiB available, less than the required 1800MiB for Kubernetes"),
+        ("available memory smaller than requested (ONNX Runtime)", "Available memory of 0 is smaller than requested bytes of 176763136"),
+        ("failed to get memory", "(failed to get memory)\""),
+        ("not enough memory, in Polish", "Za mało pamięci w systemie do uruchomienia maszyny wirtualnej ideal-bustard."),
     ];
 
     #[test]
@@ -2461,6 +2470,8 @@ mod tests {
         ("Gib", "10.76 Gib total capacity; 9.01 Gib already allocated; 156.00 Mib free"),
         ("Mib", "10.76 Gib total capacity; 9.01 Gib already allocated; 156.00 Mib free"),
         ("PB", "Limit: 500.00 MB, Current: 1.36 PB"),
+        ("Mio", "Cimg<float>::CImg(): Failed to allocate memory(797.3Mio) for image"),
+        ("Gio", "CImg<double>::CImg(): Failed to allocate memory (1.2 Gio) for image (11563,13465,1,1)."),
     ];
 
     /// Units no public log we found prints, kept because the steps between
@@ -2485,6 +2496,8 @@ mod tests {
         "Gibibytes",
         "Tebibyte",
         "Tebibytes",
+        "Kio",
+        "Tio",
     ];
 
     #[test]

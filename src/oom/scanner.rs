@@ -146,6 +146,9 @@ pub(super) struct Scanner {
     code_table: CodeTable,
     /// The line being read is a program's output quoted in a fence.
     quoted_output: bool,
+    /// The line being read is under an issue template's heading for what the writer expected
+    /// ([`expectation_heading`]).
+    expecting: bool,
 }
 
 impl Scanner {
@@ -166,6 +169,7 @@ impl Scanner {
             return;
         }
         self.quoted_output = quoted == Quoted::Output;
+        self.expecting = expectation_heading(raw).unwrap_or(self.expecting);
         self.context.observe(number, raw);
         let follows_preamble = self.preamble.as_ref().is_some_and(|p| !p.closed && p.last + 1 == number);
         let mut straddled = None;
@@ -216,7 +220,10 @@ impl Scanner {
         // The families' words are all among the triggers: a line that holds
         // only the general reader's goes to it alone.
         let triggered = triggers(line.text.as_bytes());
-        if (!triggered && !general::mentions(line.text.as_bytes())) || self.expected_by_an_assertion() {
+        if (!triggered && !general::mentions(line.text.as_bytes()))
+            || self.expected_by_an_assertion()
+            || self.expects(&line.text)
+        {
             return;
         }
         match triggered.then(|| detect(&line)).flatten() {
@@ -324,6 +331,14 @@ impl Scanner {
             .is_match(&self.previous_tail)
     }
 
+    /// Whether `text` is what the writer expected, under an issue template's heading for it, in
+    /// the words of an expectation (`the pod should switch to status "OOMKilled"`). A failure the
+    /// writer reports meeting there is still met (`## Expected behavior` / `I got an error about
+    /// OOM only in the backward step. `RuntimeError: CUDA out of memory. …``).
+    fn expects(&self, text: &str) -> bool {
+        self.expecting && regex!(r"(?i)\b(?:should|would|expect(?:s|ed)?|supposed to)\b").is_match(text)
+    }
+
     /// Whether `line` goes on with a person's sentence that the line before
     /// began, and the sentence, read whole, is talk: a hand-wrapped paragraph
     /// (`… this can result in the host running` / `out of memory and require
@@ -334,15 +349,20 @@ impl Scanner {
         // (The wrap may indent it: Ardour's `This might cause Ardour to run out of memory
         // before your system runs` / `         out of memory. You can view …`.)
         let text = line.text.trim_start();
+        // (Nor does an exception's dotted class after a frame's code: Ray's `raise
+        // RayOutOfMemoryError(` / `ray.memory_monitor.RayOutOfMemoryError: More than 95% …`.)
         if line.prefixed
             || !text.starts_with(|c: char| c.is_ascii_lowercase())
-            || regex!(r"^[\w.-]+[=:]\S").is_match(text)
+            || regex!(r"^[\w.-]+[=:]\S|^(?:[A-Za-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)\b").is_match(text)
         {
             return false;
         }
         let before = String::from_utf8_lossy(&self.previous_tail);
         let before = before.trim_end();
-        if before.is_empty() || before.ends_with(['.', '!', '?', ':', ';', '`', '"', ')', ']', '}']) {
+        // (A rule of `=` ends a header, not a sentence: Erlang's `=WARNING REPORT==== 6-May-2019::03:56:36
+        // ===` before RabbitMQ's `memory resource limit alarm set on node …`.)
+        if before.is_empty() || before.ends_with(['.', '!', '?', ':', ';', '`', '"', ')', ']', '}']) || before.ends_with("==")
+        {
             return false;
         }
         // The sentence's start on the line before: after its last full stop.
@@ -714,6 +734,20 @@ impl Scanner {
             incident.last_line = incident.last_line.max(preamble.last);
         }
     }
+}
+
+/// Whether `raw` is a heading, and if it is, whether it opens what the writer expected (an
+/// issue template's `**What you expected to happen**:`, `### Expected behavior`): `None` for
+/// a line that is no heading.
+fn expectation_heading(raw: &[u8]) -> Option<bool> {
+    let heading = regex!(bytes r"^\s*(?:#{1,6}\s+.*|(?:\*\*|__)[^*_]{1,80}(?:\*\*|__)\s*:?\s*)$");
+    if !heading.is_match(raw) {
+        return None;
+    }
+    let expectation = regex!(
+        bytes r"(?i)^[\s#*_]*(?:what (?:did )?you expect(?:ed)?(?: to happen)?|expected (?:behaviou?rs?|results?|outcomes?))\b\W*$"
+    );
+    Some(expectation.is_match(raw))
 }
 
 /// Whether two lines are rows of one table: each opens with a column (a word, then two spaces

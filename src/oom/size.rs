@@ -58,6 +58,11 @@ pub const UNITS: &[Unit] = &[
     // 156.00 Mib free;`.)
     Unit { suffix: "Mib", shift: 20, glued_only: false },
     Unit { suffix: "Gib", shift: 30, glued_only: false },
+    // (The IEC units in French, as CImg prints them: `Failed to allocate memory (1.2 Gio)`.)
+    Unit { suffix: "Kio", shift: 10, glued_only: false },
+    Unit { suffix: "Mio", shift: 20, glued_only: false },
+    Unit { suffix: "Gio", shift: 30, glued_only: false },
+    Unit { suffix: "Tio", shift: 40, glued_only: false },
     Unit { suffix: "KB", shift: 10, glued_only: false },
     Unit { suffix: "kB", shift: 10, glued_only: false },
     Unit { suffix: "kb", shift: 10, glued_only: false },

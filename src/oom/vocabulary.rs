@@ -123,11 +123,27 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // A kernel's dynamic shared memory set over what the device has (gsplat's `Failed to set
+        // maximum shared memory size (requested 7168 bytes), try lowering tile_size.`).
+        name: "failed to set the maximum shared memory",
+        pattern: r"(?i)\bfailed to set (?:the )?max(?:imum)? (?:dynamic )?shared memory\b",
+        closest: Closest::Kind(Kind::TritonOutOfResources),
+        strength: Phrase,
+    },
+    Wording {
         // ptxas, when a kernel's static shared memory is over the device's (`Entry function
         // 'fusion' uses too much shared data (0xc180 bytes, 0xc000 max)`).
         name: "uses too much shared data (ptxas)",
         pattern: r"\buses too much shared data\b",
         closest: Closest::Kind(Kind::TritonOutOfResources),
+        strength: Token,
+    },
+    Wording {
+        // A code for too little memory, whatever it is short of (minikube's `Exiting due to
+        // RSRC_INSUFFICIENT_CONTAINER_MEMORY: docker only has 1771MiB available, …`).
+        name: "INSUFFICIENT_MEMORY",
+        pattern: r"\b(?:[A-Z]+_)?INSUFFICIENT_(?:[A-Z]+_)?MEMORY\b",
+        closest: ByPlace,
         strength: Token,
     },
     Wording {
@@ -355,6 +371,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "not enough memory, in Chinese, Japanese, Korean or Russian",
         // (Also a machine translation's `CUDA:没有记忆`, `out of memory` word for word.)
         pattern: r"(?:内存|显存|メモリ)(?:资源)?(?:不足|溢出|不够|が足りません|が足りず|が足りない|が足りなく)|메모리 ?부족|(?:Н|н)едостаточно (?:\S+ )?памяти|(?:Н|н)ехватка (?:\S+ )?памяти|CUDA\s*(?::|：)\s*没有记忆",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // Polish for `not enough memory` (Hyper-V's `Za mało pamięci w systemie do uruchomienia
+        // maszyny wirtualnej …`, Windows' `Za mało zasobów pamięci, aby można było zakończyć tę
+        // operację.`).
+        name: "not enough memory, in Polish",
+        pattern: r"\b[Zz]a mało (?:zasobów )?pamięci\b|\b[Bb]rak (?:wystarczającej (?:ilości )?)?pamięci\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -835,6 +860,23 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // ONNX Runtime's arena, at its limit (`BFCArena::AllocateRawInternal(…) Available memory
+        // of 0 is smaller than requested bytes of 5505024`).
+        name: "available memory smaller than requested (ONNX Runtime)",
+        pattern: r"(?i)\bavailable memory of \d+ is smaller than requested bytes of \d+",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
+        // A regex library's `REG_ESPACE`, as libmagic prints it (`regex error 14 for `…',
+        // (failed to get memory)`).
+        name: "failed to get memory",
+        pattern: r"(?i)\bfailed to get memory\b",
+        // (Thrust's `radix_sort: failed to get memory buffer: out of memory` is a device's.)
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         // RabbitMQ's alarm that blocks publishers when the broker's memory passes its watermark.
         name: "memory resource limit alarm (RabbitMQ)",
         pattern: r"(?i)\bmemory resource limit alarm set\b",
@@ -893,8 +935,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "MemoryError",
-        // (Also pyarrow's `pyarrow.lib.ArrowMemoryError`.)
-        pattern: r"(?:\b|_?Array|Arrow)MemoryError\b",
+        // (Also pyarrow's `pyarrow.lib.ArrowMemoryError`, and Ruby's `NoMemoryError: failed to
+        // allocate memory`.)
+        pattern: r"(?:\b|_?Array|Arrow|No)MemoryError\b",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -1097,8 +1140,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // (Or a process's resident memory: sidekiq-worker-killer's `current RSS 523.28515625 of
+        // … exceeds maximum RSS 480`.)
         name: "exceeds memory",
-        pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,3}[ _-](?:memory|resources)\b",
+        pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,3}[ _-](?:memory|resources|RSS)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1166,6 +1211,7 @@ pub(super) const ANCHORS: &[&str] = &[
     "exceed",
     "failed with error -",
     "памяти",
+    "pamięci",
     "circuit",
     "shared data",
     "error 1455",
@@ -1214,6 +1260,12 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memoryerror",
     // (auto-sklearn's `Memory Exception -- restart with less ensemble_nbest`.)
     "memory exception",
+    // (Ruby's `NoMemoryError: too large allocation size`.)
+    "nomemoryerror",
+    // (ONNX Runtime's `Available memory of 0 is smaller than requested bytes of 5505024`.)
+    "smaller than requested",
+    // (libmagic's `(failed to get memory)`.)
+    "to get memory",
     // (`RESOURCE_TYPE_MEMORY`, Android's `NO_MEMORY`.)
     "_memory",
     "too much memory",
@@ -1359,6 +1411,9 @@ pub(super) const ERROR_MARKS: &str = concat!(
 /// want malloc to return NULL …`).
 pub(super) const TALK: &str = concat!(
     r"(?i)\b(?:may|might|can|could|will|would|should|must) (?:\w+ )?(?:cause|lead to|result in|trigger|crash|fail|return|throw|raise|call|abort|panic|exit|run out of)\b",
+    // (`a pod that would go "out of memory"`; not `It will go wrong "Out of Memory Error: …"`,
+    // a writer's way of saying it goes wrong.)
+    r"|\b(?:would|could|might) go\b",
     // Messages that may come (`Out of memory errors may occur`).
     r"|\b",
     may_come!(),
@@ -1532,6 +1587,9 @@ pub(super) const NEGATED: &str = concat!(
     r"(?i)\b(?:(?:not|never)\s+(?:due to|because of|caused by|related to)|isn't|wasn't|aren't|weren't)\s+(?:(?:an?|the)\s+)?$",
     r#"|(?i)\binstead of\s+(?:(?:an?|the)\s+)?(?:[\w-]+\s+){0,2}["'`]?$"#,
     r"|(?i)\b(?:potential|possible|imminent|impending)\s+$",
+    // (What the failure does not look like: `it does not look like an OOM error or permissions
+    // error at first glance`.)
+    r"|(?i)\b(?:(?:does|do|did)\s+not|doesn't|don't|didn't)\s+(?:look|seem|sound|appear)\s+(?:like|to be)\s+(?:(?:an?|the)\s+)?$",
     // (A purpose or a habit that denies it: xz's `Reduced the number of threads from 64 to 2 to
     // not exceed the memory usage limit of 3000 MiB`, `so as not to run out of memory`.)
     r"|(?i)\b(?:to\s+not|not\s+to|never)\s+$"
@@ -1748,6 +1806,9 @@ pub(super) const ROLE_WORDS_IN_ENGLISH: &[(&str, &str)] = &[
     ("尝试分配", " tried to allocate "),
     ("申请", " request "),
     ("分配", " allocate "),
+    // Polish: Hyper-V's `… do uruchomienia maszyny wirtualnej X z rozmiarem pamięci 1024 MB`
+    // (`… to start the virtual machine X with ram size 1024 megabytes`).
+    ("z rozmiarem pamięci", " with ram size "),
 ];
 
 /// The failure vocabulary compiled: a set to find every row that matches,
