@@ -380,6 +380,9 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
             // A program's report of what it met, without a subject (ComfyUI's `Got an OOM,
             // unloading all loaded models.`).
             || regex!(r"(?i)^\W*(?:got|hit|caught|encountered) (?:an? |the )?$").is_match(opening)
+            // The message after the class of what was thrown, as a writer types it (Coqui TTS's
+            // `but then it threw runtimeError bad allocation`).
+            || regex!(r"(?i)\b(?:threw|throws|thrown|raised|raises|gave|gives|got|gets)\s+[a-z_][\w.]*(?:error|exception)\s*:?\s+$").is_match(opening)
             // What a program does to a thing after it ran out (Gradle's `Daemon will be stopped at
             // the end of the build after running out of JVM memory`).
             || regex!(r"(?i)\b(?:be|been|was|were|is|are) (?:stopped|killed|terminated|restarted|shut down|aborted|evicted)\b[^.;]{0,60}\bafter (?:running|having run)\s+$").is_match(opening)
