@@ -615,7 +615,10 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
             && !quoted
             && tables.named.is_match(opening.as_bytes())
             && !tables.met.is_match(opening.as_bytes())
-            && !own_clause)
+            && !own_clause
+            // (`like this` shows the message that follows, as a colon does: turicreate's `some
+            // errors have occurred in 20 million data, like this MemoryError: std::bad_alloc`.)
+            && !regex!(r"(?i)\blike (?:this|that)\s+$").is_match(opening))
 }
 
 /// A record that forecasts its own request's failure (Guppy's `[guppy/warning] … CUDA device 0

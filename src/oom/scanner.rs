@@ -361,7 +361,9 @@ impl Scanner {
         let before = before.trim_end();
         // (A rule of `=` ends a header, not a sentence: Erlang's `=WARNING REPORT==== 6-May-2019::03:56:36
         // ===` before RabbitMQ's `memory resource limit alarm set on node …`.)
-        if before.is_empty() || before.ends_with(['.', '!', '?', ':', ';', '`', '"', ')', ']', '}']) || before.ends_with("==")
+        if before.is_empty()
+            || before.ends_with(['.', '!', '?', ':', ';', '`', '"', ')', ']', '}'])
+            || before.ends_with("==")
         {
             return false;
         }

@@ -362,6 +362,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round101-beam/sidekiq-swarm-process-too-large-stopping.txt",
         "Sidekiq swarm's `Process 97837 too large at 312720KB, stopping it...` names no memory; only the line two lines up that starts the monitor (`Starting memory monitoring with max RSS of 102400KB`) shows what is too large",
     ),
+    (
+        "round104-rlang/r-picrust2-readchar-cannot-allocate-memory-block-16777216-tb.txt",
+        "R's `cannot allocate memory block of size 16777216 Tb` is 2^64 bytes, one more than a 64-bit count holds: the request is left unread rather than understated",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
