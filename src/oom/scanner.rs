@@ -742,6 +742,10 @@ impl Scanner {
 /// issue template's `**What you expected to happen**:`, `### Expected behavior`): `None` for
 /// a line that is no heading.
 fn expectation_heading(raw: &[u8]) -> Option<bool> {
+    // (Every line of a log comes here: one that opens with no heading's mark costs no search.)
+    if !matches!(raw.iter().find(|b| !b.is_ascii_whitespace()), Some(b'#' | b'*' | b'_')) {
+        return None;
+    }
     let heading = regex!(bytes r"^\s*(?:#{1,6}\s+.*|(?:\*\*|__)[^*_]{1,80}(?:\*\*|__)\s*:?\s*)$");
     if !heading.is_match(raw) {
         return None;
