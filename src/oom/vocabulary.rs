@@ -962,7 +962,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (errn_um=2)`.)
         // (A hyphenated word may follow the one before `memory`: Taichi's `Out of CUDA
         // pre-allocated memory`.) (And its short form: avilib's `AVILIB: out of mem (size = …)`.)
-        pattern: r"(?i)\bout[ -]?of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|memor|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b|\bout of mem\b",
+        // (Or a code's first words kept as typed, the rest spaced: a Ray report retyped from a
+        // screenshot, `Worker exit type: NODE.OUT_OF MEMORY`; not an identifier, `out_of_memory`.)
+        pattern: r"(?i)\bout(?:[ -]?|_)of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|memor|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b|\bout of mem\b",
         closest: ByPlace,
         strength: Phrase,
     },
