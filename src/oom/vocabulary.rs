@@ -696,9 +696,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         // An allocator could not get more memory from the system: the Boehm GC's `GC Warning:
         // Failed to expand heap by 16384 KiB`, before its `Out of Memory!`, and dmalloc's
-        // `could not extend heap 4096 more bytes`.
+        // `could not extend heap 4096 more bytes`. (And a title's: MediaPipe's WebAssembly `Pose
+        // solution intermittently aborts failing to grow heap to 60MB from 50MB`.)
         name: "could not grow the heap (Boehm GC, dmalloc)",
-        pattern: r"(?i)\b(?:failed to|could not|couldn't|cannot|can't|unable to) (?:expand|extend|grow) (?:the )?heap\b",
+        pattern: r"(?i)\b(?:fail(?:ed|ing|s)? to|could not|couldn't|cannot|can't|unable to) (?:expand|extend|grow) (?:the )?heap\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -871,8 +872,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // A regex library's `REG_ESPACE`, as libmagic prints it (`regex error 14 for `…',
         // (failed to get memory)`).
         name: "failed to get memory",
-        pattern: r"(?i)\bfailed to get memory\b",
-        // (Thrust's `radix_sort: failed to get memory buffer: out of memory` is a device's.)
+        // Memory itself, or a piece of it (Thrust's `radix_sort: failed to get memory buffer: out
+        // of memory` is a device's); not a figure about it (Android's `android.os.Debug: failed
+        // to get memory consumption info: -1`).
+        pattern: r"(?i)\bfailed to get memory(?:\s*(?:$|[^\w\s])| (?:buffer|block|chunk|region|pages?|space)\b)",
         closest: ByPlace,
         strength: Phrase,
     },
