@@ -171,6 +171,11 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     if regex!(r"(?i)^cannot allocate memory in static TLS block\b").is_match(rest) {
         return None;
     }
+    // Memory as the name of another thing (a quantum simulator's classical `memory slots`, a
+    // machine's memory channels or bandwidth): `Invalid Qobj experiment: not enough memory slots.`
+    if regex!(r"(?i)^(?:not enough|insufficient|no (?:more |free )?|out of) (?:[\w-]+ ){0,2}?memory (?:slots?|bandwidth|channels?|modules?|banks?)\b").is_match(rest) {
+        return None;
+    }
     // A kernel launch that asks for more registers or threads per block than the device has
     // (`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch`) is no
     // shortage of memory.
@@ -867,10 +872,15 @@ fn opens_message(before: &str) -> bool {
     // (So do tags after a label: VMware's `vmx| I125: [msg.memsched.preNotEnoughMem] `.)
     // (And an article that opens the message's sentence: the Android emulator's `emulator: The
     // memory needed by this AVD exceeds the max …`; and a status code in parentheses, curl's
-    // `curl: (27) Out of memory`.)
+    // `curl: (27) Out of memory`.) (Or, after a logger's dotted name, the subject the message
+    // opens with, a capital and maybe a word that qualifies it: Odoo's `odoo.service.server:
+    // Server virtual memory limit (4489629696) reached.`; not after a commit's tag, whose
+    // capital is a verb: `bpo-45581: Raise `MemoryError` in …`.)
+    let logger_subject = regex!(r"\b[a-z_]\w*(?:\.\w+)+:\s+[A-Z][\w-]*(?:\s+[a-z][\w-]*)?$").is_match(&before);
     let label = regex!(r"(?:\s*\[[^\]]{1,40}\])+$|\s+(?:The|An?)$|\s*\(-?\d{1,5}\)$").replace(before, "");
     // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
     before.chars().all(|c| !c.is_alphanumeric())
+        || logger_subject
         || label.ends_with([':', '\u{ff1a}'])
         // (A record's fields split by bars, not a Markdown table's row: VMware's
         // `2015-07-08T11:52:37.370-08:00| vmx| Not enough physical memory is available …`.)
@@ -1950,6 +1960,8 @@ mod tests {
             // (Flash holds the program, not its memory.)
             "ld: region `FLASH' overflowed by 12 bytes",
             "ld: region `program' overflowed by 12 bytes",
+            // (Memory as another thing's name.)
+            "error: Error during simulation: \"Invalid Qobj experiment: not enough memory slots.\"",
         ] {
             assert!(read(&normalise(1, other.as_bytes())).is_none(), "{other}");
         }

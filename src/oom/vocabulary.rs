@@ -272,8 +272,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // (And a limit's figure before the verb: Odoo's `odoo.service.server: Server virtual memory
+        // limit (4489629696) reached.`)
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?(?:exceeded|reached)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:\(\d+\) )?(?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?(?:exceeded|reached)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -1139,8 +1141,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // Kaggle's `tried to allocate more memory than is available`, a judge's
         // `used more memory than allowed`, JRuby's `used more memory than the safety cap of 500M`.
         name: "more memory than available",
-        // (Or than a setting allows: Vim's `E363: pattern uses more memory than maxmempattern`.)
-        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b|\buses more memory than '?max\w+|\bmore memory than (?:the |its )?(?:safety |memory |heap )?(?:cap|limit) of\b",
+        // (Or than a setting allows: Vim's `E363: pattern uses more memory than maxmempattern`,
+        // Qiskit Aer's `ERROR: a circuit requires more memory than max_memory_mb.`)
+        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b|\b(?:uses|used|requires|required|needs|needed) more memory than '?max\w+|\bmore memory than (?:the |its )?(?:safety |memory |heap )?(?:cap|limit) of\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },

@@ -366,6 +366,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round104-rlang/r-picrust2-readchar-cannot-allocate-memory-block-16777216-tb.txt",
         "R's `cannot allocate memory block of size 16777216 Tb` is 2^64 bytes, one more than a 64-bit count holds: the request is left unread rather than understated",
     ),
+    (
+        "round107-quantum/qibo-noisy-shor-30-qubits-title-memory-error-traceback-cut.txt",
+        "a title's `Memory error with the noisy circuit`, its traceback cut before the error: `memory error` names a fault as often as a shortage (round 104's negative `mcxlab` title is a launch failure)",
+    ),
+    (
+        "round107-quantum/qiskit-aer-qasm-aererror-circuit-requires-more-memory-than-max-memory-mb.txt",
+        "Qiskit Aer's second error, `Circuit cannot be run on any available backend. max_memory_mb=8192mb`, names only the setting; no words say that memory ran short",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
