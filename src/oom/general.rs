@@ -107,15 +107,19 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     if reading.statement || !reading.talk {
         return Some(reading);
     }
-    // A sentence that talks (a hedge) may be followed by the program's own record, in a
-    // sentence of its own (Bambu Studio's `The system may have run out of memory, or a bug may
-    // have occurred. bad allocation`).
+    // A sentence that talks (a hedge, a complaint) may be followed by the program's own record,
+    // in a sentence of its own (Bambu Studio's `The system may have run out of memory, or a bug
+    // may have occurred. bad allocation`), or by what was met (ONNX Runtime's `… consumes too
+    // much memory. … If deployed on CPU, the inference failed due to `std::bad_alloc`.`).
     let next_sentence = sentence_around(&line.text, reading.at).end;
-    let opens_its_sentence = |later: &Reading| {
-        line.text[sentence_around(&line.text, later.at).start..later.at].chars().all(|c| !c.is_alphanumeric())
+    let opens_its_sentence_or_is_met = |later: &Reading| {
+        let opening = &line.text[sentence_around(&line.text, later.at).start..later.at];
+        // (The words may be a name's end: `std::` before `bad_alloc`.)
+        let before_name = opening.trim_end_matches(|c: char| c.is_alphanumeric() || "_:.".contains(c));
+        opening.chars().all(|c| !c.is_alphanumeric()) || vocabulary::compiled().met.is_match(before_name.as_bytes())
     };
     match read_from(line, next_sentence) {
-        Some(later) if later.statement && opens_its_sentence(&later) => Some(later),
+        Some(later) if later.statement && opens_its_sentence_or_is_met(&later) => Some(later),
         _ => Some(reading),
     }
 }
@@ -133,10 +137,12 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     if from > 0 {
         matched.retain(|&row| first_at(row).is_some());
     }
-    // Words that are part of a command-line flag name it; the rows with
-    // words outside any flag are the line's, if there are any.
+    // Words that are part of a command-line flag or a file's path name it; the rows with
+    // words outside any flag or path are the line's, if there are any.
     let stated = |row: usize| {
-        tables.rows[row].find_iter(text.as_bytes()).find(|m| m.start() >= from && !in_flag(text, m.start(), m.end()))
+        tables.rows[row]
+            .find_iter(text.as_bytes())
+            .find(|m| m.start() >= from && !in_flag(text, m.start(), m.end()) && !in_path(text, m.start()))
     };
     let outside: Vec<usize> = matched.iter().copied().filter(|&row| stated(row).is_some()).collect();
     let only_flags = outside.is_empty();
@@ -574,8 +580,14 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let asked = regex!(r"(?i)(?:^\W*|[,;:]\s*|\b(?:and|but|so)\s+)(?:am|are|is|was|were|do|does|did|could|can)\s+(?:I|we|you|it|this|that|they)\b[^.?!]*$")
         .is_match(&text[clause.start..at])
         && regex!(r"^[^.!?]{0,20}\?").is_match(&text[at + words.len()..]);
+    // What a program is said to do as a rule (a title's `Scapy 2.4.2 uses too much memory when
+    // sending packets`): a complaint of its use, not a failure it met.
+    let habit = !record
+        && regex!(r"(?i)^too much\b").is_match(words)
+        && regex!(r"(?i)\b(?:uses|consumes|takes(?: up)?|eats(?: up)?)\s+$").is_match(opening);
     asked_in_chinese
         || asked
+        || habit
         || guessed
         || (compared && !record)
         || class_as_noun
@@ -856,6 +868,9 @@ pub(super) fn is_frame(text: &str) -> bool {
 /// threw one, whatever else the log says.
 fn throws_bad_alloc(frame: &str) -> bool {
     regex!(r"\b(?:qBadAlloc|__throw_bad_alloc)\(\)").is_match(frame)
+        // (And GLib's abort when g_malloc fails, its error's format in the frame: Arkime's
+        // `g_log (…, log_level=…G_LOG_LEVEL_ERROR, format=… "%s: failed to allocate %lu bytes")`.)
+        || regex!(r#"\bg_log\b.*\bG_LOG_LEVEL_ERROR\b.*"%s: failed to allocate %\w+ bytes""#).is_match(frame)
 }
 
 /// Text before the failure words that still lets them open the message:
@@ -943,6 +958,15 @@ fn names_alone(text: &str, at: usize, words: &str) -> bool {
             && !regex!(r"[.;!?,:](?:\s|$)").is_match(line)
             && (before <= 2 || (ends_line && before <= 5))
             && after <= 8)
+}
+
+/// Whether the failure words at `at` are a file's name at the end of a path
+/// (`cat /proc/sys/vm/oom-kill`): the token they end opens with a slash and holds
+/// another before them.
+fn in_path(text: &str, at: usize) -> bool {
+    let token_start = text[..at].rfind(|c: char| c.is_whitespace() || "`'\"=(".contains(c)).map_or(0, |space| space + 1);
+    let token = &text[token_start..at];
+    token.ends_with('/') && token.starts_with(['/', '~']) && token.len() > 1
 }
 
 /// Whether the failure words at `at..end` are part of a command-line flag
@@ -2403,6 +2427,7 @@ mod tests {
         ("INSUFFICIENT_MEMORY", "Exiting due to RSRC_INSUFFICIENT_CONTAINER_MEMORY: docker only has 1771MiB available, less than the required 1800MiB for Kubernetes"),
         ("available memory smaller than requested (ONNX Runtime)", "Available memory of 0 is smaller than requested bytes of 176763136"),
         ("failed to get memory", "(failed to get memory)\""),
+        ("free fragment not found (Kamailio)", "qm_malloc(0x809132000, 3976) called from core: sip_msg_clone.c: sip_msg_shm_clone(495), module: core; Free fragment not found!"),
         ("not enough memory, in Polish", "Za mało pamięci w systemie do uruchomienia maszyny wirtualnej ideal-bustard."),
     ];
 

@@ -49,7 +49,7 @@ pub(super) const QUOTE_MAY_COME: &str = concat!(
 /// RESOURCE_EXHAUSTED error`).
 macro_rules! meeting_verbs {
     () => {
-        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|seeing|am seeing|are seeing|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? with|errors? out with|errou?red with|errors with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|meet|meets|met|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
+        "it's|it is|it was|get|gets|got|getting|keep getting|am getting|are getting|seeing|am seeing|are seeing|there (?:is|was|will be)|there's|throws|threw|raised|crash(?:es|ed|ing)? with|fail(?:s|ed|ing)? (?:with|due to|because of)|errors? out with|errou?red with|errors with|(?:did )?exit(?:s|ed)? with|died (?:of|with)|ran into|runs? into|encounter(?:s|ed)?|receive[sd]?|hit|meet|meets|met|gives|gave|saw|had|(?:have |has )?(?:observed|noticed|experienced|faced)|(?:keep|keeps|kept) (?:getting|hitting|seeing|running into)|resulted in|led to|ended up (?:with|in)|(?:ultimately|eventually|finally|always|then) (?:results? in|leads? to)"
     };
 }
 
@@ -699,9 +699,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // An allocator could not get more memory from the system: the Boehm GC's `GC Warning:
         // Failed to expand heap by 16384 KiB`, before its `Out of Memory!`, and dmalloc's
         // `could not extend heap 4096 more bytes`. (And a title's: MediaPipe's WebAssembly `Pose
-        // solution intermittently aborts failing to grow heap to 60MB from 50MB`.)
+        // solution intermittently aborts failing to grow heap to 60MB from 50MB`.) (GAP calls its
+        // heap the workspace: `Panic in src/sysmem.c:654: cannot extend the workspace any more!`)
         name: "could not grow the heap (Boehm GC, dmalloc)",
-        pattern: r"(?i)\b(?:fail(?:ed|ing|s)? to|could not|couldn't|cannot|can't|unable to) (?:expand|extend|grow) (?:the )?heap\b",
+        pattern: r"(?i)\b(?:fail(?:ed|ing|s)? to|could not|couldn't|cannot|can't|unable to) (?:expand|extend|grow) (?:the )?(?:heap\b|workspace any ?more\b)",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -721,11 +722,20 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
-        // SGLang's `Loaded weights leave no GPU memory for the KV cache`.
+        // SGLang's `Loaded weights leave no GPU memory for the KV cache`. (And any memory none of
+        // which is left: Kamailio's `db_allocate_row(): no private memory left`.)
         name: "no GPU memory left",
-        pattern: r"(?i)\b(?:leaves?|left|with) no GPU memory\b|\bno GPU memory (?:left|available|remaining)\b",
+        pattern: r"(?i)\b(?:leaves?|left|with) no GPU memory\b|\bno GPU memory (?:left|available|remaining)\b|\bno (?:[\w-]+ )?memory (?:left|remaining)\b",
         closest: ByPlace,
         strength: Phrase,
+    },
+    Wording {
+        // Kamailio's (SER's) memory manager found no free fragment as large as the request in its
+        // pool (`qm_malloc(0x809132000, 3976) called from core: …; Free fragment not found!`).
+        name: "free fragment not found (Kamailio)",
+        pattern: r"\bFree fragment not found\b",
+        closest: HostUnlessDevice,
+        strength: Token,
     },
     Wording {
         // NVENC's status 10 is NV_ENC_ERR_OUT_OF_MEMORY (`nvEncOpenEncodeSessionEx(…) returned
@@ -1241,6 +1251,8 @@ pub(super) const ANCHORS: &[&str] = &[
     // (STAR's `limitGenomeGenerateRAM=31000000000 is too small`.)
     "too small",
     "memout",
+    // (GAP's `cannot extend the workspace any more!`.)
+    "workspace any",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -1279,6 +1291,9 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "too much memory",
     "no free memory",
     "no gpu memory",
+    // (Kamailio's `no private memory left`.)
+    "memory left",
+    "memory remaining",
     "memory out",
     "memory limit",
     "enlarge memory",
