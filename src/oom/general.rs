@@ -868,6 +868,9 @@ pub(super) fn is_frame(text: &str) -> bool {
 /// threw one, whatever else the log says.
 fn throws_bad_alloc(frame: &str) -> bool {
     regex!(r"\b(?:qBadAlloc|__throw_bad_alloc)\(\)").is_match(frame)
+        // (Or the throw itself, its object a `std::bad_alloc`: LevelDB's `#6 … in
+        // __cxxabiv1::__cxa_throw (obj=…, tinfo=…, dest=0x392ee0 <std::bad_alloc::~bad_alloc()>)`.)
+        || regex!(r"\b__cxa_throw\b.*<std::bad_alloc::~bad_alloc\(\)>").is_match(frame)
         // (And GLib's abort when g_malloc fails, its error's format in the frame: Arkime's
         // `g_log (…, log_level=…G_LOG_LEVEL_ERROR, format=… "%s: failed to allocate %lu bytes")`.)
         || regex!(r#"\bg_log\b.*\bG_LOG_LEVEL_ERROR\b.*"%s: failed to allocate %\w+ bytes""#).is_match(frame)
@@ -1383,6 +1386,11 @@ fn compared_roles(before: &str) -> Option<(Role, Role)> {
     // A limit exceeded, with the two figures after it (Slurm's `exceeded memory limit
     // (1295467052032 > 1288490188800)`): what was used, then the limit.
     if regex!(r"(?i)\bexceed\w*\s+(?:\w+\s+){0,2}limit\s*\($").is_match(before) {
+        return Some((Role::Used, Role::Capacity));
+    }
+    // A use over its cap, the two after it (storjnode's `Excessive memory usage 104882176 >
+    // 104857600!`): what is used, then the cap.
+    if regex!(r"(?i)\busage\s*:?\s*$").is_match(before) {
         return Some((Role::Used, Role::Capacity));
     }
     let found = regex!(r"(?i)\b([a-z]\w*) <=? ([a-z]\w*)\b").captures_iter(before).last()?;
@@ -2427,6 +2435,7 @@ mod tests {
         ("INSUFFICIENT_MEMORY", "Exiting due to RSRC_INSUFFICIENT_CONTAINER_MEMORY: docker only has 1771MiB available, less than the required 1800MiB for Kubernetes"),
         ("available memory smaller than requested (ONNX Runtime)", "Available memory of 0 is smaller than requested bytes of 176763136"),
         ("failed to get memory", "(failed to get memory)\""),
+        ("memory usage over its cap (A > B)", "CRITICAL storjnode.api 241: Excessive memory usage 104882176 > 104857600!"),
         ("free fragment not found (Kamailio)", "qm_malloc(0x809132000, 3976) called from core: sip_msg_clone.c: sip_msg_shm_clone(495), module: core; Free fragment not found!"),
         ("not enough memory, in Polish", "Za mało pamięci w systemie do uruchomienia maszyny wirtualnej ideal-bustard."),
     ];

@@ -730,6 +730,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // A program's check of its own memory use against its cap, the two figures compared
+        // (storjnode's `CRITICAL storjnode.api 241: Excessive memory usage 104882176 > 104857600!`).
+        name: "memory usage over its cap (A > B)",
+        pattern: r"(?i)\bmemory usage:?\s+[\d.,]+\s*(?:[KMGT]i?B|bytes)?\s*>\s*[\d.,]+",
+        closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
         // Kamailio's (SER's) memory manager found no free fragment as large as the request in its
         // pool (`qm_malloc(0x809132000, 3976) called from core: …; Free fragment not found!`).
         name: "free fragment not found (Kamailio)",
@@ -1296,6 +1304,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memory remaining",
     "memory out",
     "memory limit",
+    // (storjnode's `Excessive memory usage 104882176 > 104857600!`.)
+    "memory usage",
     "enlarge memory",
     "due to memory",
     "to provide memory",
