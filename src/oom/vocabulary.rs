@@ -922,8 +922,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // (Also after a record's dashes: Gambit's `*** FATAL ERROR -- Heap overflow`.)
         name: "heap overflow (GHC)",
-        pattern: r"(?:^\s*|:\s*|\bdue to (?:a )?)heap overflow\b",
+        pattern: r"(?:^\s*|:\s*|\bdue to (?:a )?)heap overflow\b|\s--\s*[Hh]eap overflow\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -1800,8 +1801,10 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         side: Side::Before,
         role: Role::ExceededBy,
     },
+    // (Android's heap footprint is its size now, below the limit it may grow to: `max allowed
+    // footprint 9432960, growth limit 268435456`.)
     SizeRole {
-        words: r"reserved|cached|rounded to|peak|largest|allocations|fragmentation|client-requested|to free",
+        words: r"reserved|cached|rounded to|peak|largest|allocations|fragmentation|client-requested|to free|footprint",
         side: Side::Before,
         role: Role::Other,
     },
