@@ -172,6 +172,11 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     // (Dotted names are taken out only where another resource is named at all, so that
     // most lines pay for no copy.)
     let rest = &text[at..sentence.end];
+    // A status's field named by the words, its value no (Pterodactyl's `[Pterodactyl Daemon]: Out
+    // of memory: false`).
+    if regex!(r"(?i)^[\w -]{0,40}?\s*[:=]\s*(?:false|no)\s*$").is_match(&text[at..]) {
+        return None;
+    }
     // The dynamic loader's fixed reserve for thread-local storage (`dlopen: cannot allocate
     // memory in static TLS block`) is full, however much memory is free: no shortage of memory.
     if regex!(r"(?i)^cannot allocate memory in static TLS block\b").is_match(rest) {
@@ -489,6 +494,12 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     } else {
         clause.start
     };
+    // A writer's aside in parentheses after a record's message is not the record's
+    // (JMusicBot's `java.lang.OutOfMemoryError: GC overhead limit exceeded (i guess ram error )`).
+    let talk_end = match regex!(r"\s*\([^()]*\)\s*$").find(&text[at..clause.end]) {
+        Some(aside) if record && regex!(r"(?i)\(\s*(?:i|we)\b").is_match(aside.as_str()) => at + aside.start(),
+        _ => clause.end,
+    };
     // (A program's record may address its reader after its log level: faceswap's `ERROR    You
     // do not have enough GPU memory available …`, JRuby's `Error: Your application used more
     // memory than the safety cap of 500M.`, Wan2GP's `… has encountered an error: it is likely that
@@ -604,7 +615,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         // (The negation may be inside the words: `crashes are not due to insufficient memory`.)
         || regex!(r"(?i)\b(?:not|never)\s+(?:due to|because of|caused by)\b").is_match(words)
         || code_named
-        || (tables.talk.is_match(unhedged(&text[talk_from..clause.end], &text[talk_from..at], words, record || failed_before).as_bytes())
+        || (tables.talk.is_match(unhedged(&text[talk_from..talk_end], &text[talk_from..at], words, record || failed_before).as_bytes())
             && !fixes_a_thrown(&text[clause.clone()])
             && !forecasts_a_request(&text[..at], &text[at + words.len()..], record))
         || (tables.conditions.is_match(&text.as_bytes()[clause.start..at]) && !met_when(&text[clause.start..at]))
@@ -1324,6 +1335,11 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
             let words = &text[if at == 0 { 0 } else { found[at - 1].end }..pair[0].start];
             let free = role_before(words).is_some_and(|row| vocabulary::SIZE_ROLES[row].role == Role::Free);
             roles[at] = Some(RoleFrom::Pair(if free { Role::Free } else { Role::Used }));
+            roles[at + 1] = Some(RoleFrom::Pair(Role::Capacity));
+        } else if roles[at].is_none() && regex!(r"^\s*\)?\s*>\s*max\w*\s*\(\s*$").is_match(between) {
+            // A figure compared over one its name makes the maximum (JavaCPP's `physicalBytes
+            // (16451M) > maxPhysicalBytes (16384M)`): what is used, then the cap.
+            roles[at] = Some(RoleFrom::Pair(Role::Used));
             roles[at + 1] = Some(RoleFrom::Pair(Role::Capacity));
         } else if roles[at].is_none() && regex!(r"^\s*(?:>|vs\.?)\s*$").is_match(between) {
             // A failed check's values after its comparison (Paddle's `enforce allocating <=

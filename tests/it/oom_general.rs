@@ -378,6 +378,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round108-netsim/gns3-pa-vm-requires-4gb-memory-2gb-available.txt",
         "GNS3's boot check `Requires at least **4.0GB** of memory for PA-VM nolic license, **2.0GB available**.` states a need and what there is, no failure words: like Kibana's `needs more memory` (round 99), a need is also what a precheck that passed prints",
     ),
+    (
+        "round111-nas/zfs-arc-size-over-max-out-of-memory-killed-process-title.txt",
+        "a title that forecasts the kill, `… it will result in \"Out of memory: killed process\"`: what will happen is read as talk, as the helper who gathered it also judged",
+    ),
+    (
+        "round111-etl/flume-ftp-source-gc-overhead-limit-title.txt",
+        "a title that states the failure under a condition, `if > 10000 files on discover -> java.lang.OutOfMemoryError: GC overhead limit exceeded`: a condition's consequence is read as talk",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
