@@ -250,13 +250,15 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     // memory"`, `shows error message "Model loading was stopped due to …"`).
     // (Its place may come first, in any case, where the writer met it:
     // [`vocabulary::QUOTED_AFTER_MEETING`].)
-    // In backticks, only a record that opens with its error (`Here you have `RuntimeError:
+    // In backticks, only a record that opens with its error or its date (Nomad's `… just before
+    // a node failed `2017/04/20 18:09:15.690974 [WARN] client: … cannot allocate memory``; `Here
+    // you have `RuntimeError:
     // CUDA failed with error out of memory` error.`), or what a program is said to print
     // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``), maybe after
     // the device it names (`and then display "CUDA out of memory"`): a name in
     // backticks is code (Zig's `error.OutOfMemory`).
     let quote = regex!(&[
-        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|(?i:\b(?:displays?|displayed|shows?|showed|says?|said|prints?|printed|reports?|reported|gets?|got|throws?|threw|raises?|raised)\s+)["\u{201c}]\s*(?:CUDA|HIP|GPU|MPS|XPU)\s+$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#,
+        r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|(?i:\b(?:displays?|displayed|shows?|showed|says?|said|prints?|printed|reports?|reported|gets?|got|throws?|threw|raises?|raised)\s+)["\u{201c}]\s*(?:CUDA|HIP|GPU|MPS|XPU)\s+$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?|\d{4}[/-]\d\d[/-]\d\d[ T][^`]*)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#,
         vocabulary::QUOTED_AFTER_MEETING,
     ]
     .join("|"))
