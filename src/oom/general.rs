@@ -907,7 +907,7 @@ fn opens_message(before: &str) -> bool {
     // opens with, a capital and maybe a word that qualifies it: Odoo's `odoo.service.server:
     // Server virtual memory limit (4489629696) reached.`; not after a commit's tag, whose
     // capital is a verb: `bpo-45581: Raise `MemoryError` in …`.)
-    let logger_subject = regex!(r"\b[a-z_]\w*(?:\.\w+)+:\s+[A-Z][\w-]*(?:\s+[a-z][\w-]*)?$").is_match(&before);
+    let logger_subject = regex!(r"\b[a-z_]\w*(?:\.\w+)+:\s+[A-Z][\w-]*(?:\s+[a-z][\w-]*)?$").is_match(before);
     let label = regex!(r"(?:\s*\[[^\]]{1,40}\])+$|\s+(?:The|An?)$|\s*\(-?\d{1,5}\)$").replace(before, "");
     // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
     before.chars().all(|c| !c.is_alphanumeric())
@@ -977,10 +977,14 @@ fn names_alone(text: &str, at: usize, words: &str) -> bool {
 }
 
 /// Whether the failure words at `at` are a file's name at the end of a path
-/// (`cat /proc/sys/vm/oom-kill`): the token they end opens with a slash and holds
-/// another before them.
+/// (`cat /proc/sys/vm/oom-kill`): the token that holds them opens with a slash (or `~`)
+/// and has one right before them.
 fn in_path(text: &str, at: usize) -> bool {
-    let token_start = text[..at].rfind(|c: char| c.is_whitespace() || "`'\"=(".contains(c)).map_or(0, |space| space + 1);
+    let token_start = text[..at]
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_whitespace() || "`'\"=(".contains(c))
+        .map_or(0, |(space, c)| space + c.len_utf8());
     let token = &text[token_start..at];
     token.ends_with('/') && token.starts_with(['/', '~']) && token.len() > 1
 }
