@@ -249,8 +249,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // (Also all of it used, then the kill: Viseron's title `Docker container consumes all
+        // available memory and gets killed - "exited with code 137"`.)
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\b(?:consum|us|eat|tak)\w* (?:up )?all (?:the )?(?:available )?(?:memory|RAM)\b[^.;]{0,30}?\bkilled\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
