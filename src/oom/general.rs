@@ -145,14 +145,14 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
             .find(|m| m.start() >= from && !in_flag(text, m.start(), m.end()) && !in_path(text, m.start()))
     };
     let outside: Vec<usize> = matched.iter().copied().filter(|&row| stated(row).is_some()).collect();
-    let only_flags = outside.is_empty();
-    if !only_flags {
+    let only_in_names = outside.is_empty();
+    if !only_in_names {
         matched = outside;
     }
     let first_row = *matched.first()?;
     let at = matched
         .iter()
-        .filter_map(|&row| if only_flags { first_at(row) } else { stated(row).map(|m| m.start()) })
+        .filter_map(|&row| if only_in_names { first_at(row) } else { stated(row).map(|m| m.start()) })
         .min()
         .unwrap_or(0);
     // Words other resources share are memory's only where memory is named,
@@ -250,13 +250,12 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     // memory"`, `shows error message "Model loading was stopped due to …"`).
     // (Its place may come first, in any case, where the writer met it:
     // [`vocabulary::QUOTED_AFTER_MEETING`].)
-    // In backticks, only a record that opens with its error or its date (Nomad's `… just before
-    // a node failed `2017/04/20 18:09:15.690974 [WARN] client: … cannot allocate memory``; `Here
-    // you have `RuntimeError:
-    // CUDA failed with error out of memory` error.`), or what a program is said to print
-    // (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned memory``), maybe after
-    // the device it names (`and then display "CUDA out of memory"`): a name in
-    // backticks is code (Zig's `error.OutOfMemory`).
+    // In backticks, only a record that opens with its error (`Here you have `RuntimeError: CUDA
+    // failed with error out of memory` error.`) or its date (Nomad's `… just before a node failed
+    // `2017/04/20 18:09:15.690974 [WARN] client: … cannot allocate memory``), or what a program
+    // is said to print (koboldcpp's `it says `failed to allocate 10965.24 MiB of pinned
+    // memory``), maybe after the device it names (`and then display "CUDA out of memory"`): a
+    // name in backticks is code (Zig's `error.OutOfMemory`).
     let quote = regex!(&[
         r#"["'\u{201c}\u{2018}\u{201e}\u{ab}\u{bb}]\s*(?:(?:[A-Za-z_][\w.]*(?:Error|Exception):|(?i:error|fatal)\b)[^"'\u{201d}\u{2019}]*)?$|(?i:\b(?:displays?|displayed|shows?|showed|says?|said|prints?|printed|reports?|reported|gets?|got|throws?|threw|raises?|raised)\s+)["\u{201c}]\s*(?:CUDA|HIP|GPU|MPS|XPU)\s+$|`(?:[A-Za-z_][\w.]*(?:Error|Exception):[^`]*|(?i:error|fatal)(?:[^\w.`][^`]*)?|\d{4}[/-]\d\d[/-]\d\d[ T][^`]*)$|(?i:\berror\s+message\s*:?\s*)["\u{201c}][^"\u{201d}]*$|(?i:\b(?:says?|said|saying|shows?|showed|showing|prints?|printed|printing|reports?|reported|outputs?|errors?|messages?|exceptions?)\s*:?\s+)`[^`]*$"#,
         vocabulary::QUOTED_AFTER_MEETING,
@@ -297,7 +296,7 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     // probably caused by insufficient GPU memory.`): what follows gives its cause.
     let failed_before = tables.error_marks.is_match(&text.as_bytes()[..sentence.start]);
     let spot = Spot { text, at, words, sentence: sentence.clone(), clause, section: line.section, failed_before };
-    let talk = only_flags || talks(&spot, record, quote.is_some()) || names_a_unit(line, at);
+    let talk = only_in_names || talks(&spot, record, quote.is_some()) || names_a_unit(line, at);
     // A quoted record in a sentence that talks (`what issues can lead to this error which is
     // "RuntimeError: …"?`) is read on its own.
     // (Not a string that code prints: `printf("Fatal: failed to allocate %zu bytes …")`.)
@@ -400,7 +399,7 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
             || regex!(r"(?i)^\W*(?:got|hit|caught|encountered) (?:an? |the )?$").is_match(opening)
             // The message after the class of what was thrown, as a writer types it (Coqui TTS's
             // `but then it threw runtimeError bad allocation`).
-            || regex!(r"(?i)\b(?:threw|throws|thrown|raised|raises|gave|gives|got|gets)\s+[a-z_][\w.]*(?:error|exception)\s*:?\s+$").is_match(opening)
+            || regex!(vocabulary::MET_CLASS_TYPED).is_match(opening)
             // What a program does to a thing after it ran out (Gradle's `Daemon will be stopped at
             // the end of the build after running out of JVM memory`).
             || regex!(r"(?i)\b(?:be|been|was|were|is|are) (?:stopped|killed|terminated|restarted|shut down|aborted|evicted)\b[^.;]{0,60}\bafter (?:running|having run)\s+$").is_match(opening)
@@ -1342,15 +1341,15 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
             let free = role_before(words).is_some_and(|row| vocabulary::SIZE_ROLES[row].role == Role::Free);
             roles[at] = Some(RoleFrom::Pair(if free { Role::Free } else { Role::Used }));
             roles[at + 1] = Some(RoleFrom::Pair(Role::Capacity));
-        } else if roles[at].is_none() && regex!(r"^\s*\)?\s*>\s*max\w*\s*\(\s*$").is_match(between) {
-            // A figure compared over one its name makes the maximum (JavaCPP's `physicalBytes
-            // (16451M) > maxPhysicalBytes (16384M)`): what is used, then the cap.
-            roles[at] = Some(RoleFrom::Pair(Role::Used));
-            roles[at + 1] = Some(RoleFrom::Pair(Role::Capacity));
-        } else if roles[at].is_none() && regex!(r"^\s*(?:>|vs\.?)\s*$").is_match(between) {
+        } else if let Some(comparison) =
+            regex!(r"^\s*\)?\s*(?:>|vs\.?)\s*(max\w*\s*\(\s*)?$").captures(between).filter(|_| roles[at].is_none())
+        {
             // A failed check's values after its comparison (Paddle's `enforce allocating <=
-            // available failed, 10513462067 > 1369702144`, glog's `Check failed: a <= b (A vs. B)`).
-            if let Some((left, right)) = compared_roles(&text[..pair[0].start]) {
+            // available failed, 10513462067 > 1369702144`, glog's `Check failed: a <= b (A vs. B)`),
+            // or a figure over one its name makes the maximum (JavaCPP's `physicalBytes (16451M) >
+            // maxPhysicalBytes (16384M)`): what is used, then the cap.
+            let named_max = comparison.get(1).map(|_| (Role::Used, Role::Capacity));
+            if let Some((left, right)) = named_max.or_else(|| compared_roles(&text[..pair[0].start])) {
                 roles[at] = Some(RoleFrom::Pair(left));
                 roles[at + 1] = Some(RoleFrom::Pair(right));
             }
@@ -2451,7 +2450,7 @@ mod tests {
         ("memory overloaded", "Error: system memory overloaded"),
         ("could not grow the heap (Boehm GC, dmalloc)", "GC Warning: Failed to expand heap by 16384 KiB"),
         ("cgroups considered for killing (systemd-oomd)", "systemd-oomd[1852]: Considered 50 cgroups for killing, top candidates were:"),
-        ("no GPU memory left", "ValueError: Loaded weights leave no GPU memory for the KV cache"),
+        ("no memory left", "ValueError: Loaded weights leave no GPU memory for the KV cache"),
         ("NVENC error 10", "m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10"),
         ("failed to set the maximum shared memory", "RuntimeError: Failed to set maximum shared memory size (requested 7168 bytes), try lowering tile_size."),
         ("INSUFFICIENT_MEMORY", "Exiting due to RSRC_INSUFFICIENT_CONTAINER_MEMORY: docker only has 1771MiB available, less than the required 1800MiB for Kubernetes"),

@@ -724,18 +724,20 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
-        // SGLang's `Loaded weights leave no GPU memory for the KV cache`. (And any memory none of
-        // which is left: Kamailio's `db_allocate_row(): no private memory left`.)
-        name: "no GPU memory left",
-        pattern: r"(?i)\b(?:leaves?|left|with) no GPU memory\b|\bno GPU memory (?:left|available|remaining)\b|\bno (?:[\w-]+ )?memory (?:left|remaining)\b",
+        // SGLang's `Loaded weights leave no GPU memory for the KV cache`, Kamailio's
+        // `db_allocate_row(): no private memory left`.
+        name: "no memory left",
+        pattern: r"(?i)\b(?:leaves?|left|with) no GPU memory\b|\bno GPU memory (?:left|available|remaining)\b|\bno memory (?:left|remaining)\b|\bno (?:private|shared) memory left\b",
         closest: ByPlace,
         strength: Phrase,
     },
     Wording {
         // A program's check of its own memory use against its cap, the two figures compared
         // (storjnode's `CRITICAL storjnode.api 241: Excessive memory usage 104882176 > 104857600!`).
+        // (`Excessive`, not any `memory usage`: a training log prints that on every step, and a
+        // hint of it would send every such line through the whole vocabulary.)
         name: "memory usage over its cap (A > B)",
-        pattern: r"(?i)\bmemory usage:?\s+[\d.,]+\s*(?:[KMGT]i?B|bytes)?\s*>\s*[\d.,]+",
+        pattern: r"(?i)\bexcessive memory usage:?\s+[\d.,]+\s*(?:[KMGT]i?B|bytes)?\s*>\s*[\d.,]+",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -1302,13 +1304,16 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "too much memory",
     "no free memory",
     "no gpu memory",
-    // (Kamailio's `no private memory left`.)
-    "memory left",
-    "memory remaining",
+    // (Kamailio's `no private memory left`; not any `memory left`, which a training log may
+    // print on every step.)
+    "no memory left",
+    "no memory remaining",
+    "private memory left",
+    "shared memory left",
     "memory out",
     "memory limit",
     // (storjnode's `Excessive memory usage 104882176 > 104857600!`.)
-    "memory usage",
+    "excessive memory",
     "enlarge memory",
     "due to memory",
     "to provide memory",
@@ -1642,6 +1647,11 @@ pub(super) const WORKED_ON: &str = r"(?i)\b(?:(?:avoid|prevent|fix|detect|catch|
 /// of memory error`, ``which errors out with `hipErrorOutOfMemory` ``), not a thing named.
 pub(super) const MET: &str =
     concat!(r"(?i)\b(?:", meeting_verbs!(), r#")\s+(?:(?:a|an|the|this|that)\s+(?:[a-z][\w-]*\s+)?)?["'`]?$"#);
+
+/// The class of what was met as a writer types it, before its message (Coqui TTS's `but then it
+/// threw runtimeError bad allocation`).
+pub(super) const MET_CLASS_TYPED: &str =
+    concat!(r"(?i)\b(?:thrown|raises|", meeting_verbs!(), r")\s+[a-z_][\w.]*(?:error|exception)\s*:?\s+$");
 
 /// The writer, reporting that they met the failure: their pronoun does not make the sentence
 /// talk ([`PEOPLE`]).
