@@ -17,7 +17,7 @@ use regex::Regex;
 use super::event::{Kind, OomEvent};
 use super::line::Line;
 use super::size::{self, UNITS};
-use super::vocabulary::{self, Closest, Place, Role, Side, Strength, FAILURE_WORDS};
+use super::vocabulary::{self, Closest, Place, Role, Side, Strength, FAILURE_WORDS, NO_SHORTAGE};
 
 /// How a source file's name ends (`alloc.c`, `device_cuda_module.cc`, `train.py`): a
 /// `file:line` after it is a location in code, not a figure.
@@ -172,49 +172,12 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     // (Dotted names are taken out only where another resource is named at all, so that
     // most lines pay for no copy.)
     let rest = &text[at..sentence.end];
-    // A status's field named by the words, its value no (Pterodactyl's `[Pterodactyl Daemon]: Out
-    // of memory: false`).
-    if regex!(r"(?i)^[\w -]{0,40}?\s*[:=]\s*(?:false|no)\s*$").is_match(&text[at..]) {
-        return None;
-    }
-    // The dynamic loader's fixed reserve for thread-local storage (`dlopen: cannot allocate
-    // memory in static TLS block`) is full, however much memory is free: no shortage of memory.
-    if regex!(r"(?i)^cannot allocate memory in static TLS block\b").is_match(rest) {
-        return None;
-    }
-    // Memory as the name of another thing (a quantum simulator's classical `memory slots`, a
-    // machine's memory channels or bandwidth): `Invalid Qobj experiment: not enough memory slots.`
-    if regex!(r"(?i)^(?:not enough|insufficient|no (?:more |free )?|out of) (?:[\w-]+ ){0,2}?memory (?:slots?|bandwidth|channels?|modules?|banks?)\b").is_match(rest) {
-        return None;
-    }
-    // A kernel launch that asks for more registers or threads per block than the device has
-    // (`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch`) is no
-    // shortage of memory.
-    if regex!(r"^[A-Z_]*LAUNCH_OUT_OF_RESOURCES\b").is_match(rest) {
-        return None;
-    }
-    // Memory read out of its bounds (wasmtime's `wasm trap: out of bounds memory access`) is a
-    // fault, no shortage.
-    if regex!(r"(?i)^out[ -]?of[ -](?:bounds|range)\b").is_match(rest) {
-        return None;
-    }
-    // gdb's `gdb.MemoryError` is a read of memory it could not access (`Cannot access memory at
-    // address 0x7ffffffff000`), no shortage.
-    if regex!(r"\bgdb\.MemoryError\b|(?i:\bcannot access memory at address\b)").is_match(text) {
-        return None;
-    }
-    // A call that failed with another error than a shortage (valgrind's `mmap(0x400000, 598016)
-    // failed in UME with error 22 (Invalid argument)`): an address or an argument was wrong.
-    // Nor is an allocation refused for a cause it states that is no shortage (QSVEnc's `Failed to
-    // allocate frames: undeveloped feature.`, an unsupported request or invalid parameters).
-    // (So is an allocation call that failed for such a cause, pycuda's `cuMemAllocManaged failed:
-    // invalid argument`, and an allocation said to return one, CUDA.jl's `Cannot allocate a
-    // unified memory buffer (returns "operation not supported")`.)
-    if (regex!(r"(?i)(?:\)|\b\w*alloc\w*)\s*failed\b.{0,40}?\b(?:error 22|errno 22|EINVAL|invalid argument|(?:operation )?not supported)\b").is_match(rest)
-        || regex!(r#"(?i)^(?:failed to|cannot|can't|unable to) allocate\b[^.:;]{0,60}(?::|\(returns?)\s*"?(?:undeveloped feature|unsupported|(?:operation )?not supported|invalid (?:video )?param)"#)
-            .is_match(rest))
-        && !regex!(r"(?i)\b(?:ENOMEM|error 12|errno 12|cannot allocate memory|out of memory)\b").is_match(rest)
-    {
+    // Failure words that state no shortage: the memory is another thing, or the failure
+    // another error.
+    if tables.no_shortage.iter().zip(NO_SHORTAGE).any(|((pattern, unless), row)| {
+        pattern.is_match(if row.on_line { text } else { rest }.as_bytes())
+            && !unless.as_ref().is_some_and(|unless| unless.is_match(rest.as_bytes()))
+    }) {
         return None;
     }
     if tables.other_resource.is_match(rest.as_bytes()) {
@@ -2481,6 +2444,33 @@ mod tests {
             );
         }
         assert_eq!(WORDING_EXAMPLES.len(), FAILURE_WORDS.len(), "an example for a wording the table does not have");
+    }
+
+    /// For every row of [`NO_SHORTAGE`], in its order, a piece of a real line it reads.
+    const NO_SHORTAGE_EXAMPLES: &[&str] = &[
+        "[Pterodactyl Daemon]: Out of memory: false",
+        "_swig_paddle.so: cannot allocate memory in static TLS block",
+        "\"Invalid Qobj experiment: not enough memory slots.\"",
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch",
+        "wasm trap: out of bounds memory access",
+        "Python Exception <class 'gdb.MemoryError'> Cannot access memory at address 0x7ffffffff000",
+        "valgrind: mmap(0x400000, 598016) failed in UME with error 22 (Invalid argument).",
+        "Failed to allocate frames: undeveloped feature..",
+    ];
+
+    #[test]
+    fn every_reading_of_no_shortage_keeps_a_real_line_from_being_an_event() {
+        let lines = fixture_lines();
+        assert_eq!(NO_SHORTAGE_EXAMPLES.len(), NO_SHORTAGE.len(), "one real line per row");
+        for (row, example) in NO_SHORTAGE.iter().zip(NO_SHORTAGE_EXAMPLES) {
+            let line = real_line(&lines, example);
+            let pattern = regex::bytes::Regex::new(row.pattern).unwrap();
+            let text = line.as_bytes();
+            assert!((0..text.len()).any(|at| pattern.is_match(&text[at..])), "{:?} does not read {line:?}", row.why);
+            assert!(has_failure_words(text), "no failure words in {line:?}");
+            let report = crate::oom::scan("line", format!("{line}\n").as_bytes()).unwrap();
+            assert!(report.events.is_empty(), "{line:?} gives {:#?}", report.events);
+        }
     }
 
     #[test]

@@ -1738,6 +1738,72 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
     r"|space left|quota|rate limit|requests? per|429|too many requests|resources|time limit|nodes?|cpus?)\b",
 );
 
+/// Failure words that state no shortage of memory, by what follows them: the memory is
+/// another thing, or the failure another error. One row per reading, with why, so that a new
+/// one is one row; a test walks every row against a real line under `fixtures/`.
+pub(super) struct NoShortage {
+    pub why: &'static str,
+    /// Matched on the failure words' sentence from the words on, or on the whole line.
+    pub on_line: bool,
+    pub pattern: &'static str,
+    /// What makes it a shortage after all, in the same sentence.
+    pub unless: Option<&'static str>,
+}
+
+pub(super) const NO_SHORTAGE: &[NoShortage] = &[
+    NoShortage {
+        why: "a status's field named by the words, its value no (Pterodactyl's `Out of memory: false`)",
+        on_line: false,
+        pattern: r"(?i)^[\w -]{0,40}?\s*[:=]\s*(?:false|no)\s*$",
+        unless: None,
+    },
+    NoShortage {
+        why: "the dynamic loader's fixed reserve for thread-local storage is full, however much memory is free",
+        on_line: false,
+        pattern: r"(?i)^cannot allocate memory in static TLS block\b",
+        unless: None,
+    },
+    NoShortage {
+        why: "memory as the name of another thing: a quantum simulator's classical memory slots, a machine's memory channels or bandwidth",
+        on_line: false,
+        pattern: r"(?i)^(?:not enough|insufficient|no (?:more |free )?|out of) (?:[\w-]+ ){0,2}?memory (?:slots?|bandwidth|channels?|modules?|banks?)\b",
+        unless: None,
+    },
+    NoShortage {
+        why: "a kernel launch that asks for more registers or threads per block than the device has",
+        on_line: false,
+        pattern: r"^[A-Z_]*LAUNCH_OUT_OF_RESOURCES\b",
+        unless: None,
+    },
+    NoShortage {
+        why: "memory read out of its bounds (wasmtime's `out of bounds memory access`): a fault",
+        on_line: false,
+        pattern: r"(?i)^out[ -]?of[ -](?:bounds|range)\b",
+        unless: None,
+    },
+    NoShortage {
+        why: "gdb's `gdb.MemoryError`, a read of memory it could not access",
+        on_line: true,
+        pattern: r"\bgdb\.MemoryError\b|(?i:\bcannot access memory at address\b)",
+        unless: None,
+    },
+    NoShortage {
+        why: "a call that failed with another error than a shortage (valgrind's `mmap(…) failed in UME with error 22 (Invalid argument)`, pycuda's `cuMemAllocManaged failed: invalid argument`)",
+        on_line: false,
+        pattern: r"(?i)(?:\)|\b\w*alloc\w*)\s*failed\b.{0,40}?\b(?:error 22|errno 22|EINVAL|invalid argument|(?:operation )?not supported)\b",
+        unless: Some(SHORTAGE_NAMED),
+    },
+    NoShortage {
+        why: "an allocation refused for a cause it states that is no shortage (QSVEnc's `Failed to allocate frames: undeveloped feature.`, CUDA.jl's `Cannot allocate a unified memory buffer (returns \"operation not supported\")`)",
+        on_line: false,
+        pattern: r#"(?i)^(?:failed to|cannot|can't|unable to) allocate\b[^.:;]{0,60}(?::|\(returns?)\s*"?(?:undeveloped feature|unsupported|(?:operation )?not supported|invalid (?:video )?param)"#,
+        unless: Some(SHORTAGE_NAMED),
+    },
+];
+
+/// The words that name a shortage outright, whatever else a failed call says.
+const SHORTAGE_NAMED: &str = r"(?i)\b(?:ENOMEM|error 12|errno 12|cannot allocate memory|out of memory)\b";
+
 /// Words that name memory, or a size: with them, the failure is memory's,
 /// whatever other resource the sentence names ([`OTHER_RESOURCE`]).
 pub(super) const MEMORY_NAMED: &str = r"(?i)\b(?:memory|mem|RAM|VRAM|HBM\d*|heap|bytes?|buffers?|tensors?|arrays?|OOM|KV cache|\w*out_?of_?(?:[a-z]+_)?memory\w*|\w*memory_?error|memory_?pressure)\b|\dbytes?\b|\d\s*[KMGTP](?:i?B)?\b|\benough storage is available to (?:complete|process) this (?:operation|command)\b";
@@ -1889,6 +1955,8 @@ pub(super) struct Compiled {
     pub other_resource: Regex,
     pub memory_named: Regex,
     pub example_introductions: Regex,
+    /// [`NO_SHORTAGE`]'s rows, each with its `unless`.
+    pub no_shortage: Vec<(Regex, Option<Regex>)>,
     /// One regex per side: each alternative a row of [`SIZE_ROLES`], as a numbered group.
     pub roles_before: Regex,
     pub roles_after: Regex,
@@ -1991,6 +2059,7 @@ pub(super) fn compiled() -> &'static Compiled {
             other_resource: ascii(OTHER_RESOURCE),
             memory_named: ascii(MEMORY_NAMED),
             example_introductions: ascii(EXAMPLE_INTRODUCTIONS),
+            no_shortage: NO_SHORTAGE.iter().map(|row| (ascii(row.pattern), row.unless.map(ascii))).collect(),
             roles_before: roles(Side::Before, false),
             roles_after: roles(Side::After, true),
         }
