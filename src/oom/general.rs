@@ -2422,6 +2422,7 @@ mod tests {
         ("memory usage over its cap (A > B)", "CRITICAL storjnode.api 241: Excessive memory usage 104882176 > 104857600!"),
         ("free fragment not found (Kamailio)", "qm_malloc(0x809132000, 3976) called from core: sip_msg_clone.c: sip_msg_shm_clone(495), module: core; Free fragment not found!"),
         ("not enough memory, in Polish", "Za mało pamięci w systemie do uruchomienia maszyny wirtualnej ideal-bustard."),
+        ("needs more memory than is available (A needed, only B available)", "Rosetta needs 1907.35 MB RAM but only 965.88 MB is available for use."),
     ];
 
     #[test]

@@ -41,6 +41,8 @@ fn prefix() -> &'static Regex {
         r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?\s+\[[^\]]*\]\s?",
         // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165: , 2026/07/03 21:39:56.4413
         r"|\s*\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
+        // Day-first dates, with the zone after the time (balena's `19.04.20 15:28:37 (+0200)`)
+        r"|\s*\d{1,2}\.\d{1,2}\.\d{2,4}[ ,]+\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\s*\(?[+-]\d{2}:?\d{2}\)?)?:?\s+",
         // MongoDB's severity and component after its timestamp: F -        [conn4] , I COMMAND  [conn3]
         r"|[FEWID]\s+(?:-|[A-Z]+)\s+\[[\w-]+\]\s+",
         // a log classifier's mark before the line it matched: #=MATCH=#

@@ -1186,6 +1186,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         closest: ByPlace,
         strength: Phrase,
     },
+    Wording {
+        // The memory a task needs, in figures, over the little that is available (BOINC's
+        // `Rosetta needs 1907.35 MB RAM but only 965.88 MB is available for use.`).
+        name: "needs more memory than is available (A needed, only B available)",
+        pattern: r"(?i)\b(?:needs?|requires?|needed|required)\s+(?:at least\s+)?[\d.,]+\s*(?:[KMGT]i?B|bytes)\s+(?:of\s+)?(?:free\s+)?(?:RAM|memory|VRAM|GPU memory)\b[^.;]{0,30}?\bbut\s+(?:there\s+(?:is|are)\s+)?only\s+[\d.,]+\s*(?:[KMGT]i?B|bytes)\b[^.;]{0,20}?\bavailable\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
 ];
 
 /// Literals of which every line a row of [`FAILURE_WORDS`] matches holds one
