@@ -1096,7 +1096,7 @@ fn size_token() -> &'static Regex {
         suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
         let units = suffixes.iter().map(|suffix| regex::escape(suffix)).collect::<Vec<_>>().join("|");
         Regex::new(&format!(
-            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d{{1,3}}(?:\.\d{{3}}){{2,}}|\d+)(?P<frac>\.\d*|,\d{{1,2}})?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?| (?:more|additional|extra) )(?P<unit>{units}))?"
+            r"(?:0[xX](?P<hex>[0-9a-fA-F]{{1,16}})|(?P<int>\d{{1,3}}(?:,\d{{3}})+|\d{{1,3}}(?:\.\d{{3}}){{2,}}|\d+)(?P<frac>\.\d*|,\d{{1,2}})?)(?:(?:[uU][lL]{{0,2}})?(?P<sep> ?-?| (?:more|additional|extra) | {{2,8}})(?P<unit>{units}))?"
         ))
             .expect("size pattern in xmem's source")
     });
@@ -1489,7 +1489,10 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         // A lone letter apart from the digits is a unit where the words name a size (Kokkos'
         // `Allocation of size 1.279 G failed`).
         let named_size = separator == " " && names_a_size(before);
-        if (unit.glued_only && !glued && !named_size) || !hyphen_ok {
+        // (Columns of spaces before the unit, as Fortran prints a figure (Quantum Package's
+        // `3.40837863087654       GB required`), only before a unit of more than a letter.)
+        let column = separator.len() > 1 && separator.trim().is_empty();
+        if (unit.glued_only && !glued && !named_size) || !hyphen_ok || (column && unit.suffix.len() < 2) {
             return None;
         }
         return Some(Found { start, end, bytes: bytes(unit.shift)? });

@@ -230,7 +230,9 @@ impl Scanner {
             Some(detected) => self.start_each(detected, line),
             None => {
                 let Some(mut reading) = general::read(&line) else { return };
-                reading.statement |= self.quoted_output && !reading.talk && !general::is_frame(&line.text);
+                reading.statement |= (self.quoted_output || self.under_error_head())
+                    && !reading.talk
+                    && !general::is_frame(&line.text);
                 if !reading.statement {
                     return;
                 }
@@ -321,6 +323,13 @@ impl Scanner {
             }
         }
         false
+    }
+
+    /// Whether the line before is an error's head that leaves its message to the next line
+    /// (R's `Error in make_full_citation_graph(n = 44500) : ` over igraph's `At vector.pmt:446 :
+    /// cannot reserve space for vector, Out of memory`): what follows is the program's record.
+    fn under_error_head(&self) -> bool {
+        regex!(bytes r"(?i)^\s*(?:error|fatal error|exception)\b[^\n]{0,200}:\s*$").is_match(&self.previous_tail)
     }
 
     /// Whether the line is the value a test assertion expected, under its matcher's words

@@ -450,8 +450,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (Or a library's own class for it, thrown: Ginkgo's `terminate called after throwing an
         // instance of 'gko::AllocationError'`.) (A mark a paste left after it is none of its
         // words: Mapnik's `RuntimeError: bad allocation_`.) (The functions that throw it, in a
-        // debugger's frame: `#9 0x… in qBadAlloc() () from …/libQt6Core.so.6`.)
-        pattern: r"\bbad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\)|Message)[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
+        // debugger's frame: `#9 0x… in qBadAlloc() () from …/libQt6Core.so.6`.) (Its mangled name,
+        // as an old libstdc++ prints the class: PowerDNS's `Exception building answer packet
+        // (St9bad_alloc) sending out servfail`.)
+        pattern: r"\b(?:St9)?bad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\)|Message)[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
         closest: HostUnlessDevice,
         strength: Token,
     },
