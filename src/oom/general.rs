@@ -1424,6 +1424,11 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     if before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') {
         return None;
     }
+    // (So is a figure after a name's hyphen: a device's model, `NVIDIA A100-PCIE-40GB failed to
+    // allocate 2097152 bytes`.)
+    if regex!(r"[A-Za-z]\w*-$").is_match(before) {
+        return None;
+    }
     // Elasticsearch prints a byte count with its human size: `[3844551592/3.5gb]`.
     if before.ends_with('[') && found.name("unit").is_none() && regex!(r"^/\d[\d.]*[kmgtp]?b\]").is_match(after) {
         let count = found.name("int")?.as_str().replace(',', "").parse().ok()?;

@@ -149,6 +149,8 @@ pub(super) struct Scanner {
     /// The line being read is under an issue template's heading for what the writer expected
     /// ([`expectation_heading`]).
     expecting: bool,
+    /// The line being read is in a list of what might have gone wrong ([`lists_guesses`]).
+    in_guesses: bool,
 }
 
 impl Scanner {
@@ -170,6 +172,9 @@ impl Scanner {
         }
         self.quoted_output = quoted == Quoted::Output;
         self.expecting = expectation_heading(raw).unwrap_or(self.expecting);
+        // (The list goes on over blank lines, indented lines and its items.)
+        let in_list = raw.first().is_none_or(|b| b.is_ascii_whitespace() || b"-*".contains(b));
+        self.in_guesses = lists_guesses(raw) || (self.in_guesses && in_list);
         self.context.observe(number, raw);
         let follows_preamble = self.preamble.as_ref().is_some_and(|p| !p.closed && p.last + 1 == number);
         let mut straddled = None;
@@ -230,10 +235,9 @@ impl Scanner {
             Some(detected) => self.start_each(detected, line),
             None => {
                 let Some(mut reading) = general::read(&line) else { return };
-                reading.statement |= (self.quoted_output || self.under_error_head())
-                    && !reading.talk
-                    && !general::is_frame(&line.text);
-                if !reading.statement {
+                reading.statement |=
+                    (self.quoted_output || self.under_error_head()) && !reading.talk && !general::is_frame(&line.text);
+                if !reading.statement || self.in_guesses {
                     return;
                 }
                 if self.continues_talk(&line) {
@@ -639,6 +643,21 @@ impl Scanner {
             }
             return at;
         }
+        if let Some(at) = self.thrown_by(&event) {
+            let failure = &mut self.events[at];
+            if failure.kind == Kind::Unrecognised {
+                failure.kind = event.kind;
+            }
+            failure.failure_words.append(&mut event.failure_words);
+            failure.exception = failure.exception.take().or(event.exception);
+            if let Some(incident) = &mut self.incident {
+                incident.last_line = incident.last_line.max(event.line);
+            }
+            if let Some(key) = key {
+                self.by_key.insert(key, (at, second));
+            }
+            return at;
+        }
         if self.incident.as_ref().is_some_and(|incident| !incident.admits(&event, &self.events)) {
             self.end_incident();
         }
@@ -652,6 +671,27 @@ impl Scanner {
             self.by_key.insert(key, (at, second));
         }
         at
+    }
+
+    /// The open incident's last event, if `event` is what it threw: a bare `bad_alloc` right
+    /// under an allocation that failed with its size (GNU Radio's `gr::buffer::allocate_buffer:
+    /// failed to allocate buffer of size 37500 KB`, then `terminate called after throwing an
+    /// instance of 'std::bad_alloc'`) is one failure, the class its kind's evidence.
+    fn thrown_by(&self, event: &OomEvent) -> Option<usize> {
+        /// How far under the failed allocation its exception may be printed.
+        const THROWN_WITHIN_LINES: u64 = 3;
+        let incident = self.incident.as_ref()?;
+        let &at = incident.events.last()?;
+        let failure = self.events.get(at)?;
+        let bare_throw = event.failure_words == ["bad_alloc"]
+            && event.kind == Kind::HostOom
+            && event.requested_bytes.is_none()
+            && event.capacity_bytes.is_none();
+        let sized_allocation = failure.requested_bytes.is_some()
+            && matches!(failure.kind, Kind::Unrecognised | Kind::HostOom)
+            && !failure.failure_words.iter().any(|words| words == "bad_alloc");
+        let right_under = event.line > failure.line && event.line <= incident.last_line + THROWN_WITHIN_LINES;
+        (bare_throw && sized_allocation && right_under).then_some(at)
     }
 
     /// The open incident's last event, if it is a notebook traceback's header that `event`
@@ -745,6 +785,17 @@ impl Scanner {
             incident.last_line = incident.last_line.max(preamble.last);
         }
     }
+}
+
+/// Whether `raw` opens a list of what might have gone wrong (AFL's `[-] Oops, the program
+/// crashed with one of the test cases provided. There are` / `several possible explanations:`,
+/// then `- The current memory limit (1.00 GB) is too low for this program, causing it to die
+/// due to OOM …`): its items are guesses, not failures met.
+fn lists_guesses(raw: &[u8]) -> bool {
+    // (Every line of a log comes here: one that does not end in a colon costs no search.)
+    raw.trim_ascii_end().ends_with(b":")
+        && regex!(bytes r"(?i)\b(?:possible|probable|likely|potential)\s+(?:explanations?|causes?|reasons?)\b[^.!?]{0,40}:$")
+            .is_match(raw.trim_ascii_end())
 }
 
 /// Whether `raw` is a heading, and if it is, whether it opens what the writer expected (an

@@ -250,9 +250,11 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // (Also all of it used, then the kill: Viseron's title `Docker container consumes all
-        // available memory and gets killed - "exited with code 137"`.)
+        // available memory and gets killed - "exited with code 137"`.) (The kill and the memory
+        // in one sentence: not ROOT's `… right after killing the process. So it's not chrome which
+        // fills my memory`.)
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b.{0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\b(?:consum|us|eat|tak)\w* (?:up )?all (?:the )?(?:available )?(?:memory|RAM)\b[^.;]{0,30}?\bkilled\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b(?:[^.!?]|[.!?]\S){0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\b(?:consum|us|eat|tak)\w* (?:up )?all (?:the )?(?:available )?(?:memory|RAM)\b[^.;]{0,30}?\bkilled\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -1174,9 +1176,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // (Or a process's resident memory: sidekiq-worker-killer's `current RSS 523.28515625 of
-        // … exceeds maximum RSS 480`.)
+        // … exceeds maximum RSS 480`; CMS's job wrapper's `Job has exceeded maxPSS: 16000 MB`.)
         name: "exceeds memory",
-        pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,3}[ _-](?:memory|resources|RSS)\b",
+        pattern: r"(?i)\bexceed(?:s|ed|ing)?\b(?: the)?(?: [\w-]+){0,3}[ _-](?:memory|resources|RSS)\b|\bexceed(?:s|ed|ing)?\s+max(?:imum)?[ _-]?(?:RSS|PSS)\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1868,8 +1870,9 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        // (Vulkan's `size of that heap is only 257949696 bytes`.)
-        words: r"max(?:imum)? mem alloc size|(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|(?:memory_)?limit set to|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        // (Vulkan's `size of that heap is only 257949696 bytes`.) (A resident size's maximum, as
+        // CMS's job wrapper prints it: `Job has exceeded maxPSS: 16000 MB`.)
+        words: r"max(?:imum)? (?:rss|pss|vsize)|max(?:imum)? mem alloc size|(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|(?:memory_)?limit set to|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
@@ -1880,7 +1883,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         // Allocation = 45.78 GB`; Quickwit's `memory limit was exceeded. Limit: 500.00 MB, Current:
         // 1.36 PB`.)
         // (Arduino's `Global variables use 10284 bytes (125%) of dynamic memory`.)
-        words: r"consumed(?: memory)?|allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|uses?|p?v?mem|rss|current (?:memory|usage|allocation)|current|memory usage|real usage|peak usage|active",
+        words: r"consumed(?: memory)?|allocated so far|already allocated|after a total of|allocated|in use|used|uses too much(?: \w+){0,2}|using|uses?|p?v?mem|rss|pss|current (?:memory|usage|allocation)|current|memory usage|real usage|peak usage|active",
         side: Side::Before,
         role: Role::Used,
     },
