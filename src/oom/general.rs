@@ -17,7 +17,7 @@ use regex::Regex;
 use super::event::{Kind, OomEvent};
 use super::line::Line;
 use super::size::{self, UNITS};
-use super::vocabulary::{self, Closest, Place, Role, Side, Strength, FAILURE_WORDS, NO_SHORTAGE};
+use super::vocabulary::{self, Closest, Place, Role, Scope, Side, Strength, FAILURE_WORDS, NO_SHORTAGE};
 
 /// How a source file's name ends (`alloc.c`, `device_cuda_module.cc`, `train.py`): a
 /// `file:line` after it is a location in code, not a figure.
@@ -175,8 +175,12 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     // Failure words that state no shortage: the memory is another thing, or the failure
     // another error.
     if tables.no_shortage.iter().zip(NO_SHORTAGE).any(|((pattern, unless), row)| {
-        pattern.is_match(if row.on_line { text } else { rest }.as_bytes())
-            && !unless.as_ref().is_some_and(|unless| unless.is_match(rest.as_bytes()))
+        let scope = match row.scope {
+            Scope::Words => rest,
+            Scope::Before => &text[..at],
+            Scope::Line => text,
+        };
+        pattern.is_match(scope.as_bytes()) && !unless.as_ref().is_some_and(|unless| unless.is_match(rest.as_bytes()))
     }) {
         return None;
     }
@@ -2465,6 +2469,7 @@ mod tests {
         "Python Exception <class 'gdb.MemoryError'> Cannot access memory at address 0x7ffffffff000",
         "valgrind: mmap(0x400000, 598016) failed in UME with error 22 (Invalid argument).",
         "Failed to allocate frames: undeveloped feature..",
+        "while running \"-c grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr",
     ];
 
     #[test]
@@ -2475,7 +2480,11 @@ mod tests {
             let line = real_line(&lines, example);
             let pattern = regex::bytes::Regex::new(row.pattern).unwrap();
             let text = line.as_bytes();
-            assert!((0..text.len()).any(|at| pattern.is_match(&text[at..])), "{:?} does not read {line:?}", row.why);
+            let read = match row.scope {
+                Scope::Before => (0..=text.len()).any(|at| pattern.is_match(&text[..at])),
+                Scope::Words | Scope::Line => (0..text.len()).any(|at| pattern.is_match(&text[at..])),
+            };
+            assert!(read, "{:?} does not read {line:?}", row.why);
             assert!(has_failure_words(text), "no failure words in {line:?}");
             let report = crate::oom::scan("line", format!("{line}\n").as_bytes()).unwrap();
             assert!(report.events.is_empty(), "{line:?} gives {:#?}", report.events);

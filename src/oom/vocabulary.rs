@@ -26,7 +26,7 @@ use super::event::Kind;
 /// [`FAILURE_WORDS`], and in [`FAILED_CALL`], which reads the size they were given.
 macro_rules! allocation_calls {
     () => {
-        "VirtualAlloc|NSAllocateMemoryPages|mmap|mach_vm_map|commit_memory|malloc|calloc|realloc|allocate|alloc"
+        "VirtualAlloc|NSAllocateMemoryPages|mmap|mach_vm_map|commit_memory|posix_memalign|aligned_alloc|memalign|malloc|calloc|realloc|allocate|alloc"
     };
 }
 
@@ -355,7 +355,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "could not reserve space for the heap (JVM)",
-        pattern: r"(?i)could not reserve enough space for (?:\S+ )?object heap",
+        // (Or for its compiled code, under an address-space limit: the isolate sandbox's `Error
+        // occurred during initialization of VM` / `Could not reserve enough space for code cache`.)
+        pattern: r"(?i)could not reserve enough space for (?:\S+ )?(?:object heap|code cache)",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -516,7 +518,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // The JVM's `OutOfMemoryError: GC overhead limit exceeded`, which Maven and Gradle
         // print without its class (`[ERROR] GC overhead limit exceeded -> [Help 1]`).
         name: "GC overhead limit exceeded (JVM)",
-        pattern: r"\bGC overhead limit exceeded\b",
+        // (Its end may be glued to the next thread's message: Cromwell's `GC overhead limit
+        // exceededUncaught error from thread […]`.)
+        pattern: r"\bGC overhead limit exceeded",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -571,10 +575,11 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             allocation_calls!(),
             r"):\s*failed on request\b",
             // The call named alone as what fails (`Malloc fails even if memory is available.`,
-            // `"VirtualAlloc commit failed" when loading rmine2.`).
+            // `"VirtualAlloc commit failed" when loading rmine2.`, Cactus' `[SIMDMalloc]
+            // posix_memalign fail!`).
             r"|(?i:\b(?:",
             allocation_calls!(),
-            r")\s+(?:commit\s+)?(?:fails|failed)\b)"
+            r")\s+(?:commit\s+)?(?:fails|failed|fail\s*!))"
         ),
         closest: HostUnlessDevice,
         strength: Phrase,
@@ -1166,11 +1171,12 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // Kaggle's `tried to allocate more memory than is available`, a judge's
-        // `used more memory than allowed`, JRuby's `used more memory than the safety cap of 500M`.
+        // `used more memory than allowed`, JRuby's `used more memory than the safety cap of 500M`,
+        // Galaxy's `This job was terminated because it used more memory than it was allocated.`
         name: "more memory than available",
         // (Or than a setting allows: Vim's `E363: pattern uses more memory than maxmempattern`,
         // Qiskit Aer's `ERROR: a circuit requires more memory than max_memory_mb.`)
-        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b|\b(?:uses|used|requires|required|needs|needed) more memory than '?max\w+|\bmore memory than (?:the |its )?(?:safety |memory |heap )?(?:cap|limit) of\b",
+        pattern: r"(?i)\bmore (?:\w+ )?memory (?:\([^)]{1,30}\) )?than (?:is |was |it )?(?:available|allowed|permitted|the limit)\b|\bused more memory than (?:it|the job) (?:was|had been) (?:allocated|assigned|given)\b|\b(?:uses|used|requires|required|needs|needed) more memory than '?max\w+|\bmore memory than (?:the |its )?(?:safety |memory |heap )?(?:cap|limit) of\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -1278,6 +1284,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "memout",
     // (GAP's `cannot extend the workspace any more!`.)
     "workspace any",
+    // (Cactus' `posix_memalign fail!`: a call whose name holds no `alloc`.)
+    "memalign",
     // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
     // (`allocating tensor`) is found first where both start.
     MEMORY_ANCHOR,
@@ -1475,7 +1483,11 @@ pub(super) const TALK: &str = concat!(
     r"|^\W*questions? (?:about|on|regarding)\b",
     // A request for a better message (`Proper error message when program runs out of memory`),
     // and what happens as a rule (`Out of memory killing has historically happened …`).
-    r"|\b(?:proper|better|clear|clearer|helpful|useful|friendlier|improved?) (?:error |warning )?messages?\b|\b(?:historically|in general|generally)\b",
+    // (And a message a writer wishes a program sent: PrairieLearn's `Would it be possible to pass
+    // a more informative error message in this case, … "The container was killed, presumably
+    // for using too much memory" …?`.)
+    r"|\b(?:proper|better|clear|clearer|helpful|useful|friendlier|improved?|(?:more )?(?:informative|descriptive|meaningful|explicit)) (?:error |warning )?messages?\b|\b(?:historically|in general|generally)\b",
+    r"|\bwould it be possible to\b|\bit would be (?:nice|great|good|helpful|useful|better) (?:if|to)\b",
     r"|\bto (?:avoid|prevent)\b|\bin case of\b|\bis not involved\b|^\W*hint:",
     // A guide's words (`PRB: Avoiding "Insufficient Memory to Run" Errors`, `Types of
     // OutOfMemoryError`).
@@ -1755,61 +1767,77 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 /// one is one row; a test walks every row against a real line under `fixtures/`.
 pub(super) struct NoShortage {
     pub why: &'static str,
-    /// Matched on the failure words' sentence from the words on, or on the whole line.
-    pub on_line: bool,
+    pub scope: Scope,
     pub pattern: &'static str,
     /// What makes it a shortage after all, in the same sentence.
     pub unless: Option<&'static str>,
 }
 
+/// The text a row of [`NO_SHORTAGE`] is matched on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scope {
+    /// The failure words' sentence, from the words on.
+    Words,
+    /// The line before the words.
+    Before,
+    /// The whole line.
+    Line,
+}
+
 pub(super) const NO_SHORTAGE: &[NoShortage] = &[
     NoShortage {
         why: "a status's field named by the words, its value no (Pterodactyl's `Out of memory: false`)",
-        on_line: false,
+        scope: Scope::Words,
         pattern: r"(?i)^[\w -]{0,40}?\s*[:=]\s*(?:false|no)\s*$",
         unless: None,
     },
     NoShortage {
         why: "the dynamic loader's fixed reserve for thread-local storage is full, however much memory is free",
-        on_line: false,
+        scope: Scope::Words,
         pattern: r"(?i)^cannot allocate memory in static TLS block\b",
         unless: None,
     },
     NoShortage {
         why: "memory as the name of another thing: a quantum simulator's classical memory slots, a machine's memory channels or bandwidth",
-        on_line: false,
+        scope: Scope::Words,
         pattern: r"(?i)^(?:not enough|insufficient|no (?:more |free )?|out of) (?:[\w-]+ ){0,2}?memory (?:slots?|bandwidth|channels?|modules?|banks?)\b",
         unless: None,
     },
     NoShortage {
         why: "a kernel launch that asks for more registers or threads per block than the device has",
-        on_line: false,
+        scope: Scope::Words,
         pattern: r"^[A-Z_]*LAUNCH_OUT_OF_RESOURCES\b",
         unless: None,
     },
     NoShortage {
         why: "memory read out of its bounds (wasmtime's `out of bounds memory access`): a fault",
-        on_line: false,
+        scope: Scope::Words,
         pattern: r"(?i)^out[ -]?of[ -](?:bounds|range)\b",
         unless: None,
     },
     NoShortage {
         why: "gdb's `gdb.MemoryError`, a read of memory it could not access",
-        on_line: true,
+        scope: Scope::Line,
         pattern: r"\bgdb\.MemoryError\b|(?i:\bcannot access memory at address\b)",
         unless: None,
     },
     NoShortage {
         why: "a call that failed with another error than a shortage (valgrind's `mmap(…) failed in UME with error 22 (Invalid argument)`, pycuda's `cuMemAllocManaged failed: invalid argument`)",
-        on_line: false,
+        scope: Scope::Words,
         pattern: r"(?i)(?:\)|\b\w*alloc\w*)\s*failed\b.{0,40}?\b(?:error 22|errno 22|EINVAL|invalid argument|(?:operation )?not supported)\b",
         unless: Some(SHORTAGE_NAMED),
     },
     NoShortage {
         why: "an allocation refused for a cause it states that is no shortage (QSVEnc's `Failed to allocate frames: undeveloped feature.`, CUDA.jl's `Cannot allocate a unified memory buffer (returns \"operation not supported\")`)",
-        on_line: false,
+        scope: Scope::Words,
         pattern: r#"(?i)^(?:failed to|cannot|can't|unable to) allocate\b[^.:;]{0,60}(?::|\(returns?)\s*"?(?:undeveloped feature|unsupported|(?:operation )?not supported|invalid (?:video )?param)"#,
         unless: Some(SHORTAGE_NAMED),
+    },
+    NoShortage {
+        why: "the words as a pattern searched for, in a command (Cromwell's memory retry's `grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr`)",
+        scope: Scope::Before,
+        pattern: r#"\b(?:[efz]?grep|rg|findstr|Select-String)(?:\s+-{1,2}[\w-]+(?:=\S+)?)*\s+(?:["'][^"']*|[^\s"']*)$"#,
+        unless: None,
     },
 ];
 
