@@ -1834,9 +1834,9 @@ pub(super) const NO_SHORTAGE: &[NoShortage] = &[
         unless: Some(SHORTAGE_NAMED),
     },
     NoShortage {
-        why: "the words as a pattern searched for, in a command (Cromwell's memory retry's `grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr`)",
+        why: "the words as a pattern searched for, in a command with its options (Cromwell's memory retry's `grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr`; not a title's `grep \"memory exhausted\" error`)",
         scope: Scope::Before,
-        pattern: r#"\b(?:[efz]?grep|rg|findstr|Select-String)(?:\s+-{1,2}[\w-]+(?:=\S+)?)*\s+(?:["'][^"']*|[^\s"']*)$"#,
+        pattern: r#"\b(?:[efz]?grep|rg|findstr|Select-String)(?:\s+-{1,2}[\w-]+(?:=\S+)?)+\s+(?:["'][^"']*|[^\s"']*)$"#,
         unless: None,
     },
 ];
