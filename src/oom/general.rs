@@ -349,8 +349,13 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
         regex!(r"(?i)\b(?:caused by|due to|because(?: of)?|probably|likely|possibly|perhaps|maybe|verursacht,? dass(?: der| die| das)?)\s+$")
             .is_match(&text[..at])
             && failed_before;
+    // (A frame glued before the record by a column of spaces, where a paste lost its line breaks,
+    // is another line's: llama.cpp's `11: 0x76e9762a9c __libc_init` and padding, then `libc++abi:
+    // terminating due to uncaught exception of type std::bad_alloc`.)
+    const COLUMN_GAP: &str = "        ";
+    let own_line = &text[text[..at].rfind(COLUMN_GAP).map_or(0, |gap| gap + COLUMN_GAP.len())..];
     let statement = !talk
-        && (!is_frame(text) || throws_bad_alloc(text))
+        && (!is_frame(own_line) || throws_bad_alloc(own_line))
         && (token
             || line.prefixed
             || quote.is_some()

@@ -151,6 +151,8 @@ pub(super) struct Scanner {
     expecting: bool,
     /// The line being read is in a list of what might have gone wrong ([`lists_guesses`]).
     in_guesses: bool,
+    /// The line of the last failure read, a new one or a repeat.
+    last_failure_line: u64,
 }
 
 impl Scanner {
@@ -598,6 +600,7 @@ impl Scanner {
     /// Counts `event` as a repeat of the event at `at`; a repeat can end the traceback that
     /// names the user's line.
     fn fold_repeat(&mut self, at: usize, event: &mut OomEvent, repeats: u64) {
+        self.last_failure_line = event.line;
         self.context.apply(event);
         let first = &mut self.events[at];
         first.occurrences += repeats;
@@ -632,6 +635,7 @@ impl Scanner {
     /// the one of the log's clock it was read in.
     fn push(&mut self, mut event: OomEvent, key: Option<String>, second: u64) -> usize {
         self.context.apply(&mut event);
+        let last_failure_line = std::mem::replace(&mut self.last_failure_line, event.line);
         if let Some(at) = self.header_ended_by(&event) {
             let line = event.line;
             self.events[at] = event;
@@ -643,7 +647,7 @@ impl Scanner {
             }
             return at;
         }
-        if let Some(at) = self.thrown_by(&event) {
+        if let Some(at) = self.thrown_by(&event, last_failure_line) {
             let failure = &mut self.events[at];
             if failure.kind == Kind::Unrecognised {
                 failure.kind = event.kind;
@@ -676,8 +680,11 @@ impl Scanner {
     /// The open incident's last event, if `event` is what it threw: a bare `bad_alloc` right
     /// under an allocation that failed with its size (GNU Radio's `gr::buffer::allocate_buffer:
     /// failed to allocate buffer of size 37500 KB`, then `terminate called after throwing an
-    /// instance of 'std::bad_alloc'`) is one failure, the class its kind's evidence.
-    fn thrown_by(&self, event: &OomEvent) -> Option<usize> {
+    /// instance of 'std::bad_alloc'`) is one failure, the class its kind's evidence. (Not one
+    /// under a backtrace of its own: llama.cpp's `ggml_aligned_malloc: insufficient memory …`,
+    /// then the frames of an `operator new` elsewhere, then `… uncaught exception of type
+    /// std::bad_alloc`.) `last_failure_line` is where the last failure, or its repeat, was read.
+    fn thrown_by(&self, event: &OomEvent, last_failure_line: u64) -> Option<usize> {
         /// How far under the failed allocation its exception may be printed.
         const THROWN_WITHIN_LINES: u64 = 3;
         let incident = self.incident.as_ref()?;
@@ -690,7 +697,7 @@ impl Scanner {
         let sized_allocation = failure.requested_bytes.is_some()
             && matches!(failure.kind, Kind::Unrecognised | Kind::HostOom)
             && !failure.failure_words.iter().any(|words| words == "bad_alloc");
-        let right_under = event.line > failure.line && event.line <= incident.last_line + THROWN_WITHIN_LINES;
+        let right_under = event.line > failure.line && event.line <= last_failure_line + THROWN_WITHIN_LINES;
         (bare_throw && sized_allocation && right_under).then_some(at)
     }
 

@@ -456,8 +456,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // words: Mapnik's `RuntimeError: bad allocation_`.) (The functions that throw it, in a
         // debugger's frame: `#9 0x… in qBadAlloc() () from …/libQt6Core.so.6`.) (Its mangled name,
         // as an old libstdc++ prints the class: PowerDNS's `Exception building answer packet
-        // (St9bad_alloc) sending out servfail`.)
-        pattern: r"\b(?:St9)?bad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|(?:Error|Exception|exception|what\(\)|Message)[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
+        // (St9bad_alloc) sending out servfail`.) (EGL_BAD_ALLOC's own description, where the code is
+        // not printed: mutter's `failed to import supplied dmabufs: EGL failed to allocate resources
+        // for the requested operation.`)
+        pattern: r"\b(?:St9)?bad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|\bEGL failed to allocate resources\b|(?:Error|Exception|exception|what\(\)|Message)[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -1479,6 +1481,9 @@ pub(super) const TALK: &str = concat!(
     r"|\b",
     may_come!(),
     r"|\bit (?:looks|seems) like\b|\bseems to be\b|\b(?:probably|perhaps|maybe|likely)\b|\bI (?:think|guess|suspect|believe)\b",
+    // (Or thought, a guess the writer goes on to doubt: `At first, I thought it was out of memory,
+    // but below is what `top` shows`.)
+    r"|\bI (?:first |initially )?(?:thought|assumed|suspected)\b",
     // A title asking about it (`Questions about OutOfMemory Error:`).
     r"|^\W*questions? (?:about|on|regarding)\b",
     // A request for a better message (`Proper error message when program runs out of memory`),
