@@ -890,8 +890,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // A pool's own limit met (Guppy's `CUDA device 0 reached memory limit while trying to
         // allocate 0 bytes, currently at 64/11551440896`).
         name: "reached memory limit",
-        // (GAP's `Error, reached the pre-set memory limit`.)
-        pattern: r"(?i)\breached (?:its |the )?memory limit while\b|\breached the pre-?set memory limit\b",
+        // (GAP's `Error, reached the pre-set memory limit`; Gephi's `Gephi reached the maximum
+        // amount of memory(458mb).`)
+        pattern: r"(?i)\breached (?:its |the )?memory limit while\b|\breached the pre-?set memory limit\b|\breached (?:its |the )?maximum amount of memory\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1350,6 +1351,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "more memory than",
     // (Guppy's `reached memory limit while trying to allocate`.)
     "reached memory limit",
+    // (Gephi's `reached the maximum amount of memory(458mb)`.)
+    "maximum amount of memory",
     // (RabbitMQ's `memory resource limit alarm set`.)
     "resource limit alarm",
     // (Sapphire's `memory too low on GPU 0 to reliably allocate 1297920 byte block`.)
