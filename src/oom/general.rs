@@ -2475,6 +2475,7 @@ mod tests {
         "Python Exception <class 'gdb.MemoryError'> Cannot access memory at address 0x7ffffffff000",
         "valgrind: mmap(0x400000, 598016) failed in UME with error 22 (Invalid argument).",
         "Failed to allocate frames: undeveloped feature..",
+        "Too much memory used 394 mb > 40 mb, removing oldest flight ./flight",
         "while running \"-c grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr",
     ];
 

@@ -461,7 +461,13 @@ impl Scanner {
                 })
             };
             let again = message(&line.text, next.at) == message(&preamble.text, preamble.reading.at);
-            if again || !preamble.reading.covers(&next) || same_table(&preamble.text, &line.text) {
+            // (So is the same program's next failure under its tag: PX4's `nsh: mount: mount
+            // failed: Out of memory` / `nsh: mkfatfs: mkfatfs failed: Out of memory`.)
+            if again
+                || !preamble.reading.covers(&next)
+                || same_table(&preamble.text, &line.text)
+                || same_program(&preamble.text, &line.text)
+            {
                 return false;
             }
         }
@@ -840,7 +846,7 @@ fn same_table(first: &str, second: &str) -> bool {
 /// program's name, in lower case, not a severity's word or an exception's class.
 fn same_program(first: &str, second: &str) -> bool {
     let tag = |text| {
-        regex!(r"^\s*([a-z][\w.-]*(?:\[\d+\])?):\s")
+        regex!(r#"^\s*["'`]?([a-z][\w.-]*(?:\[\d+\])?):\s"#)
             .captures(text)
             .map(|found| found[1].to_string())
             .filter(|tag| !regex!(r"^(?:error|warning|warn|fatal|info|note|hint|debug|critical)$").is_match(tag))

@@ -563,6 +563,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
             // (Or where it was to be: PaRSEC's `Allocating 79855878144 bytes of memory on the GPU device failed`.)
             r"|\b(?:m|c|re)?alloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory)(?: (?:on|in|for|from)(?: [^ ]{1,30}){1,3}?)? failed\b",
+            // (Or its error: MNN's `Alloc buffer error for cpu backend`.)
+            r"|(?i:\b(?:m|c|re)?alloc(?:ate)? (?:buffer|memory) (?:error|failure)\b)",
             // A function named for allocating (Sophon's `bm_alloc_gmem failed`, `kmem_alloc failed`,
             // Leptonica's `pixdata_malloc fail for data`).
             r"|\b[a-z]\w*_\w*alloc\w*(?:\(\))? fail(?:ed)?\b",
@@ -999,12 +1001,13 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "out of memory",
         // (Also cut at its last letter, as NBMiner's post stores it: `cuda error: out of memor
-        // (errn_um=2)`.)
+        // (errn_um=2)`; or glued to the next message, MediaPipe's `Failed to build program
+        // executable - Out of host memoryPass`.)
         // (A hyphenated word may follow the one before `memory`: Taichi's `Out of CUDA
         // pre-allocated memory`.) (And its short form: avilib's `AVILIB: out of mem (size = …)`.)
         // (Or a code's first words kept as typed, the rest spaced: a Ray report retyped from a
         // screenshot, `Worker exit type: NODE.OUT_OF MEMORY`; not an identifier, `out_of_memory`.)
-        pattern: r"(?i)\bout(?:[ -]?|_)of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:memory|memor|v?RAM)\b|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b|\bout of mem\b",
+        pattern: r"(?i)\bout(?:[ -]?|_)of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:(?:memory|memor|v?RAM)\b|memory(?-i:[A-Z][a-z]))|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b|\bout of mem\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1065,8 +1068,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "not enough memory",
         // (Also faceswap's `You do not have enough GPU memory available to train …`, and hashcat's
         // `not enough allocatable device memory for this attack`; mandelbulber2's `Critical: Not
-        // enough GPU mem!`; Power BI's `cancelled because there wasn't enough memory`.)
-        pattern: r"(?i)\bnot enough (?:[\w-]+ ){0,2}(?:memory|mem|v?RAM)\b|\b(?:was|is|were|are)n't enough (?:[\w-]+ ){0,2}(?:memory|v?RAM)\b|\bnot enough (?:free |GPU |device |video |host |system |virtual )?space\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b",
+        // enough GPU mem!`; Power BI's `cancelled because there wasn't enough memory`; Paddle Lite's
+        // `Error occurred in TargetWrapper::Malloc period: no enough for mallocing 4294946096 bytes.`)
+        pattern: r"(?i)\bnot enough (?:[\w-]+ ){0,2}(?:memory|mem|v?RAM)\b|\b(?:was|is|were|are)n't enough (?:[\w-]+ ){0,2}(?:memory|v?RAM)\b|\bnot enough (?:free |GPU |device |video |host |system |virtual )?space\b|\b(?:do|does|did)(?: not|n't) have enough (?:free |GPU |device |video |host |system )?(?:memory|v?RAM)\b|\bno enough (?:memory )?for (?:m|c|re)?alloc\w*",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1842,6 +1846,12 @@ pub(super) const NO_SHORTAGE: &[NoShortage] = &[
         unless: Some(SHORTAGE_NAMED),
     },
     NoShortage {
+        why: "a store kept under its own cap by dropping what is oldest, as it goes (AR.Drone's `Too much memory used 394 mb > 40 mb, removing oldest flight ./flight`)",
+        scope: Scope::Words,
+        pattern: r"(?i)\b(?:removing|evicting|deleting|dropping|purging|discarding) (?:the )?(?:oldest|least recently used)\b",
+        unless: None,
+    },
+    NoShortage {
         why: "the words as a pattern searched for, in a command with its options (Cromwell's memory retry's `grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr`; not a title's `grep \"memory exhausted\" error`)",
         scope: Scope::Before,
         pattern: r#"\b(?:[efz]?grep|rg|findstr|Select-String)(?:\s+-{1,2}[\w-]+(?:=\S+)?)+\s+(?:["'][^"']*|[^\s"']*)$"#,
@@ -1907,8 +1917,10 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     },
     SizeRole {
         // (Vulkan's `size of that heap is only 257949696 bytes`.) (A resident size's maximum, as
-        // CMS's job wrapper prints it: `Job has exceeded maxPSS: 16000 MB`.)
-        words: r"max(?:imum)? (?:rss|pss|vsize)|max(?:imum)? mem alloc size|(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|(?:memory_)?limit set to|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
+        // CMS's job wrapper prints it: `Job has exceeded maxPSS: 16000 MB`.) (What a pool holds for
+        // all, the words of what it is for not the figure's: VictoriaMetrics' `total available memory
+        // for concurrent requests: 28991029248 bytes; requested memory: 33351738840 bytes`.)
+        words: r"max(?:imum)? (?:rss|pss|vsize)|total available memory(?: for [\w ]{1,40})?|max(?:imum)? mem alloc size|(?:heap|bank|pool|arena|region|space)[ -]size(?: bytes| is)?|size of (?:the |that |this |its )?(?:heap|bank|pool|arena|region)(?: is)?(?: only)?|(?:in|of) (?:a |the )?region that is|total (?:mem|memory) size|higher than the current value|total allocation|total capacity|total|hardware limit(?:ation)?|device limit|limit of|(?:memory_)?limit set to|limite de|than (?:the )?(?:[\w-]+ )?size of|limits?|capacity|cap(?: of)?|max(?:imum)? allowed|allowed|max(?:imum)? alloc(?:ation)? size|max(?:imum)?",
         side: Side::Before,
         role: Role::Capacity,
     },
