@@ -1517,6 +1517,13 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
             return Some(Found { start, end, bytes: bytes(unit.shift)? });
         }
     }
+    // A unit named before the figure (GlusterFS' `current memory usage in kilobytes 68936`).
+    if let Some(unit) = regex!(r"(?i)\bin ([a-z]*bytes|[KMGT]i?B)\s*[:=]?\s*$")
+        .captures(before)
+        .and_then(|named| UNITS.iter().find(|unit| unit.suffix == &named[1] && !unit.glued_only))
+    {
+        return Some(Found { start, end, bytes: bytes(unit.shift)? });
+    }
     // A unit in parentheses after the figure's name (Flink's `required (Mb): 5120, allocated
     // (Mb): 1965`).
     if let Some(unit) = regex!(r"\(([A-Za-z]{1,5})\)\s*[:=]\s*$")
@@ -2440,6 +2447,8 @@ mod tests {
         ("memory usage over its cap (A > B)", "CRITICAL storjnode.api 241: Excessive memory usage 104882176 > 104857600!"),
         ("free fragment not found (Kamailio)", "qm_malloc(0x809132000, 3976) called from core: sip_msg_clone.c: sip_msg_shm_clone(495), module: core; Free fragment not found!"),
         ("not enough memory, in Polish", "Za mało pamięci w systemie do uruchomienia maszyny wirtualnej ideal-bustard."),
+        ("failed to resize a buffer, more requested than available", "Failed to resize buffer. Requested: 19440, available 11876, missing: 7564"),
+        ("could not reserve address space", "Unable to reserve 0xf7000000 bytes of virtual address space for use as guest address space"),
         ("needs more memory than is available (A needed, only B available)", "Rosetta needs 1907.35 MB RAM but only 965.88 MB is available for use."),
     ];
 

@@ -252,9 +252,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (Also all of it used, then the kill: Viseron's title `Docker container consumes all
         // available memory and gets killed - "exited with code 137"`.) (The kill and the memory
         // in one sentence: not ROOT's `… right after killing the process. So it's not chrome which
-        // fills my memory`.)
+        // fills my memory`.) (The killer named as one word: `OOM_KIller kills NFS-Ganesha 2.6.3`.)
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b(?:[^.!?]|[.!?]\S){0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\b(?:consum|us|eat|tak)\w* (?:up )?all (?:the )?(?:available )?(?:memory|RAM)\b[^.;]{0,30}?\bkilled\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b(?:[^.!?]|[.!?]\S){0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\b(?:consum|us|eat|tak)\w* (?:up )?all (?:the )?(?:available )?(?:memory|RAM)\b[^.;]{0,30}?\bkilled\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[-_ ]?killer (?:kills|killed|is killing|keeps killing)\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -1204,6 +1204,25 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // TensorFlow Lite Micro's arena, too small for a buffer it grows, with the figures
+        // (ESPHome's micro_wake_word: `Failed to resize buffer. Requested: 19440, available 11876,
+        // missing: 7564`).
+        name: "failed to resize a buffer, more requested than available",
+        pattern: r"(?i)\bfailed to resize (?:the )?(?:\w+ )?(?:buffer|arena)\b\W{0,3}requested:?\s*\d+,\s*available\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // The address space a program reserves for itself, refused (qemu-user's `Unable to reserve
+        // 0xf7000000 bytes of virtual address space for use as guest address space (check your
+        // virtual memory ulimit setting …)`; the binder driver's `binder_alloc_buf size 1056768
+        // failed, no address space`).
+        name: "could not reserve address space",
+        pattern: r"(?i)\b(?:unable to|cannot|can't|could not|failed to) reserve (?:0x[0-9a-f]+|\d+) bytes of (?:virtual )?address space\b|\b\w*alloc\w* size \d+ failed, no address space\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         // The memory a task needs, in figures, over the little that is available (BOINC's
         // `Rosetta needs 1907.35 MB RAM but only 965.88 MB is available for use.`).
         name: "needs more memory than is available (A needed, only B available)",
@@ -1903,7 +1922,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|len|length|object size(?: is)?|assigning|size ==",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|for size|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|len|length|object size(?: is)?|assigning|size ==",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -1936,7 +1955,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by|overflowed by",
+        words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by|overflowed by|missing",
         side: Side::Before,
         role: Role::ExceededBy,
     },
