@@ -394,6 +394,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round122-x86emu/box64-wine-map-fixed-area-out-of-memory.txt",
         "Wine's `map_fixed_area out of memory for 0x6ffffdfa0000-0x6ffffe264000`, four times with other address ranges and no size: read as one message printed again (its figures are addresses), where the helper counted each range as a failure of its own",
     ),
+    (
+        "round124-dataqual/ydata-profiling-memoryerror-unable-to-allocate-1-72-tib.txt",
+        "a title that paraphrases numpy's message without its class (`Unable to allocate 1.72 TiB`) is an allocation failure of no known place, and the notebook's `MemoryError   Traceback` header, with its message cut from the post, another event without the size",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
