@@ -2500,7 +2500,7 @@ mod tests {
                 Scope::Before => (0..=text.len()).any(|at| pattern.is_match(&text[..at])),
                 Scope::Words | Scope::Line => (0..text.len()).any(|at| pattern.is_match(&text[at..])),
             };
-            assert!(read, "{:?} does not read {line:?}", row.why);
+            assert!(read, "{:?} does not read {line:?}", row.pattern);
             assert!(has_failure_words(text), "no failure words in {line:?}");
             let report = crate::oom::scan("line", format!("{line}\n").as_bytes()).unwrap();
             assert!(report.events.is_empty(), "{line:?} gives {:#?}", report.events);

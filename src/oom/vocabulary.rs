@@ -1794,10 +1794,9 @@ pub(super) const OTHER_RESOURCE: &str = concat!(
 );
 
 /// Failure words that state no shortage of memory, by what follows them: the memory is
-/// another thing, or the failure another error. One row per reading, with why, so that a new
-/// one is one row; a test walks every row against a real line under `fixtures/`.
+/// another thing, or the failure another error. One row per reading, its comment saying why,
+/// so that a new one is one row; a test walks every row against a real line under `fixtures/`.
 pub(super) struct NoShortage {
-    pub why: &'static str,
     pub scope: Scope,
     pub pattern: &'static str,
     /// What makes it a shortage after all, in the same sentence.
@@ -1816,62 +1815,54 @@ pub(super) enum Scope {
 }
 
 pub(super) const NO_SHORTAGE: &[NoShortage] = &[
+    // A status's field named by the words, its value no (Pterodactyl's `Out of memory: false`).
+    NoShortage { scope: Scope::Words, pattern: r"(?i)^[\w -]{0,40}?\s*[:=]\s*(?:false|no)\s*$", unless: None },
+    // The dynamic loader's fixed reserve for thread-local storage is full, however much memory
+    // is free.
+    NoShortage { scope: Scope::Words, pattern: r"(?i)^cannot allocate memory in static TLS block\b", unless: None },
+    // Memory as the name of another thing: a quantum simulator's classical memory slots, a
+    // machine's memory channels or bandwidth.
     NoShortage {
-        why: "a status's field named by the words, its value no (Pterodactyl's `Out of memory: false`)",
-        scope: Scope::Words,
-        pattern: r"(?i)^[\w -]{0,40}?\s*[:=]\s*(?:false|no)\s*$",
-        unless: None,
-    },
-    NoShortage {
-        why: "the dynamic loader's fixed reserve for thread-local storage is full, however much memory is free",
-        scope: Scope::Words,
-        pattern: r"(?i)^cannot allocate memory in static TLS block\b",
-        unless: None,
-    },
-    NoShortage {
-        why: "memory as the name of another thing: a quantum simulator's classical memory slots, a machine's memory channels or bandwidth",
         scope: Scope::Words,
         pattern: r"(?i)^(?:not enough|insufficient|no (?:more |free )?|out of) (?:[\w-]+ ){0,2}?memory (?:slots?|bandwidth|channels?|modules?|banks?)\b",
         unless: None,
     },
+    // A kernel launch that asks for more registers or threads per block than the device has.
+    NoShortage { scope: Scope::Words, pattern: r"^[A-Z_]*LAUNCH_OUT_OF_RESOURCES\b", unless: None },
+    // Memory read out of its bounds (wasmtime's `out of bounds memory access`): a fault.
+    NoShortage { scope: Scope::Words, pattern: r"(?i)^out[ -]?of[ -](?:bounds|range)\b", unless: None },
+    // Gdb's `gdb.MemoryError`, a read of memory it could not access.
     NoShortage {
-        why: "a kernel launch that asks for more registers or threads per block than the device has",
-        scope: Scope::Words,
-        pattern: r"^[A-Z_]*LAUNCH_OUT_OF_RESOURCES\b",
-        unless: None,
-    },
-    NoShortage {
-        why: "memory read out of its bounds (wasmtime's `out of bounds memory access`): a fault",
-        scope: Scope::Words,
-        pattern: r"(?i)^out[ -]?of[ -](?:bounds|range)\b",
-        unless: None,
-    },
-    NoShortage {
-        why: "gdb's `gdb.MemoryError`, a read of memory it could not access",
         scope: Scope::Line,
         pattern: r"\bgdb\.MemoryError\b|(?i:\bcannot access memory at address\b)",
         unless: None,
     },
+    // A call that failed with another error than a shortage (valgrind's `mmap(…) failed in UME
+    // with error 22 (Invalid argument)`, pycuda's `cuMemAllocManaged failed: invalid argument`).
     NoShortage {
-        why: "a call that failed with another error than a shortage (valgrind's `mmap(…) failed in UME with error 22 (Invalid argument)`, pycuda's `cuMemAllocManaged failed: invalid argument`)",
         scope: Scope::Words,
         pattern: r"(?i)(?:\)|\b\w*alloc\w*)\s*failed\b.{0,40}?\b(?:error 22|errno 22|EINVAL|invalid argument|(?:operation )?not supported)\b",
         unless: Some(SHORTAGE_NAMED),
     },
+    // An allocation refused for a cause it states that is no shortage (QSVEnc's `Failed to
+    // allocate frames: undeveloped feature.`, CUDA.jl's `Cannot allocate a unified memory buffer
+    // (returns "operation not supported")`).
     NoShortage {
-        why: "an allocation refused for a cause it states that is no shortage (QSVEnc's `Failed to allocate frames: undeveloped feature.`, CUDA.jl's `Cannot allocate a unified memory buffer (returns \"operation not supported\")`)",
         scope: Scope::Words,
         pattern: r#"(?i)^(?:failed to|cannot|can't|unable to) allocate\b[^.:;]{0,60}(?::|\(returns?)\s*"?(?:undeveloped feature|unsupported|(?:operation )?not supported|invalid (?:video )?param)"#,
         unless: Some(SHORTAGE_NAMED),
     },
+    // A store kept under its own cap by dropping what is oldest, as it goes (AR.Drone's `Too
+    // much memory used 394 mb > 40 mb, removing oldest flight ./flight`).
     NoShortage {
-        why: "a store kept under its own cap by dropping what is oldest, as it goes (AR.Drone's `Too much memory used 394 mb > 40 mb, removing oldest flight ./flight`)",
         scope: Scope::Words,
         pattern: r"(?i)\b(?:removing|evicting|deleting|dropping|purging|discarding) (?:the )?(?:oldest|least recently used)\b",
         unless: None,
     },
+    // The words as a pattern searched for, in a command with its options (Cromwell's memory
+    // retry's `grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr`; not a title's `grep
+    // "memory exhausted" error`).
     NoShortage {
-        why: "the words as a pattern searched for, in a command with its options (Cromwell's memory retry's `grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr`; not a title's `grep \"memory exhausted\" error`)",
         scope: Scope::Before,
         pattern: r#"\b(?:[efz]?grep|rg|findstr|Select-String)(?:\s+-{1,2}[\w-]+(?:=\S+)?)+\s+(?:["'][^"']*|[^\s"']*)$"#,
         unless: None,
