@@ -2447,6 +2447,8 @@ mod tests {
         ("memory usage over its cap (A > B)", "CRITICAL storjnode.api 241: Excessive memory usage 104882176 > 104857600!"),
         ("free fragment not found (Kamailio)", "qm_malloc(0x809132000, 3976) called from core: sip_msg_clone.c: sip_msg_shm_clone(495), module: core; Free fragment not found!"),
         ("not enough memory, in Polish", "Za mało pamięci w systemie do uruchomienia maszyny wirtualnej ideal-bustard."),
+        ("low on memory, the work refused", "The router is low on memory. Please retry the request after memory consumption has gone down."),
+        ("last failed alloc call (ESP8266)", "last failed alloc call: 4021B18E(544)"),
         ("failed to resize a buffer, more requested than available", "Failed to resize buffer. Requested: 19440, available 11876, missing: 7564"),
         ("could not reserve address space", "Unable to reserve 0xf7000000 bytes of virtual address space for use as guest address space"),
         ("needs more memory than is available (A needed, only B available)", "Rosetta needs 1907.35 MB RAM but only 965.88 MB is available for use."),

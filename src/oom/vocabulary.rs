@@ -1204,6 +1204,26 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // A device or a host that says it is low on memory and refuses the work (IOS XR's XML
+        // service: `detected the 'fatal' condition 'The router is low on memory. Please retry the
+        // request after memory consumption has gone down.'`; oVirt's scheduler: `its available
+        // memory is too low (487.000000 MB) to run the VM`).
+        name: "low on memory, the work refused",
+        // (Not a warning of the state alone: Positron's `The system is low on memory (689.47MB
+        // remaining). Consider removing data …`.)
+        pattern: r"(?i)\b(?:fatal|error)'? condition\W{0,3}[^.]{0,40}\blow on memory\b|\blow on memory\b[^.]{0,40}\.\s*please retry\b|\b(?:available|free) memory is too low\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
+        // The ESP8266 Arduino core's crash dump names the allocation that failed last, its
+        // caller's address and its size (`last failed alloc call: 4021B18E(544)`).
+        name: "last failed alloc call (ESP8266)",
+        pattern: r"\blast failed alloc call: [0-9A-Fa-f]{8}\(\d+\)",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         // TensorFlow Lite Micro's arena, too small for a buffer it grows, with the figures
         // (ESPHome's micro_wake_word: `Failed to resize buffer. Requested: 19440, available 11876,
         // missing: 7564`).
@@ -1376,6 +1396,10 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "reached memory limit",
     // (Gephi's `reached the maximum amount of memory(458mb)`.)
     "maximum amount of memory",
+    // (IOS XR's `The router is low on memory. Please retry …`, oVirt's `available memory is too
+    // low`.)
+    "low on memory",
+    "memory is too low",
     // (RabbitMQ's `memory resource limit alarm set`.)
     "resource limit alarm",
     // (Sapphire's `memory too low on GPU 0 to reliably allocate 1297920 byte block`.)
