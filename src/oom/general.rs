@@ -17,7 +17,7 @@ use regex::Regex;
 use super::event::{Kind, OomEvent};
 use super::line::Line;
 use super::size::{self, UNITS};
-use super::vocabulary::{self, Closest, Place, Role, Scope, Side, Strength, FAILURE_WORDS, NO_SHORTAGE};
+use super::vocabulary::{self, Closest, Place, Role, Scope, Side, Strength, FAILURE_WORDS};
 
 /// How a source file's name ends (`alloc.c`, `device_cuda_module.cc`, `train.py`): a
 /// `file:line` after it is a location in code, not a figure.
@@ -174,8 +174,8 @@ fn read_from(line: &Line, from: usize) -> Option<Reading> {
     let rest = &text[at..sentence.end];
     // Failure words that state no shortage: the memory is another thing, or the failure
     // another error.
-    if tables.no_shortage.iter().zip(NO_SHORTAGE).any(|((pattern, unless), row)| {
-        let scope = match row.scope {
+    if tables.no_shortage.iter().any(|(scope, pattern, unless)| {
+        let scope = match scope {
             Scope::Words => rest,
             Scope::Before => &text[..at],
             Scope::Line => text,
@@ -1517,18 +1517,13 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
             return Some(Found { start, end, bytes: bytes(unit.shift)? });
         }
     }
-    // A unit named before the figure (GlusterFS' `current memory usage in kilobytes 68936`).
-    if let Some(unit) = regex!(r"(?i)\bin ([a-z]*bytes|[KMGT]i?B)\s*[:=]?\s*$")
+    // A unit named before the figure: in parentheses after the figure's name (Flink's `required
+    // (Mb): 5120, allocated (Mb): 1965`), or in words (GlusterFS' `current memory usage in
+    // kilobytes 68936`).
+    if let Some(unit) = regex!(r"(?:\(([A-Za-z]{1,5})\)\s*[:=]|(?i:\bin ([a-z]*bytes|[KMGT]i?B))\s*[:=]?)\s*$")
         .captures(before)
-        .and_then(|named| UNITS.iter().find(|unit| unit.suffix == &named[1] && !unit.glued_only))
-    {
-        return Some(Found { start, end, bytes: bytes(unit.shift)? });
-    }
-    // A unit in parentheses after the figure's name (Flink's `required (Mb): 5120, allocated
-    // (Mb): 1965`).
-    if let Some(unit) = regex!(r"\(([A-Za-z]{1,5})\)\s*[:=]\s*$")
-        .captures(before)
-        .and_then(|named| UNITS.iter().find(|unit| unit.suffix == &named[1] && !unit.glued_only))
+        .and_then(|named| named.get(1).or(named.get(2)))
+        .and_then(|named| UNITS.iter().find(|unit| unit.suffix == named.as_str() && !unit.glued_only))
     {
         return Some(Found { start, end, bytes: bytes(unit.shift)? });
     }
@@ -2476,7 +2471,7 @@ mod tests {
         assert_eq!(WORDING_EXAMPLES.len(), FAILURE_WORDS.len(), "an example for a wording the table does not have");
     }
 
-    /// For every row of [`NO_SHORTAGE`], in its order, a piece of a real line it reads.
+    /// For every row of [`vocabulary::NO_SHORTAGE`], in its order, a piece of a real line it reads.
     const NO_SHORTAGE_EXAMPLES: &[&str] = &[
         "[Pterodactyl Daemon]: Out of memory: false",
         "_swig_paddle.so: cannot allocate memory in static TLS block",
@@ -2493,8 +2488,8 @@ mod tests {
     #[test]
     fn every_reading_of_no_shortage_keeps_a_real_line_from_being_an_event() {
         let lines = fixture_lines();
-        assert_eq!(NO_SHORTAGE_EXAMPLES.len(), NO_SHORTAGE.len(), "one real line per row");
-        for (row, example) in NO_SHORTAGE.iter().zip(NO_SHORTAGE_EXAMPLES) {
+        assert_eq!(NO_SHORTAGE_EXAMPLES.len(), vocabulary::NO_SHORTAGE.len(), "one real line per row");
+        for (row, example) in vocabulary::NO_SHORTAGE.iter().zip(NO_SHORTAGE_EXAMPLES) {
             let line = real_line(&lines, example);
             let pattern = regex::bytes::Regex::new(row.pattern).unwrap();
             let text = line.as_bytes();

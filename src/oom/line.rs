@@ -39,10 +39,9 @@ fn prefix() -> &'static Regex {
         r"|-\s+[\w.]+\s+-\s+(?:[\w.]+\s+-\s+)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+-\s+",
         // vLLM: ERROR 06-03 07:41:11 [core.py:1184]
         r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?\s+\[[^\]]*\]\s?",
-        // ISO-ish timestamps in brackets (GlusterFS: [2021-06-18 01:20:23.018118] )
-        r"|\[\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]\s+",
-        // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165: , 2026/07/03 21:39:56.4413
-        r"|\s*\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+",
+        // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165: , 2026/07/03 21:39:56.4413,
+        // and in brackets (GlusterFS: [2021-06-18 01:20:23.018118] )
+        r"|\s*\[?\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?:?\s+",
         // Day-first dates, with the zone after the time (balena's `19.04.20 15:28:37 (+0200)`)
         r"|\s*\d{1,2}\.\d{1,2}\.\d{2,4}[ ,]+\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\s*\(?[+-]\d{2}:?\d{2}\)?)?:?\s+",
         // MongoDB's severity and component after its timestamp: F -        [conn4] , I COMMAND  [conn3]

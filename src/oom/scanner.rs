@@ -806,9 +806,10 @@ impl Scanner {
 /// due to OOM …`): its items are guesses, not failures met.
 fn lists_guesses(raw: &[u8]) -> bool {
     // (Every line of a log comes here: one that does not end in a colon costs no search.)
-    raw.trim_ascii_end().ends_with(b":")
+    let raw = raw.trim_ascii_end();
+    raw.ends_with(b":")
         && regex!(bytes r"(?i)\b(?:possible|probable|likely|potential)\s+(?:explanations?|causes?|reasons?)\b[^.!?]{0,40}:$")
-            .is_match(raw.trim_ascii_end())
+            .is_match(raw)
 }
 
 /// Whether `raw` is a heading, and if it is, whether it opens what the writer expected (an

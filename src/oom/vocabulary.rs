@@ -254,7 +254,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // in one sentence: not ROOT's `… right after killing the process. So it's not chrome which
         // fills my memory`.) (The killer named as one word: `OOM_KIller kills NFS-Ganesha 2.6.3`.)
         name: "killed for memory",
-        pattern: r"(?i)\bkill(?:ed|ing)?\b(?:[^.!?]|[.!?]\S){0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\b(?:consum|us|eat|tak)\w* (?:up )?all (?:the )?(?:available )?(?:memory|RAM)\b[^.;]{0,30}?\bkilled\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[-_ ]?killer (?:kills|killed|is killing|keeps killing)\b|\boom[- ]killer (?:gets |got |was |is |being )?(?:triggered|invoked|activated)\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
+        pattern: r"(?i)\bkill(?:ed|ing)?\b(?:[^.!?]|[.!?]\S){0,60}\b(?:memory|oom)\b|\bkilled \S+ (?:due to|because of) (?:\w+ )?memory\b|\b(?:oom|memory pressure|RAM)\b.{0,40}\bkill(?:s|ed|ing)?\b|\bmemory (?:is|was|gets|got|has been) (?:\w+ )?(?:full|filled(?: up)?),? (?:and |then )?(?:\w+ ){0,3}?killed\b|\b(?:consum|us|eat|tak)\w* (?:up )?all (?:the )?(?:available )?(?:memory|RAM)\b[^.;]{0,30}?\bkilled\b|\bsystemd-oomd(?:\[\d+\])?:? killed\b|\boom[-_ ]?killer (?:kills|killed|is killing|keeps killing|(?:gets |got |was |is |being )?(?:triggered|invoked|activated))\b|\btoo much memory\b|\blowmemorykiller\b.{0,20}\bkill|\bkill_by_memory",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -2050,8 +2050,8 @@ pub(super) struct Compiled {
     pub other_resource: Regex,
     pub memory_named: Regex,
     pub example_introductions: Regex,
-    /// [`NO_SHORTAGE`]'s rows, each with its `unless`.
-    pub no_shortage: Vec<(Regex, Option<Regex>)>,
+    /// [`NO_SHORTAGE`]'s rows: where each is matched, its pattern and its `unless`.
+    pub no_shortage: Vec<(Scope, Regex, Option<Regex>)>,
     /// One regex per side: each alternative a row of [`SIZE_ROLES`], as a numbered group.
     pub roles_before: Regex,
     pub roles_after: Regex,
@@ -2154,7 +2154,7 @@ pub(super) fn compiled() -> &'static Compiled {
             other_resource: ascii(OTHER_RESOURCE),
             memory_named: ascii(MEMORY_NAMED),
             example_introductions: ascii(EXAMPLE_INTRODUCTIONS),
-            no_shortage: NO_SHORTAGE.iter().map(|row| (ascii(row.pattern), row.unless.map(ascii))).collect(),
+            no_shortage: NO_SHORTAGE.iter().map(|row| (row.scope, ascii(row.pattern), row.unless.map(ascii))).collect(),
             roles_before: roles(Side::Before, false),
             roles_after: roles(Side::After, true),
         }
