@@ -1558,8 +1558,10 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
 
 /// Whether the words right before a number name it a size (`Heap size: `, `of size `).
 fn names_a_size(before: &str) -> bool {
-    // (Or as its bytes: ND4J's `cudaMalloc failed; Bytes: [1077940224]`.)
-    regex!(r"(?i)\b(?:size(?: of)?|bytes)\s*[:=]?\s*\[?$").is_match(before)
+    // (Or as its bytes: ND4J's `cudaMalloc failed; Bytes: [1077940224]`; or abbreviated, the
+    // kernel's `swiotlb buffer is full (sz: 4000 bytes)`; or as the room it needed, x86's `Out of
+    // SW-IOMMU space for 65536 bytes`.)
+    regex!(r"(?i)\b(?:size(?: of)?|sz|bytes|space for)\s*[:=]?\s*\[?$").is_match(before)
 }
 
 /// Words that may follow a bare byte count (`allocate 99485220864 on device 0`,
@@ -1629,6 +1631,10 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
             && !regex!(r"(?i)(?:size|bytes|len|length)\s*:$").is_match(before)
             && after.starts_with(['>', ']']))
     {
+        return false;
+    }
+    // (A count of pages: the kernel's `HugeTLB: allocating 1024 of page size 2.00 MiB failed`.)
+    if regex!(r"(?i)^\s*of\s+(?:huge\s*)?pages?\b").is_match(after) {
         return false;
     }
     let next_word = regex!(r"^\s*([A-Za-z%]\w*)").captures(after).map(|c| c[1].to_lowercase());
@@ -2396,6 +2402,10 @@ mod tests {
         (
             "page allocation failure (Linux)",
             "Apr 01 16:27:01 sm21-r22.pun.seagate.com kernel: swapper/21: page allocation failure: order:0, mode:0x20",
+        ),
+        (
+            "the kernel's reserve exhausted (Linux)",
+            "rtl8192ee 0000:05:00.0: swiotlb buffer is full (sz: 4000 bytes), total 32768 (slots), used 32768 (slots)",
         ),
         ("over a Grid Engine memory limit (h_vmem)", "failed execd enforced h_vmem limit because:"),
         ("TeX capacity exceeded (memory)", "! TeX capacity exceeded, sorry [main memory size=3000000]."),

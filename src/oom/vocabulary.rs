@@ -605,6 +605,20 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // The kernel's own words for a reserve it could not fill or that ran dry: the panic when
+        // the OOM killer finds nothing to free (`Kernel panic - not syncing: System is deadlocked
+        // on memory`), the DMA bounce pool's (`swiotlb buffer is full (sz: 4000 bytes)`, x86's
+        // older `DMA: Out of SW-IOMMU space for 65536 bytes`) and the boot-time huge pages'
+        // (`HugeTLB: allocating 1024 of page size 2.00 MiB failed.`).
+        name: "the kernel's reserve exhausted (Linux)",
+        pattern: concat!(
+            r"\bSystem is deadlocked on memory\b|\bswiotlb buffer is full\b|\bOut of SW-IOMMU space for \d+ bytes\b",
+            r"|\bHugeTLB: allocating \d+ of page size \S+ \S+ failed\b"
+        ),
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         // (TeX's fixed arrays of memory words: `main memory size`, LuaTeX's `node memory size`,
         // `font memory`; its other capacities, `input stack size` or `pool size`, are not memory.)
         name: "TeX capacity exceeded (memory)",
@@ -1420,6 +1434,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "meet the requirement",
     // (Verilator's `memory exausted.`, as its parser spelled it.)
     "exausted",
+    // (The kernel's `System is deadlocked on memory`.)
+    "deadlocked on memory",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
