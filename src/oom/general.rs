@@ -565,10 +565,11 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         .is_match(&text[clause.start..at])
         && regex!(r"^[^.!?]{0,20}\?").is_match(&text[at + words.len()..]);
     // What a program is said to do as a rule (a title's `Scapy 2.4.2 uses too much memory when
-    // sending packets`): a complaint of its use, not a failure it met.
+    // sending packets`, or without its `s`: `` `./mill -i` use too much memory``): a complaint of
+    // its use, not a failure it met.
     let habit = !record
         && regex!(r"(?i)^too much\b").is_match(words)
-        && regex!(r"(?i)\b(?:uses|consumes|takes(?: up)?|eats(?: up)?)\s+$").is_match(opening);
+        && regex!(r"(?i)\b(?:uses?|consumes?|takes?(?: up)?|eats?(?: up)?)\s+$").is_match(opening);
     asked_in_chinese
         || asked
         || habit
@@ -1273,7 +1274,8 @@ fn words_for_roles(text: &str) -> std::borrow::Cow<'_, str> {
 enum RoleFrom {
     /// A row of [`vocabulary::SIZE_ROLES`] (its index).
     Row(usize),
-    /// `A of B`, `A / B`: what is used (A) of a capacity (B).
+    /// Two sizes' places beside each other: `A of B`, `A / B` (what is used of a capacity), a
+    /// limit `with` what was used, a buffer `containing A by B` more.
     Pair(Role),
 }
 
@@ -1344,6 +1346,13 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
                 {
                     Some(before)
                 }
+                // A figure its noun names right before it is that noun's, whatever follows (the
+                // kernel's `allocating 1024 of page size 2.00 MiB failed`: a page's size).
+                (_, Some(before))
+                    if role(before) == Role::Other && regex!(r"(?i)\bpage size\s*[:=]?\s*$").is_match(before_words) =>
+                {
+                    Some(before)
+                }
                 (after, before) => after.or(before),
             }
             .map(RoleFrom::Row);
@@ -1358,6 +1367,16 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
             && regex!(r"^\s*with\s*$").is_match(&text[found[at - 1].end..found[at].start])
         {
             roles[at] = Some(RoleFrom::Pair(Role::Used));
+        }
+        // What a buffer holds, then what it was to grow by (PostgreSQL's `cannot enlarge string
+        // buffer containing 1073741769 bytes by 76 more bytes`): what is used, then asked for.
+        if roles[at - 1].is_none()
+            && roles[at].is_none()
+            && regex!(r"(?i)\bcontaining\s*$").is_match(&text[..found[at - 1].start])
+            && regex!(r"^\s*by\s*$").is_match(&text[found[at - 1].end..found[at].start])
+        {
+            roles[at - 1] = Some(RoleFrom::Pair(Role::Used));
+            roles[at] = Some(RoleFrom::Pair(Role::Requested));
         }
     }
     let mut sized: Vec<_> = found.into_iter().zip(roles).collect();
@@ -1765,6 +1784,26 @@ mod tests {
         assert_eq!((r.sizes.requested, r.sizes.capacity), (Some(0x240_0000), Some(0x80_0000)));
         let r = reading("<jemalloc>: Error in malloc(): out of memory. Requested: 1266803878728, active: 317336846336");
         assert_eq!((r.sizes.requested, r.sizes.used), (Some(1_266_803_878_728), Some(317_336_846_336)));
+    }
+
+    #[test]
+    fn round_126_and_127s_records_are_read_with_their_figures() {
+        // gettext's `out of memory` and ENOMEM in four languages.
+        assert_records(&[
+            "memoria agotada",
+            "pg_restore: error: mémoire épuisée",
+            "Errore: memoria esaurita",
+            "mmap: Impossible d'allouer de la mémoire",
+            "fork: No se puede asignar memoria",
+        ]);
+        // What a buffer holds, then what it was to grow by.
+        let r = reading("ERROR: out of memory DETAIL: Cannot enlarge string buffer containing 1073741769 bytes by 76 more bytes.");
+        assert_eq!((r.sizes.requested, r.sizes.used), (Some(76), Some(1_073_741_769)));
+        // A count of pages, then their size: neither is the request.
+        let r = reading("HugeTLB: allocating 1024 of page size 2.00 MiB failed.  Only allocated 200 hugepages.");
+        assert_eq!(r.sizes.requested, None);
+        let r = reading("DMA: Out of SW-IOMMU space for 65536 bytes at device 0000:00:1f.2");
+        assert_eq!(r.sizes.requested, Some(65_536));
     }
 
     #[test]
@@ -2304,7 +2343,7 @@ mod tests {
         ("Java heap space", "Error: Java heap space"),
         ("ResourceExhaustedError (TensorFlow)", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found."),
         ("failed for lack of memory", "It kept failing due to lack of RAM and swap space."),
-        ("not enough memory, in French, Spanish, Portuguese or Italian", "Memoire Insuffisante"),
+        ("out of memory, in French, Spanish, Portuguese or Italian", "Memoire Insuffisante"),
         ("not enough memory, in German", "Operating system error: Nicht genügend Hauptspeicher verfügbar"),
         ("refuses to provide memory (Stata)", "op. sys. refuses to provide memory"),
         ("reason: oom (Electron)", "The window terminated unexpectedly reason oom code: -536870904"),

@@ -95,7 +95,9 @@ pub(super) fn detect(line: &Line) -> Option<Detected> {
         r#"task \d+: Out Of Memory|\boom[-_]kill event|killed by the OOM killer|\bTaskOOM event\b|\bOOMKilled\b(?:"?\s*:\s*true)?"#
     )
     .find(text)
-    .filter(|found| !regex!(r#"^"?\s*:\s*false"#).is_match(&text[found.end()..]))
+    // (Not one the status says was false: Docker's `"OOMKilled": false`, a person's `Exit code 137,
+    // OOMKilled is false.`.)
+    .filter(|found| !regex!(r#"^"?\s*(?::|=|\sis|\swas)\s*(?i:false)\b"#).is_match(&text[found.end()..]))
     // A status or a field named in backticks in a sentence (`Kubernetes surfaces `OOMKilled` to
     // users`, `reveals the `State.OOMKilled` field`) is named, not reported; one negated
     // (`if the reason is not `OOMKilled`) did not happen.

@@ -402,9 +402,18 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        // French, Spanish, Portuguese and Italian for `not enough memory`.
-        name: "not enough memory, in French, Spanish, Portuguese or Italian",
-        pattern: r"[Mm](?:é|e|É|E)moire [Ii]nsuffisante|[Mm]em(?:ó|o)ria [Ii]nsuf(?:f)?iciente",
+        // French, Spanish, Portuguese and Italian for `not enough memory`; French, Spanish and
+        // Italian for `memory exhausted` (gettext's translations of glibc's and PostgreSQL's:
+        // `memoria agotada`, `mémoire épuisée`, `memoria esaurita`) and for ENOMEM's `Cannot
+        // allocate memory` (`No se puede asignar memoria`, `Impossible d'allouer de la mémoire`,
+        // `Impossibile allocare memoria`). (Portuguese's `memória esgotada` holds no anchor: the
+        // packed search has no room for one more.)
+        name: "out of memory, in French, Spanish, Portuguese or Italian",
+        pattern: concat!(
+            r"[Mm](?:é|e|É|E)moire (?:[Ii]nsuffisante|(?:é|e)puis(?:é|e)e)\b|[Mm]em(?:ó|o)ria [Ii]nsuf(?:f)?iciente\b|[Mm]emoria (?:agotada|esaurita)\b",
+            r"|\b[Nn]o se puede asignar (?:la )?memoria\b|\b[Ii]mpossible d'allouer (?:de la )?m(?:é|e)moire\b",
+            r"|\b[Ii]mpossibile allocare (?:la )?memoria\b"
+        ),
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1279,6 +1288,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "mmap of",
     "kill",
     "speicher",
+    // (`memoria agotada`, `mémoire épuisée`.)
+    "memoria",
+    "moire",
     "out_of",
     "exhaust",
     "메모리",
@@ -1993,7 +2005,9 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     // (Android's heap footprint is its size now, below the limit it may grow to: `max allowed
     // footprint 9432960, growth limit 268435456`.)
     SizeRole {
-        words: r"reserved|cached|rounded to|peak|largest|allocations|fragmentation|client-requested|to free|footprint",
+        // (A page's size is no request's: the kernel's `HugeTLB: allocating 1024 of page size 2.00
+        // MiB failed`.)
+        words: r"reserved|cached|rounded to|peak|largest|allocations|fragmentation|client-requested|to free|footprint|page size",
         side: Side::Before,
         role: Role::Other,
     },
