@@ -1275,7 +1275,7 @@ enum RoleFrom {
     /// A row of [`vocabulary::SIZE_ROLES`] (its index).
     Row(usize),
     /// Two sizes' places beside each other: `A of B`, `A / B` (what is used of a capacity), a
-    /// limit `with` what was used, a buffer `containing A by B` more.
+    /// limit `with` what was used, a buffer `containing A by B` more, grown `from A to B`.
     Pair(Role),
 }
 
@@ -1376,6 +1376,14 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
             && regex!(r"^\s*by\s*$").is_match(&text[found[at - 1].end..found[at].start])
         {
             roles[at - 1] = Some(RoleFrom::Pair(Role::Used));
+            roles[at] = Some(RoleFrom::Pair(Role::Requested));
+        }
+        // A heap grown from its size to a larger one (Emscripten's `Failed to grow the heap from
+        // 245432320 bytes to 610205696 bytes, not enough memory!`): what there was, then asked for.
+        if regex!(r"(?i)\b(?:grow|enlarge|expand|extend|resize)\w*\b[^.;!]{0,40}\bfrom\s*$").is_match(&text[..found[at - 1].start])
+            && regex!(r"^\s*to\s*$").is_match(&text[found[at - 1].end..found[at].start])
+        {
+            roles[at - 1] = Some(RoleFrom::Pair(Role::Capacity));
             roles[at] = Some(RoleFrom::Pair(Role::Requested));
         }
     }
@@ -1642,6 +1650,9 @@ fn bare_is_bytes(before: &str, after: &str) -> bool {
         || regex!(r"(?i)\b(?:main|node|font|extra) memory(?: size)?\s*=\s*$").is_match(before)
         // (A tensor's dimension in its proto, TensorFlow's `shapedim { size: 10000 } dim { …`.)
         || regex!(r"dim \{ size: $").is_match(before)
+        // (A source line after its function, in a location's list: flow123d's `Error
+        // (.../src/system.cc, xmalloc(), 315): Not enough memory …`.)
+        || regex!(r"\w\(\),\s*$").is_match(before)
         // (A source line: `[dynarmic.cpp->Java_…_nativeInitialize:583]`, `alloc.c:128`.)
         || regex!(concat!(source_file_extension!(), r"(?:(?:->|::)\w+)?:$")).is_match(before)
         // (A function and its line in brackets: Adreno's `<gsl_memory_alloc_pure:2784>`; not a
@@ -1787,7 +1798,7 @@ mod tests {
     }
 
     #[test]
-    fn round_126_and_127s_records_are_read_with_their_figures() {
+    fn round_126_to_128s_records_are_read_with_their_figures() {
         // gettext's `out of memory` and ENOMEM in four languages.
         assert_records(&[
             "memoria agotada",
@@ -1804,6 +1815,10 @@ mod tests {
         assert_eq!(r.sizes.requested, None);
         let r = reading("DMA: Out of SW-IOMMU space for 65536 bytes at device 0000:00:1f.2");
         assert_eq!(r.sizes.requested, Some(65_536));
+        let r = reading("Failed to grow the heap from 245432320 bytes to 610205696 bytes, not enough memory!");
+        assert_eq!((r.sizes.requested, r.sizes.capacity), (Some(610_205_696), Some(245_432_320)));
+        let r = reading("Error (.../src/system.cc, xmalloc(), 315): Not enough memory for allocating 4294967295 bytes");
+        assert_eq!(r.sizes.requested, Some(4_294_967_295));
     }
 
     #[test]
@@ -2441,6 +2456,10 @@ mod tests {
         (
             "page allocation failure (Linux)",
             "Apr 01 16:27:01 sm21-r22.pun.seagate.com kernel: swapper/21: page allocation failure: order:0, mode:0x20",
+        ),
+        (
+            "reloaded for using significant memory (Safari)",
+            "# Safari & Chrome | This webpage as reloaded because it was using significant memory",
         ),
         (
             "the kernel's reserve exhausted (Linux)",

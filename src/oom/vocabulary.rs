@@ -432,10 +432,18 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
-        // (Also as Verilator's parser spelled it: `mux_wrap.v: 5025: memory exausted.`.)
+        // (Also as Verilator's parser spelled it: `mux_wrap.v: 5025: memory exausted.`; or with the
+        // verb first, PolarRoute's title `Mesh generation on laptop exhausted memory`.)
         name: "memory exhausted",
-        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?(?:memory|mem)\b[\w ]{0,30}\bexh?austed\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b|\bmemory exhaustion\b",
+        pattern: r"(?i)\b(?:(?:virtual|physical|shared|system|device|host|GPU|video) )?(?:memory|mem)\b[\w ]{0,30}\bexh?austed\b|\bheap (?:space )?(?:is |was |has been )?exhausted\b|\bexhausted (?:\w+ )?heap(?: space)?\b|^\s*exhausted during (?:allocation|garbage collection)\b|\bmemory exhaustion\b|\bexhaust(?:ed|s|ing) (?:all )?(?:the |its )?(?:available )?(?:system |host |GPU |device )?(?:memory|RAM)\b",
         closest: HostUnlessDevice,
+        strength: Phrase,
+    },
+    Wording {
+        // WebKit's notice when it killed a tab's process for its memory and loaded the page again.
+        name: "reloaded for using significant memory (Safari)",
+        pattern: r"(?i)\breloaded because it was using significant memory\b",
+        closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
     Wording {
@@ -1448,6 +1456,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "exausted",
     // (The kernel's `System is deadlocked on memory`.)
     "deadlocked on memory",
+    // (Safari's `This webpage was reloaded because it was using significant memory`.)
+    "significant memory",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
