@@ -2457,6 +2457,7 @@ mod tests {
             "page allocation failure (Linux)",
             "Apr 01 16:27:01 sm21-r22.pun.seagate.com kernel: swapper/21: page allocation failure: order:0, mode:0x20",
         ),
+        ("packet buffer full (RIOT)", "error: packet buffer full"),
         (
             "reloaded for using significant memory (Safari)",
             "# Safari & Chrome | This webpage as reloaded because it was using significant memory",

@@ -440,6 +440,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // RIOT's packet buffer, the arena every packet of its network stack is allocated from,
+        // with no room for one more (`ping ff02::1` / `error: packet buffer full`).
+        name: "packet buffer full (RIOT)",
+        pattern: r"\berror: packet buffer full\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         // WebKit's notice when it killed a tab's process for its memory and loaded the page again.
         name: "reloaded for using significant memory (Safari)",
         pattern: r"(?i)\breloaded because it was using significant memory\b",
