@@ -1798,7 +1798,7 @@ mod tests {
     }
 
     #[test]
-    fn round_126_to_128s_records_are_read_with_their_figures() {
+    fn round_126_to_130s_records_are_read_with_their_figures() {
         // gettext's `out of memory` and ENOMEM in four languages.
         assert_records(&[
             "memoria agotada",
@@ -1815,6 +1815,8 @@ mod tests {
         assert_eq!(r.sizes.requested, None);
         let r = reading("DMA: Out of SW-IOMMU space for 65536 bytes at device 0000:00:1f.2");
         assert_eq!(r.sizes.requested, Some(65_536));
+        let r = reading("Error: vector memory limit of 100.0 Gb reached, see mem.maxVSize()");
+        assert_eq!(r.sizes.capacity, Some(100 << 30));
         let r = reading("Failed to grow the heap from 245432320 bytes to 610205696 bytes, not enough memory!");
         assert_eq!((r.sizes.requested, r.sizes.capacity), (Some(610_205_696), Some(245_432_320)));
         let r = reading("Error (.../src/system.cc, xmalloc(), 315): Not enough memory for allocating 4294967295 bytes");

@@ -933,7 +933,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "reached memory limit",
         // (GAP's `Error, reached the pre-set memory limit`; Gephi's `Gephi reached the maximum
         // amount of memory(458mb).`)
-        pattern: r"(?i)\breached (?:its |the )?memory limit while\b|\breached the pre-?set memory limit\b|\breached (?:its |the )?maximum amount of memory\b",
+        // (Or the limit named first, then reached: R's `Error: vector memory limit of 100.0 Gb
+        // reached, see mem.maxVSize()`.)
+        pattern: r"(?i)\breached (?:its |the )?memory limit while\b|\breached the pre-?set memory limit\b|\breached (?:its |the )?maximum amount of memory\b|\bmemory limit of [\d.,]+ ?[KMGT]i?b reached\b",
         closest: ByPlace,
         strength: Phrase,
     },
