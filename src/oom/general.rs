@@ -2553,6 +2553,7 @@ mod tests {
         "valgrind: mmap(0x400000, 598016) failed in UME with error 22 (Invalid argument).",
         "Failed to allocate frames: undeveloped feature..",
         "Too much memory used 394 mb > 40 mb, removing oldest flight ./flight",
+        "\t Some nodes exceed the total amount of memory available (2.23GB).",
         "while running \"-c grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr",
     ];
 

@@ -547,7 +547,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         name: "GC overhead limit exceeded (JVM)",
         // (Its end may be glued to the next thread's message: Cromwell's `GC overhead limit
         // exceededUncaught error from thread […]`.)
-        pattern: r"\bGC overhead limit exceeded",
+        // (In any case: Hail's title `GC Overhead limit exceeded on Stage 2 of import_vcf.write`.)
+        pattern: r"(?i)\bGC overhead limit exceeded",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -581,9 +582,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             r"|(?i:\ballocation failure:)",
             // Or as a message's whole text: a field's value (AWS Neuron's `nrt_tensor_allocate
             // status=4 message="Allocation Failure"`), or the record's last words (Suricata's
-            // `[ERRCODE: SC_ERR_POOL_INIT(66)] - alloc error`). (Not the JVM's `[GC (Allocation
+            // `[ERRCODE: SC_ERR_POOL_INIT(66)] - alloc error`), or with its detail in parentheses
+            // (MAFFT's `Allocation error( 32239 int vec )`). (Not the JVM's `[GC (Allocation
             // Failure) …]`, a collection's cause.)
-            r#"|(?i:\b(?:message|msg|reason|error|err)\s*[=:]\s*["'\[]?(?:memory )?alloc(?:ation)? (?:failure|error)\b|(?:^|\s-|:)\s*(?:memory )?alloc(?:ation)? (?:failure|error)\W{0,3}$)"#,
+            r#"|(?i:\b(?:message|msg|reason|error|err)\s*[=:]\s*["'\[]?(?:memory )?alloc(?:ation)? (?:failure|error)\b|(?:^|\s-|:)\s*(?:memory )?alloc(?:ation)? (?:failure|error)(?:\W{0,3}$|\s*\())"#,
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
             // (Or where it was to be: PaRSEC's `Allocating 79855878144 bytes of memory on the GPU device failed`.)
@@ -1929,6 +1931,14 @@ pub(super) const NO_SHORTAGE: &[NoShortage] = &[
     NoShortage {
         scope: Scope::Words,
         pattern: r"(?i)\b(?:removing|evicting|deleting|dropping|purging|discarding) (?:the )?(?:oldest|least recently used)\b",
+        unless: None,
+    },
+    // A scheduler's check of its tasks' estimates against what it was given, before it runs them
+    // (nipype's `Some nodes exceed the total amount of memory available (2.23GB).`): a plan, not
+    // a failure met.
+    NoShortage {
+        scope: Scope::Line,
+        pattern: r"(?i)\bsome nodes exceed the total amount of memory available\b",
         unless: None,
     },
     // The words as a pattern searched for, in a command with its options (Cromwell's memory
