@@ -557,6 +557,9 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let guessed = !record
         && !failed_before
         && regex!(r"(?i)^\s*(?:errors?|issues?|problems?)?\s*\?\s*$").is_match(&text[at + words.len()..]);
+    // (Or the failure's name alone, asked: rstan's title `out of memory?`.)
+    let guessed = guessed
+        || (regex!(r"^[\s#*_>]*$").is_match(&text[..at]) && regex!(r"^\s*\?+\s*$").is_match(&text[at + words.len()..]));
     // A yes-no question about it (`am I running out of memory? Torch("CUDA error: device-side
     // assert triggered …`): whether it did is the question.
     // (Not a question about what a message means: `What does it mean that "terminate called after
@@ -1190,7 +1193,13 @@ fn sizes_from(text: &str, from: usize, ran_out: Option<&str>) -> Sizes {
             }
         }
     }
-    sizes.requested = sizes.requested.or(named_size);
+    // calloc's request is its count of elements times each one's size (GMRFLib's `Fail to calloc
+    // nmemb=128976896 elements of size=8 bytes`), whatever either figure alone was read as.
+    let calloc = regex!(r"(?i)\bcalloc\b[^;]{0,20}?\bnmemb\s*=\s*(\d{1,19})\b[^;]{0,30}?\bsize\s*=\s*(\d{1,19})\b")
+        .captures(text)
+        .filter(|found| found.get(0).is_some_and(|all| all.start() >= from))
+        .and_then(|found| found[1].parse::<u64>().ok()?.checked_mul(found[2].parse().ok()?));
+    sizes.requested = calloc.or(sizes.requested).or(named_size);
     // A failed allocation call's argument is its request where no words name one
     // (`mmap(MAP_ANON|MAP_SHARED, 524288000) failed`).
     let call = vocabulary::compiled().failed_call.captures(text.as_bytes());
@@ -1815,6 +1824,8 @@ mod tests {
         assert_eq!(r.sizes.requested, None);
         let r = reading("DMA: Out of SW-IOMMU space for 65536 bytes at device 0000:00:1f.2");
         assert_eq!(r.sizes.requested, Some(65_536));
+        let r = reading("Message: Fail to calloc nmemb=128976896 elements of size=8 bytes");
+        assert_eq!(r.sizes.requested, Some(1_031_815_168));
         let r = reading("Error: vector memory limit of 100.0 Gb reached, see mem.maxVSize()");
         assert_eq!(r.sizes.capacity, Some(100 << 30));
         let r = reading("Failed to grow the heap from 245432320 bytes to 610205696 bytes, not enough memory!");
@@ -2460,6 +2471,10 @@ mod tests {
             "Apr 01 16:27:01 sm21-r22.pun.seagate.com kernel: swapper/21: page allocation failure: order:0, mode:0x20",
         ),
         ("packet buffer full (RIOT)", "error: packet buffer full"),
+        (
+            "out-of-memory crash handler in a stack (Chromium)",
+            "[ 01 ] partition_alloc::internal::OnNoMemoryInternal(unsigned __int64) ( oom.cc:41 )",
+        ),
         (
             "reloaded for using significant memory (Safari)",
             "# Safari & Chrome | This webpage as reloaded because it was using significant memory",

@@ -440,6 +440,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // Chromium's handlers for an allocation that failed, which crash the process on purpose:
+        // a crash report's frames name them (`partition_alloc::internal::OnNoMemoryInternal(unsigned
+        // __int64) ( oom.cc:41 )`, `base::internal::OnNoMemory`, `TerminateBecauseOutOfMemory`).
+        name: "out-of-memory crash handler in a stack (Chromium)",
+        pattern: r"\bOnNoMemory(?:Internal)?\(|\bTerminateBecauseOutOfMemory\b|\bPartitionOutOfMemory\w*\(",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         // RIOT's packet buffer, the arena every packet of its network stack is allocated from,
         // with no room for one more (`ping ff02::1` / `error: packet buffer full`).
         name: "packet buffer full (RIOT)",
@@ -1470,6 +1479,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "deadlocked on memory",
     // (Safari's `This webpage was reloaded because it was using significant memory`.)
     "significant memory",
+    // (Chromium's `OnNoMemoryInternal(`.)
+    "onnomemory",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
