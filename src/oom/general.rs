@@ -1807,7 +1807,7 @@ mod tests {
     }
 
     #[test]
-    fn round_126_to_130s_records_are_read_with_their_figures() {
+    fn round_126_to_133s_records_are_read_with_their_figures() {
         // gettext's `out of memory` and ENOMEM in four languages.
         assert_records(&[
             "memoria agotada",
@@ -1824,6 +1824,9 @@ mod tests {
         assert_eq!(r.sizes.requested, None);
         let r = reading("DMA: Out of SW-IOMMU space for 65536 bytes at device 0000:00:1f.2");
         assert_eq!(r.sizes.requested, Some(65_536));
+        assert_records(&[
+            "RuntimeError: <function umfpack_dl_symbolic at 0x00000244E656DF28> failed with UMFPACK_ERROR_out_of_memory",
+        ]);
         let r = reading("Message: Fail to calloc nmemb=128976896 elements of size=8 bytes");
         assert_eq!(r.sizes.requested, Some(1_031_815_168));
         let r = reading("Error: vector memory limit of 100.0 Gb reached, see mem.maxVSize()");

@@ -115,7 +115,9 @@ fn fill(event: &mut OomEvent, text: &str) -> bool {
         regex!(&format!(r"Tried to allocate ({P})")).captures(text).and_then(|c| size::unsigned(bytes(&c[1])));
     let mut complete = false;
     if let Some(found) =
-        regex!(&format!(r"GPU (\d+) has a total capac(?:i)?ty of ({P})(?: of which ({P}) is free)?")).captures(text)
+        // (`is free` may be joined without its space where a terminal's wrap fell between the
+        // words: DRGN-AI's `… of which 3.11 GiB is` / `free. Including …`.)
+        regex!(&format!(r"GPU (\d+) has a total capac(?:i)?ty of ({P})(?: of which ({P}) is ?free)?")).captures(text)
     {
         event.memory_space = Some(format!("GPU {}", &found[1]));
         event.capacity_bytes = size::unsigned(bytes(&found[2]));

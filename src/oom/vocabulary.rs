@@ -1023,7 +1023,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (oneDNN's status as benchdnn prints it: `returned 'out_of_memory'`.)
         // (DjVuLibre names its messages in lower case: `GException.outofmemory`.)
         // (Nim names GDI+'s status in camel case: `Can't load Image fromF file, status: outOfMemory`.)
-        pattern: r"OutOf[Mm]emory|\boutOfMemory\b|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b|\b[A-Z]\w*\.outofmemory\b|\boutofmemoryerror\b",
+        // (UMFPACK's status keeps its name's end in lower case: `UMFPACK_ERROR_out_of_memory`.)
+        pattern: r"OutOf[Mm]emory|\boutOfMemory\b|OUT_OF_(?:DEVICE_|HOST_|VIDEO_|GPU_|SYSTEM_)?MEMORY|'out_of_memory'|\bout of (?:GPU|device) resources\b|\bErrorOutOfMemory\b|OutOf(?:Device|Host)Memory|\b(?:[A-Z0-9]+_)?OUTOF(?:VIDEO)?MEMORY\b|\b[A-Z]\w*\.outofmemory\b|\boutofmemoryerror\b|\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*out_of_memory\b",
         closest: ByPlace,
         strength: Token,
     },
