@@ -468,9 +468,13 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         clause.start
     };
     // A writer's aside in parentheses after a record's message is not the record's
-    // (JMusicBot's `java.lang.OutOfMemoryError: GC overhead limit exceeded (i guess ram error )`).
-    let talk_end = match regex!(r"\s*\([^()]*\)\s*$").find(&text[at..clause.end]) {
-        Some(aside) if record && regex!(r"(?i)\(\s*(?:i|we)\b").is_match(aside.as_str()) => at + aside.start(),
+    // (JMusicBot's `java.lang.OutOfMemoryError: GC overhead limit exceeded (i guess ram error )`),
+    // and the program's own guess at the cause there hedges the cause, not the failure (Numba's
+    // `MemoryError: Allocation failed (probably too large).`).
+    let talk_end = match regex!(r"\s*\([^()]*\)[\s.]*$").find(&text[at..clause.end]) {
+        Some(aside) if record && regex!(r"(?i)\(\s*(?:i|we|probably|likely|possibly|perhaps|maybe)\b").is_match(aside.as_str()) => {
+            at + aside.start()
+        }
         _ => clause.end,
     };
     // (A program's record may address its reader after its log level: faceswap's `ERROR    You
@@ -723,8 +727,10 @@ impl Reading {
     /// the roles still empty, and its device an empty place.
     /// The words that give a size its role may end the line before
     /// (Paddle's `available memory is only ` / `416.625000MB.`): `before`,
-    /// that line's end, is read with it, its own sizes are not taken again.
-    pub fn continue_with(&mut self, before: &str, text: &str) {
+    /// that line's end, is read with it, its own sizes are not taken again. `mid_word`: that line
+    /// stopped inside a word at a terminal's width, which this one ends (PHP's `… exhausted (tried
+    /// to al` / `locate 536870920 bytes)`).
+    pub fn continue_with(&mut self, before: &str, text: &str, mid_word: bool) {
         let text = &text[..window_end(text, READ_AFTER)];
         // A row of GNU ld's memory-usage table under its head (`Memory region  Used Size  Region
         // Size  %age Used` / `RAM:  36704 B  32 KB  112.01%`): what is used of the region's size.
@@ -738,6 +744,13 @@ impl Reading {
         }
         let joined = format!("{before} {text}");
         self.sizes.fill(sizes_from(&joined, before.len() + 1, self.ran_out.as_deref()));
+        // (A line as long as a terminal's that ends in a letter may as well be a person's wrap
+        // between words: vLLM's `… is less than desired` / `GPU memory utilization (0.9, 57.6
+        // GiB)`. The word joined fills only the roles the spaced reading left empty.)
+        if mid_word && !text.starts_with(char::is_whitespace) {
+            let joined = format!("{before}{text}");
+            self.sizes.fill(sizes_from(&joined, before.len(), self.ran_out.as_deref()));
+        }
         // (And the device it names, where the first line named none: a PyTorch message broken
         // after `CUDA out of memory.`, its `Tried to allocate 260.00 MiB. GPU 1 has …` below.)
         if self.memory_space.is_none() {
@@ -1807,7 +1820,7 @@ mod tests {
     }
 
     #[test]
-    fn round_126_to_133s_records_are_read_with_their_figures() {
+    fn round_126_to_134s_records_are_read_with_their_figures() {
         // gettext's `out of memory` and ENOMEM in four languages.
         assert_records(&[
             "memoria agotada",
@@ -1827,6 +1840,14 @@ mod tests {
         assert_records(&[
             "RuntimeError: <function umfpack_dl_symbolic at 0x00000244E656DF28> failed with UMFPACK_ERROR_out_of_memory",
         ]);
+        assert_records(&[
+            "ERROR: LoadError: syntax: invalid syntax (memory-error out of gc handles)",
+            "Fatal error: Allowed memory size of ... bytes exhausted (tried to allocate ... bytes) in /app/www/public/include/functions_picture.inc.php on line 146",
+            "0: ABORT: AQUIRE_HGRID: ilnd_global allocation failure",
+            "MemoryError: Allocation failed (probably too large).",
+        ]);
+        let r = reading("MemoryError: Task 'getattr-d071745a' has 197.16 GiB worth of input dependencies, but worker tcp://127.0.0.1:37893 has memory_limit set to 35.88 GiB.");
+        assert_eq!(r.sizes.requested, size::parse("197.16GiB").and_then(|b| u64::try_from(b).ok()));
         let r = reading("Message: Fail to calloc nmemb=128976896 elements of size=8 bytes");
         assert_eq!(r.sizes.requested, Some(1_031_815_168));
         let r = reading("Error: vector memory limit of 100.0 Gb reached, see mem.maxVSize()");
@@ -2403,7 +2424,7 @@ mod tests {
             "CUDA device 0 reached memory limit while trying to allocate 0 bytes, currently at 64/11551440896",
         ),
         ("memory resource limit alarm (RabbitMQ)", "memory resource limit alarm set on node rabbit@63e2dc61db9f."),
-        ("resource_error(memory) (Prolog)", "error(resource_error(memory), eyeprolog). % unexpected"),
+        ("resource_error(memory) (Prolog) or memory-error (Lisp)", "error(resource_error(memory), eyeprolog). % unexpected"),
         ("increase memory in input (NWChem)", "tests/h2o-b3lyp-disp fails with ptsalloc: increase memory in input line"),
         (
             "memory limit code",

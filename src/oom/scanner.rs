@@ -128,6 +128,8 @@ pub(super) struct Scanner {
     completed: usize,
     /// The line being read stops inside a word at a terminal's width.
     last_raw_wrapped: bool,
+    /// The line before it did.
+    previous_raw_wrapped: bool,
     /// The log reached what `xmem run` added after the job's output ([`super::AFTER_THE_JOB`]).
     past_the_job: bool,
     /// The end of the line before the one being read ([`PROSE_TAIL`] bytes at most), and of
@@ -163,6 +165,7 @@ impl Scanner {
         std::mem::swap(&mut self.previous_tail, &mut self.tail);
         self.tail.clear();
         self.tail.extend_from_slice(&raw[raw.len().saturating_sub(PROSE_TAIL)..]);
+        self.previous_raw_wrapped = std::mem::replace(&mut self.last_raw_wrapped, is_wrapped(raw));
         self.past_the_job |= raw.starts_with(super::AFTER_THE_JOB.as_bytes());
         self.clock.observe(raw);
         if self.past_the_job {
@@ -188,7 +191,6 @@ impl Scanner {
             }
         }
         self.framework = framework(raw).or(self.framework);
-        self.last_raw_wrapped = is_wrapped(raw);
         // (A message joined with the line before it starts there.)
         let line = match &straddled {
             Some(joined) => normalise(number - 1, joined.as_bytes()),
@@ -471,7 +473,7 @@ impl Scanner {
                 return false;
             }
         }
-        preamble.reading.continue_with(&String::from_utf8_lossy(&self.previous_tail), &line.text);
+        preamble.reading.continue_with(&String::from_utf8_lossy(&self.previous_tail), &line.text, self.previous_raw_wrapped);
         preamble.continued += 1;
         preamble.last = line.number;
         if let Some(incident) = &mut self.incident {

@@ -475,7 +475,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // PHP's own message, which states its failure wherever it is quoted (`a Symfony
         // FatalErrorException, Allowed memory size of 536870912 bytes exhausted that occurs …`).
         name: "allowed memory size exhausted (PHP)",
-        pattern: r"\bAllowed memory size of \d+ bytes exhausted\b",
+        // (Its figures may be elided: Piwigo's title `Fatal error: Allowed memory size of ...
+        // exhausted`.)
+        pattern: r"\bAllowed memory size of (?:\d+|\.{3}|…)(?: bytes)? exhausted\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -592,9 +594,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             // Or as a message's whole text: a field's value (AWS Neuron's `nrt_tensor_allocate
             // status=4 message="Allocation Failure"`), or the record's last words (Suricata's
             // `[ERRCODE: SC_ERR_POOL_INIT(66)] - alloc error`), or with its detail in parentheses
-            // (MAFFT's `Allocation error( 32239 int vec )`). (Not the JVM's `[GC (Allocation
+            // (MAFFT's `Allocation error( 32239 int vec )`), or after the variable's name (SCHISM's
+            // `ABORT: AQUIRE_HGRID: ilnd_global allocation failure`). (Not the JVM's `[GC (Allocation
             // Failure) …]`, a collection's cause.)
-            r#"|(?i:\b(?:message|msg|reason|error|err)\s*[=:]\s*["'\[]?(?:memory )?alloc(?:ation)? (?:failure|error)\b|(?:^|\s-|:)\s*(?:memory )?alloc(?:ation)? (?:failure|error)(?:\W{0,3}$|\s*\())"#,
+            r#"|(?i:\b(?:message|msg|reason|error|err)\s*[=:]\s*["'\[]?(?:memory )?alloc(?:ation)? (?:failure|error)\b|(?:^|\s-|:)\s*(?:[A-Za-z]\w*_\w* )?(?:memory )?alloc(?:ation)? (?:failure|error)(?:\W{0,3}$|\s*\())"#,
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
             // (Or where it was to be: PaRSEC's `Allocating 79855878144 bytes of memory on the GPU device failed`.)
@@ -978,8 +981,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // ISO Prolog's error term (`error(resource_error(memory), …)`).
-        name: "resource_error(memory) (Prolog)",
-        pattern: r"\bresource_error\(memory\)",
+        // (And a Lisp's condition of the kind, Julia's femtolisp parser's `(memory-error out of gc
+        // handles)`.)
+        name: "resource_error(memory) (Prolog) or memory-error (Lisp)",
+        pattern: r"\bresource_error\(memory\)|\(memory-error\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -2059,7 +2064,9 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     // (ptxas' `(0xc180 bytes, 0xc000 max)`.)
     SizeRole { words: r"total capacity|total|capacity|limit|in budget|max", side: Side::After, role: Role::Capacity },
     SizeRole { words: r"already allocated|allocated|in use|used", side: Side::After, role: Role::Used },
-    SizeRole { words: r"(?:larger|bigger|greater) than", side: Side::After, role: Role::Requested },
+    // (Dask's `Task 'getattr-…' has 197.16 GiB worth of input dependencies, but worker … has
+    // memory_limit set to 35.88 GiB.`)
+    SizeRole { words: r"(?:larger|bigger|greater) than|worth of input dependencies", side: Side::After, role: Role::Requested },
     // (`returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY for 20 GiB allocation`.)
     // (CuPy's `pinned memory (2147483648 bytes) could not be allocated`.)
     SizeRole {

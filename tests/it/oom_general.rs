@@ -255,10 +255,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "XLA's `Can't reduce memory use below 24.11GiB … by rematerialization` on a run that went on: xmem reports the warning as a compile-time event that was not fatal, as it does every such warning before a compile-time failure; the gatherer counted a warning as no failure",
     ),
     (
-        "round77-host/dask-worker-memory-limit-input-dependencies-5-83-gib.txt",
-        "Dask's `has 5.83 GiB worth of input dependencies, but worker … has memory_limit set to 4.57 GiB`: the need is told as what the inputs are `worth`, which no role's words say",
-    ),
-    (
         "round78-gpu/opencv-wsl2-gpu-api-call-out-of-memory-setdevice-allocate.txt",
         "OpenCV's `(-217:Gpu API call) out of memory in function 'setDevice'` and, on the next line, `… in function 'allocate'`: the second line gives no event of its own",
     ),
