@@ -1820,7 +1820,7 @@ mod tests {
     }
 
     #[test]
-    fn round_126_to_134s_records_are_read_with_their_figures() {
+    fn round_126_to_135s_records_are_read_with_their_figures() {
         // gettext's `out of memory` and ENOMEM in four languages.
         assert_records(&[
             "memoria agotada",
@@ -1848,6 +1848,10 @@ mod tests {
         ]);
         let r = reading("MemoryError: Task 'getattr-d071745a' has 197.16 GiB worth of input dependencies, but worker tcp://127.0.0.1:37893 has memory_limit set to 35.88 GiB.");
         assert_eq!(r.sizes.requested, size::parse("197.16GiB").and_then(|b| u64::try_from(b).ok()));
+        let r = reading("`Fatal compilation error: Out of memory asking for 61222912.");
+        assert_eq!(r.sizes.requested, Some(61_222_912));
+        let r = reading("ERROR: stack overflow: max = 299869096, available = 97857896, requested = 106218000 (ne = 0, nf = 0, nefc = 3988, ncon = 668)");
+        assert_eq!((r.sizes.requested, r.sizes.free, r.sizes.capacity), (Some(106_218_000), Some(97_857_896), Some(299_869_096)));
         let r = reading("Message: Fail to calloc nmemb=128976896 elements of size=8 bytes");
         assert_eq!(r.sizes.requested, Some(1_031_815_168));
         let r = reading("Error: vector memory limit of 100.0 Gb reached, see mem.maxVSize()");
@@ -2495,6 +2499,11 @@ mod tests {
             "Apr 01 16:27:01 sm21-r22.pun.seagate.com kernel: swapper/21: page allocation failure: order:0, mode:0x20",
         ),
         ("packet buffer full (RIOT)", "error: packet buffer full"),
+        ("STORAGE_ERROR raised (Ada)", "raised STORAGE_ERROR : s-poosiz.adb:108 explicit raise"),
+        (
+            "arena stack overflow with its figures (MuJoCo)",
+            "ERROR: stack overflow: max = 299869096, available = 97857896, requested = 106218000 (ne = 0, nf = 0, nefc = 3988, ncon = 668)",
+        ),
         (
             "out-of-memory crash handler in a stack (Chromium)",
             "[ 01 ] partition_alloc::internal::OnNoMemoryInternal(unsigned __int64) ( oom.cc:41 )",

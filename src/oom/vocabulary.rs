@@ -449,6 +449,24 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Ada's exception for storage that could not be had: a pool's or the heap's
+        // (`raised STORAGE_ERROR : s-poosiz.adb:108 explicit raise`, `… : heap exhausted`), not
+        // GNAT's signal handler's `stack overflow or erroneous memory access`, a fault.
+        name: "STORAGE_ERROR raised (Ada)",
+        pattern: r"\bSTORAGE_ERROR\s*:\s*(?:heap exhausted|object too large|[\w.-]+\.adb:\d+ explicit raise)\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
+        // MuJoCo's arena for a step's scratch data, which it calls its stack, too small for what
+        // the step asks of it (`ERROR: stack overflow: max = 299869096, available = 97857896,
+        // requested = 106218000`; newer versions say `mj_stackAlloc: out of memory`).
+        name: "arena stack overflow with its figures (MuJoCo)",
+        pattern: r"\bstack overflow: max = \d+, available = \d+, requested = \d+",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         // RIOT's packet buffer, the arena every packet of its network stack is allocated from,
         // with no room for one more (`ping ff02::1` / `error: packet buffer full`).
         name: "packet buffer full (RIOT)",
@@ -1359,9 +1377,10 @@ pub(super) const ANCHORS: &[&str] = &[
     "没有记忆",
     // (Fluent Bit's `paused (mem buf overlimit)`.)
     "overlimit",
-    "insuf",
-    // (Wan2GP's misspelt `unsufficient RAM`.)
-    "unsuf",
+    // (`insufficient`, and Wan2GP's misspelt `unsufficient RAM`.)
+    "nsuf",
+    // (Ada's `raised STORAGE_ERROR : s-poosiz.adb:108 explicit raise`.)
+    "storage_error",
     "allcate",
     "failed in",
     "exceed",
@@ -2012,7 +2031,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|for size|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|len|length|object size(?: is)?|assigning|size ==",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|for size|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|asking for|len|length|object size(?: is)?|assigning|size ==",
         side: Side::Before,
         role: Role::Requested,
     },
