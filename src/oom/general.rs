@@ -519,7 +519,11 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // (Not after a verb, whose object the noun is: RKNN's `failed to allocate handle, …, errstr:
     // Cannot allocate memory`.)
     let verb_before = regex!(r"(?i)\b(?:allocate|alloc|[cm]alloc|reserve|commit|acquire)$").is_match(words);
+    // (Nor as the cause of what happened: the UCSC library's `errAbort re-entered due to
+    // out-of-memory condition. Exiting.`)
+    let cause_of = regex!(r"(?i)\b(?:due to|because of|caused by)\s+(?:an?\s+|the\s+)?$").is_match(&text[..at]);
     let qualifies_a_noun = !verb_before
+        && !cause_of
         && ((neither_marked_nor_met
         && regex!(r"(?i)^\s+(?:messages?|handl\w*|paths?|scenarios?|cases?|solutions?|tips?|results?|status|states?|conditions?|fields?)\b")
             .is_match(&text[at + words.len()..]))
@@ -1338,7 +1342,7 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
             roles[at] = Some(RoleFrom::Pair(if free { Role::Free } else { Role::Used }));
             roles[at + 1] = Some(RoleFrom::Pair(Role::Capacity));
         } else if let Some(comparison) =
-            regex!(r"^\s*\)?\s*(?:>|vs\.?)\s*(max\w*\s*\(\s*)?$").captures(between).filter(|_| roles[at].is_none())
+            regex!(r"^\s*\)?\s*(?:>|<|vs\.?)\s*(max\w*\s*\(\s*)?$").captures(between).filter(|_| roles[at].is_none())
         {
             // A failed check's values after its comparison (Paddle's `enforce allocating <=
             // available failed, 10513462067 > 1369702144`, glog's `Check failed: a <= b (A vs. B)`),
@@ -1424,6 +1428,11 @@ fn compared_roles(before: &str) -> Option<(Role, Role)> {
     // 268435456 > 134217728`): what was asked for, then the limit.
     if regex!(r"(?i)\b(?:larger|bigger|greater|more) than (?:the )?(?:max(?:imum)?|limit)\s*:?\s*$").is_match(before) {
         return Some((Role::Requested, Role::Capacity));
+    }
+    // What there is, short of what is needed, the two after it (legendary's `Current shared memory
+    // cache is smaller than required: 2048.0 MiB < 4902.0 MiB`): the capacity, then the request.
+    if regex!(r"(?i)\b(?:smaller|less|lower) than (?:the )?(?:required|requested|needed)\W*$").is_match(before) {
+        return Some((Role::Capacity, Role::Requested));
     }
     // A limit exceeded, with the two figures after it (Slurm's `exceeded memory limit
     // (1295467052032 > 1288490188800)`): what was used, then the limit.
@@ -1820,7 +1829,7 @@ mod tests {
     }
 
     #[test]
-    fn round_126_to_135s_records_are_read_with_their_figures() {
+    fn round_126_to_136s_records_are_read_with_their_figures() {
         // gettext's `out of memory` and ENOMEM in four languages.
         assert_records(&[
             "memoria agotada",
@@ -1848,6 +1857,12 @@ mod tests {
         ]);
         let r = reading("MemoryError: Task 'getattr-d071745a' has 197.16 GiB worth of input dependencies, but worker tcp://127.0.0.1:37893 has memory_limit set to 35.88 GiB.");
         assert_eq!(r.sizes.requested, size::parse("197.16GiB").and_then(|b| u64::try_from(b).ok()));
+        let r = reading("MemoryError: Current shared memory cache is smaller than required: 2048.0 MiB < 4902.0 MiB. Try running legendary with \"--enable-reordering\" to reduce memory usage.");
+        assert_eq!((r.sizes.capacity, r.sizes.requested), (Some(2048 << 20), Some(4902 << 20)));
+        // The failure as the cause of what happened, not a noun's qualifier.
+        let log = "```\nFatal error: Exit code 1 ()\nerrAbort re-entered due to out-of-memory condition. Exiting.\n```\n";
+        let report = crate::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!(report.events.len(), 1);
         let r = reading("`Fatal compilation error: Out of memory asking for 61222912.");
         assert_eq!(r.sizes.requested, Some(61_222_912));
         let r = reading("ERROR: stack overflow: max = 299869096, available = 97857896, requested = 106218000 (ne = 0, nf = 0, nefc = 3988, ncon = 668)");
@@ -2602,6 +2617,7 @@ mod tests {
         "Failed to allocate frames: undeveloped feature..",
         "Too much memory used 394 mb > 40 mb, removing oldest flight ./flight",
         "\t Some nodes exceed the total amount of memory available (2.23GB).",
+        "Fatal glibc error: malloc assertion failure in __libc_calloc: !mem || chunk_is_mmapped (mem2chunk (mem)) || av == arena_for_chunk (mem2chunk (mem))",
         "while running \"-c grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr",
     ];
 

@@ -63,6 +63,8 @@ fn prefix() -> &'static Regex {
         r"|\[\s*\d+\.\d+\]\s+|\[\w{3} \w{3} +\d+ \d{2}:\d{2}:\d{2} \d{4}\]\s+",
         // syslog and journald, any program: May 15 23:09:30 host kernel: , Sep 10 14:59:49 image systemd-oomd[34]:
         r"|\w{3} +\d+ \d{2}:\d{2}:\d{2} \S+ [\w.@/-]+(?:\[\d+\])?:\s+",
+        // Zabbix's process, date and time: 78699:20240927:094646.325
+        r"|\d+:\d{8}:\d{6}\.\d{3}\s+",
         // pod logs: 10.128.0.33 [3]
         r"|\d{1,3}(?:\.\d{1,3}){3}\s+\[\d+\]\s+",
         // TensorRT's trtexec: [11/22/2024-13:40:08]

@@ -1977,6 +1977,9 @@ pub(super) const NO_SHORTAGE: &[NoShortage] = &[
         pattern: r"(?i)\bsome nodes exceed the total amount of memory available\b",
         unless: None,
     },
+    // An assertion of the allocator's that failed (glibc's `malloc assertion failure in
+    // __libc_calloc: !mem || chunk_is_mmapped …`): a corrupt heap caught, not a shortage.
+    NoShortage { scope: Scope::Before, pattern: r"(?i)\bassertion\s+$", unless: None },
     // The words as a pattern searched for, in a command with its options (Cromwell's memory
     // retry's `grep -E -q 'OutOfMemory|Killed' /cromwell_root/stderr`; not a title's `grep
     // "memory exhausted" error`).
