@@ -472,7 +472,10 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // and the program's own guess at the cause there hedges the cause, not the failure (Numba's
     // `MemoryError: Allocation failed (probably too large).`).
     let talk_end = match regex!(r"\s*\([^()]*\)[\s.]*$").find(&text[at..clause.end]) {
-        Some(aside) if record && regex!(r"(?i)\(\s*(?:i|we|probably|likely|possibly|perhaps|maybe)\b").is_match(aside.as_str()) => {
+        Some(aside)
+            if record
+                && regex!(r"(?i)\(\s*(?:i|we|probably|likely|possibly|perhaps|maybe)\b").is_match(aside.as_str()) =>
+        {
             at + aside.start()
         }
         _ => clause.end,
@@ -900,7 +903,11 @@ fn opens_message(before: &str) -> bool {
     // Server virtual memory limit (4489629696) reached.`; not after a commit's tag, whose
     // capital is a verb: `bpo-45581: Raise `MemoryError` in …`.)
     let logger_subject = regex!(r"\b[a-z_]\w*(?:\.\w+)+:\s+[A-Z][\w-]*(?:\s+[a-z][\w-]*)?$").is_match(before);
-    let label = regex!(r"(?:\s*\[[^\]]{1,40}\])+$|\s+(?:The|An?)$|\s*\(-?\d{1,5}\)$").replace(before, "");
+    // (Or a code in hexadecimal, or named: LabVIEW's `LabVIEW: (Hex 0x2) Memory is full.`.)
+    let label = regex!(
+        r"(?:\s*\[[^\]]{1,40}\])+$|\s+(?:The|An?)$|\s*\((?:-?\d{1,5}|(?:Hex\s+)?0x[0-9A-Fa-f]{1,8}|(?i:code|error|errno)\s*-?\d{1,5})\)$"
+    )
+    .replace(before, "");
     // (A full-width colon ends a label in Chinese and Japanese text: `失败：`.)
     before.chars().all(|c| !c.is_alphanumeric())
         || logger_subject
@@ -1406,7 +1413,8 @@ fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
         }
         // A heap grown from its size to a larger one (Emscripten's `Failed to grow the heap from
         // 245432320 bytes to 610205696 bytes, not enough memory!`): what there was, then asked for.
-        if regex!(r"(?i)\b(?:grow|enlarge|expand|extend|resize)\w*\b[^.;!]{0,40}\bfrom\s*$").is_match(&text[..found[at - 1].start])
+        if regex!(r"(?i)\b(?:grow|enlarge|expand|extend|resize)\w*\b[^.;!]{0,40}\bfrom\s*$")
+            .is_match(&text[..found[at - 1].start])
             && regex!(r"^\s*to\s*$").is_match(&text[found[at - 1].end..found[at].start])
         {
             roles[at - 1] = Some(RoleFrom::Pair(Role::Capacity));
@@ -1829,7 +1837,7 @@ mod tests {
     }
 
     #[test]
-    fn round_126_to_136s_records_are_read_with_their_figures() {
+    fn round_126_to_138s_records_are_read_with_their_figures() {
         // gettext's `out of memory` and ENOMEM in four languages.
         assert_records(&[
             "memoria agotada",
@@ -1839,7 +1847,9 @@ mod tests {
             "fork: No se puede asignar memoria",
         ]);
         // What a buffer holds, then what it was to grow by.
-        let r = reading("ERROR: out of memory DETAIL: Cannot enlarge string buffer containing 1073741769 bytes by 76 more bytes.");
+        let r = reading(
+            "ERROR: out of memory DETAIL: Cannot enlarge string buffer containing 1073741769 bytes by 76 more bytes.",
+        );
         assert_eq!((r.sizes.requested, r.sizes.used), (Some(76), Some(1_073_741_769)));
         // A count of pages, then their size: neither is the request.
         let r = reading("HugeTLB: allocating 1024 of page size 2.00 MiB failed.  Only allocated 200 hugepages.");
@@ -1857,16 +1867,21 @@ mod tests {
         ]);
         let r = reading("MemoryError: Task 'getattr-d071745a' has 197.16 GiB worth of input dependencies, but worker tcp://127.0.0.1:37893 has memory_limit set to 35.88 GiB.");
         assert_eq!(r.sizes.requested, size::parse("197.16GiB").and_then(|b| u64::try_from(b).ok()));
+        assert_records(&["LabVIEW: (Hex 0x2) Memory is full."]);
         let r = reading("MemoryError: Current shared memory cache is smaller than required: 2048.0 MiB < 4902.0 MiB. Try running legendary with \"--enable-reordering\" to reduce memory usage.");
         assert_eq!((r.sizes.capacity, r.sizes.requested), (Some(2048 << 20), Some(4902 << 20)));
         // The failure as the cause of what happened, not a noun's qualifier.
-        let log = "```\nFatal error: Exit code 1 ()\nerrAbort re-entered due to out-of-memory condition. Exiting.\n```\n";
+        let log =
+            "```\nFatal error: Exit code 1 ()\nerrAbort re-entered due to out-of-memory condition. Exiting.\n```\n";
         let report = crate::oom::scan("log", log.as_bytes()).unwrap();
         assert_eq!(report.events.len(), 1);
         let r = reading("`Fatal compilation error: Out of memory asking for 61222912.");
         assert_eq!(r.sizes.requested, Some(61_222_912));
         let r = reading("ERROR: stack overflow: max = 299869096, available = 97857896, requested = 106218000 (ne = 0, nf = 0, nefc = 3988, ncon = 668)");
-        assert_eq!((r.sizes.requested, r.sizes.free, r.sizes.capacity), (Some(106_218_000), Some(97_857_896), Some(299_869_096)));
+        assert_eq!(
+            (r.sizes.requested, r.sizes.free, r.sizes.capacity),
+            (Some(106_218_000), Some(97_857_896), Some(299_869_096))
+        );
         let r = reading("Message: Fail to calloc nmemb=128976896 elements of size=8 bytes");
         assert_eq!(r.sizes.requested, Some(1_031_815_168));
         let r = reading("Error: vector memory limit of 100.0 Gb reached, see mem.maxVSize()");

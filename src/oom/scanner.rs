@@ -473,7 +473,11 @@ impl Scanner {
                 return false;
             }
         }
-        preamble.reading.continue_with(&String::from_utf8_lossy(&self.previous_tail), &line.text, self.previous_raw_wrapped);
+        preamble.reading.continue_with(
+            &String::from_utf8_lossy(&self.previous_tail),
+            &line.text,
+            self.previous_raw_wrapped,
+        );
         preamble.continued += 1;
         preamble.last = line.number;
         if let Some(incident) = &mut self.incident {

@@ -2088,7 +2088,11 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole { words: r"already allocated|allocated|in use|used", side: Side::After, role: Role::Used },
     // (Dask's `Task 'getattr-…' has 197.16 GiB worth of input dependencies, but worker … has
     // memory_limit set to 35.88 GiB.`)
-    SizeRole { words: r"(?:larger|bigger|greater) than|worth of input dependencies", side: Side::After, role: Role::Requested },
+    SizeRole {
+        words: r"(?:larger|bigger|greater) than|worth of input dependencies",
+        side: Side::After,
+        role: Role::Requested,
+    },
     // (`returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY for 20 GiB allocation`.)
     // (CuPy's `pinned memory (2147483648 bytes) could not be allocated`.)
     SizeRole {
