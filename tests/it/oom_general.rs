@@ -394,6 +394,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round124-dataqual/ydata-profiling-memoryerror-unable-to-allocate-1-72-tib.txt",
         "a title that paraphrases numpy's message without its class (`Unable to allocate 1.72 TiB`) is an allocation failure of no known place, and the notebook's `MemoryError   Traceback` header, with its message cut from the post, another event without the size",
     ),
+    (
+        "round139-causal/prsice-prset-not-enough-memory-left-for-permutation.txt",
+        "PRSice's `already used 18446744071854370816 Mb` is a count that wrapped below zero, in megabytes: 1.9e25 bytes, past the 64 bits that hold every figure xmem reports",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
