@@ -1837,7 +1837,7 @@ mod tests {
     }
 
     #[test]
-    fn round_126_to_138s_records_are_read_with_their_figures() {
+    fn round_126_to_140s_records_are_read_with_their_figures() {
         // gettext's `out of memory` and ENOMEM in four languages.
         assert_records(&[
             "memoria agotada",
@@ -1867,7 +1867,7 @@ mod tests {
         ]);
         let r = reading("MemoryError: Task 'getattr-d071745a' has 197.16 GiB worth of input dependencies, but worker tcp://127.0.0.1:37893 has memory_limit set to 35.88 GiB.");
         assert_eq!(r.sizes.requested, size::parse("197.16GiB").and_then(|b| u64::try_from(b).ok()));
-        assert_records(&["LabVIEW: (Hex 0x2) Memory is full."]);
+        assert_records(&["LabVIEW: (Hex 0x2) Memory is full.", "glib: rendering error: NoMemory"]);
         let r = reading("MemoryError: Current shared memory cache is smaller than required: 2048.0 MiB < 4902.0 MiB. Try running legendary with \"--enable-reordering\" to reduce memory usage.");
         assert_eq!((r.sizes.capacity, r.sizes.requested), (Some(2048 << 20), Some(4902 << 20)));
         // The failure as the cause of what happened, not a noun's qualifier.
@@ -2424,7 +2424,7 @@ mod tests {
         ("failed attempt to allocate", "Failed attempt to allocate 95668727220bytes, but the free memory are 124GB"),
         ("failed to create virtual memory (MSVC)", "1>c1xx : error C3859: Failed to create virtual memory for PCH"),
         ("internal heap limit reached (MSVC)", "1>c1xx : fatal error C1076: compiler limit: internal heap limit reached"),
-        ("NO_MEMORY status (Android)", "E  Codec reported err 0xfffffff4/NO_MEMORY, actionCode 0, while in state 5/STARTING"),
+        ("NO_MEMORY status (Android, librsvg)", "E  Codec reported err 0xfffffff4/NO_MEMORY, actionCode 0, while in state 5/STARTING"),
         ("EXC_RESOURCE RESOURCE_TYPE_MEMORY (iOS)", "EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)"),
         ("Java heap space", "Error: Java heap space"),
         ("ResourceExhaustedError (TensorFlow)", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found."),

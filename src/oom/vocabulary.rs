@@ -744,8 +744,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // Android's status_t -12 (`MediaCodec: Codec reported err 0xfffffff4/NO_MEMORY, actionCode 0`).
-        name: "NO_MEMORY status (Android)",
-        pattern: r"\bNO_MEMORY\b",
+        // (Or in camel case as an error's value: librsvg's `glib: rendering error: NoMemory`.)
+        name: "NO_MEMORY status (Android, librsvg)",
+        pattern: r"\bNO_MEMORY\b|\berror:\s*NoMemory\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -1439,8 +1440,9 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memoryerror",
     // (auto-sklearn's `Memory Exception -- restart with less ensemble_nbest`.)
     "memory exception",
-    // (Ruby's `NoMemoryError: too large allocation size`.)
-    "nomemoryerror",
+    // (Ruby's `NoMemoryError: too large allocation size`, Chromium's `OnNoMemoryInternal(`,
+    // librsvg's `rendering error: NoMemory`.)
+    "nomemory",
     // (ONNX Runtime's `Available memory of 0 is smaller than requested bytes of 5505024`.)
     "smaller than requested",
     // (libmagic's `(failed to get memory)`.)
@@ -1504,8 +1506,6 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "deadlocked on memory",
     // (Safari's `This webpage was reloaded because it was using significant memory`.)
     "significant memory",
-    // (Chromium's `OnNoMemoryInternal(`.)
-    "onnomemory",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
