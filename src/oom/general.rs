@@ -564,13 +564,11 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let compared = regex!(r"(?i)\b(?:vs\.?|versus)\s+$").is_match(&text[..at])
         || regex!(r"(?i)^[\w.]+\s+(?:vs\.?|versus)\s").is_match(after_words);
     // A guess asked of the failure's name, the line's last words (a title's `[HIVE]
-    // graph_projections OOM error?`): whether it was is the question.
-    let guessed = !record
-        && !failed_before
-        && regex!(r"(?i)^\s*(?:errors?|issues?|problems?)?\s*\?\s*$").is_match(&text[at + words.len()..]);
-    // (Or the failure's name alone, asked: rstan's title `out of memory?`.)
-    let guessed = guessed
-        || (regex!(r"^[\s#*_>]*$").is_match(&text[..at]) && regex!(r"^\s*\?+\s*$").is_match(&text[at + words.len()..]));
+    // graph_projections OOM error?`): whether it was is the question. So it is of the name alone,
+    // which opens as a record would (rstan's title `out of memory?`).
+    let alone = regex!(r"^[\s#*_>]*$").is_match(&text[..at]);
+    let guessed = (alone || (!record && !failed_before))
+        && regex!(r"(?i)^\s*(?:errors?|issues?|problems?)?\s*\?+\s*$").is_match(&text[at + words.len()..]);
     // A yes-no question about it (`am I running out of memory? Torch("CUDA error: device-side
     // assert triggered …`): whether it did is the question.
     // (Not a question about what a message means: `What does it mean that "terminate called after
