@@ -1891,6 +1891,12 @@ mod tests {
     }
 
     #[test]
+    fn round_141s_records_are_read() {
+        // A program's own error in allocating, and SuperLU's work arrays that could not grow.
+        assert_records(&["`error with allocate: integer iw`", "Can't expand MemType 0: jcol 798940"]);
+    }
+
+    #[test]
     fn a_size_pair_is_what_is_used_of_a_capacity() {
         let r = reading("Container killed by YARN for exceeding memory limits. 7.2 GB of 4.2 GB virtual memory used.");
         assert_eq!(r.kind, Kind::HostOom);
@@ -2370,6 +2376,7 @@ mod tests {
         ),
         ("oom after its place, in lower case", "# cuda oom"),
         ("all memory pool allocations are in use (Godot)", "ERROR: All memory pool allocations are in use."),
+        ("SuperLU cannot expand its memory", "Can't expand MemType 0: jcol 798940"),
         (
             "uses too much shared data (ptxas)",
             "Entry function 'input_concatenate_reduce_subtract_fusion' uses too much shared data (0xc180 bytes, 0xc000 max)",

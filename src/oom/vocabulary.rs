@@ -609,6 +609,10 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             // The failure named, its details after a colon (XRT's `Check failed: bo_ != XRT_NULL_BO
             // allocation failure:  xrt_.handle 0x28fea590 … size  419795968`).
             r"|(?i:\ballocation failure:)",
+            // Or as a program's own error in allocating, its variable after a colon or nothing
+            // after it (DSurfTomo's Fortran `error with allocate: integer iw`); not a title's
+            // `Error with memory allocating using JetsonTX2`, a question about a call.
+            r"|(?i:\berror (?:in|with|during|while|when) (?:the )?(?:memory )?allocat(?:e|ion|ing)(?:\s*:|\W*$))",
             // Or as a message's whole text: a field's value (AWS Neuron's `nrt_tensor_allocate
             // status=4 message="Allocation Failure"`), or the record's last words (Suricata's
             // `[ERRCODE: SC_ERR_POOL_INIT(66)] - alloc error`), or with its detail in parentheses
@@ -1142,6 +1146,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // SuperLU's memory expansion failed (`Can't expand MemType 0: jcol 798940`): its work
+        // arrays for L and U could not grow, which scipy's `splu` and `spsolve` meet as
+        // out of memory.
+        name: "SuperLU cannot expand its memory",
+        pattern: r"\bCan't expand MemType \d+\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
         name: "not enough memory",
         // (Also faceswap's `You do not have enough GPU memory available to train …`, and hashcat's
         // `not enough allocatable device memory for this attack`; mandelbulber2's `Critical: Not
@@ -1352,7 +1365,6 @@ pub(super) const ANCHORS: &[&str] = &[
     "heap",
     "kv cache",
     "errno",
-    "allocating tensor",
     "available",
     "内存",
     "out-of",
@@ -1391,7 +1403,6 @@ pub(super) const ANCHORS: &[&str] = &[
     "circuit",
     "shared data",
     "error 1455",
-    "pool allocations are in use",
     "paging file",
     "thrashing",
     "curesult",
@@ -1413,8 +1424,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "workspace any",
     // (Cactus' `posix_memalign fail!`: a call whose name holds no `alloc`.)
     "memalign",
-    // Last, the gated anchors ([`GATED_ANCHORS`]): an anchor that starts with one
-    // (`allocating tensor`) is found first where both start.
+    // (SuperLU's `Can't expand MemType 0: jcol 798940`, scipy's sparse LU out of memory.)
+    "memtype",
+    // Last, the gated anchors ([`GATED_ANCHORS`]).
     MEMORY_ANCHOR,
     ALLOCATION_ANCHOR,
 ];
@@ -1506,6 +1518,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "deadlocked on memory",
     // (Safari's `This webpage was reloaded because it was using significant memory`.)
     "significant memory",
+    // (Godot's `All memory pool allocations are in use`.)
+    "pool allocations are in use",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
@@ -1543,6 +1557,8 @@ pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "total capacity;",
     // (bamdst's `trying to allocate 598017592 bytes (limits: 500000000)`.)
     "(limit",
+    // (TensorFlow's `OOM when allocating tensor` cut to `OM when allocating tensor`.)
+    "allocating tensor",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).

@@ -398,6 +398,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round139-causal/prsice-prset-not-enough-memory-left-for-permutation.txt",
         "PRSice's `already used 18446744071854370816 Mb` is a count that wrapped below zero, in megabytes: 1.9e25 bytes, past the 64 bits that hold every figure xmem reports",
     ),
+    (
+        "round141-epi/spacy-load-memory-error-title.txt",
+        "a title's `spacy.load('en') Memory Error`, its traceback cut before the error: `memory error` names a fault as often as a shortage (round 130's negative title `Memory error during \"new Gtk.RGBA\"` is a GSlice assertion)",
+    ),
+    (
+        "round141-orm/sqlalchemy-pynab-query-memory-error-title.txt",
+        "a title's `Memory error on 50 GB release`, its traceback cut before the error: `memory error` names a fault as often as a shortage (round 131's negative title `msgf2pin gives memory error` is an invalid free)",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
