@@ -480,6 +480,23 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
         }
         _ => clause.end,
     };
+    // A quote around the words, maybe opened on an earlier line, holds the program's message;
+    // what the writer adds after it, a hedge or a person, is not the message's (pyvips' `the
+    // console shows "pyvips.error: unable to call dzsave\n  vips_tracked: out of memory --- size
+    // == 26784MB", maybe this is a simple problem for you guys`).
+    // (Not a quote of the words alone, a name: `rather than the two "out of memory" codes in your
+    // PR`.)
+    let quotes_before = text[..at].matches('"').count();
+    let in_quote = quotes_before % 2 == 1 || (quotes_before == 0 && text.matches('"').count() % 2 == 1);
+    let talk_end = match text.get(at + words.len()..talk_end).and_then(|after| after.find('"')) {
+        Some(close)
+            if in_quote
+                && text[text[..at].rfind('"').map_or(0, |open| open + 1)..at + words.len() + close].trim() != words =>
+        {
+            at + words.len() + close
+        }
+        _ => talk_end,
+    };
     // (A program's record may address its reader after its log level: faceswap's `ERROR    You
     // do not have enough GPU memory available …`, JRuby's `Error: Your application used more
     // memory than the safety cap of 500M.`, Wan2GP's `… has encountered an error: it is likely that
@@ -489,7 +506,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
             .find_iter(opening)
             .last()
             .map_or(opening, |level| &opening[..level.start()]);
-    let people = if record { opening_before_level } else { &text[clause.clone()] };
+    let people = if record { opening_before_level } else { &text[clause.start..talk_end] };
     // A program's message quoted in backticks may say `your` (Slurm's
     // `Some of your processes may have been killed`): only the writer's
     // own words around the quote tell that a person writes.
@@ -1894,6 +1911,16 @@ mod tests {
     fn round_141s_records_are_read() {
         // A program's own error in allocating, and SuperLU's work arrays that could not grow.
         assert_records(&["`error with allocate: integer iw`", "Can't expand MemType 0: jcol 798940"]);
+        // The program's message in a quote opened on the line before: the writer's hedge and
+        // `you` after the quote are not the message's.
+        let log = "the console shows \"pyvips.error: unable to call dzsave\n  vips_tracked: out of memory --- size == 26784MB\", maybe this is a simple problem for you guys, but for me it will help a lot.\n";
+        let report = crate::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!(report.events.len(), 1);
+        assert_eq!(report.events[0].requested_bytes, Some(26784 << 20));
+        // Two failures under the same field of a report are two, not one sentence wrapped.
+        let log = "Reason: failed to allocate space for elist ranges\nAn unexpected error happened and dw_bw can't continue.\nReason: failed to allocate space for rlist ranges\n";
+        let report = crate::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!(report.events.len(), 2);
     }
 
     #[test]
@@ -2034,6 +2061,8 @@ mod tests {
             "I ran out of memory quickly with batch 64.",
             // A purpose that denies it.
             "xz: Reduced the number of threads from 64 to X to not exceed the memory usage limit of .. MiB",
+            // A failure the writer wishes were raised.
+            "1. Why the memory issue in vips library (assuming there is one) is not raised as MemoryError for python to handle gracefully?",
             "This issue occurs literally due to insufficient memory. Please use a smaller model.",
             "throughput. However, if the value is too high, it may cause out-of-memory (OOM) errors.",
             // A condition, a person explaining.

@@ -849,14 +849,19 @@ fn same_table(first: &str, second: &str) -> bool {
     column(first).is_some_and(|shape| column(second).as_deref() == Some(shape.as_str()))
 }
 
-/// Whether two lines open with the same program's tag (`kernel: `, `mysqld[812]: `): a
-/// program's name, in lower case, not a severity's word or an exception's class.
+/// Whether two lines open with the same program's tag (`kernel: `, `mysqld[812]: `) or the
+/// same field of a program's report (deconwolf's `Reason: failed to allocate space for elist
+/// ranges`, then `Reason: … rlist ranges`): not a severity's word or an exception's class.
 fn same_program(first: &str, second: &str) -> bool {
     let tag = |text| {
-        regex!(r#"^\s*["'`]?([a-z][\w.-]*(?:\[\d+\])?):\s"#)
-            .captures(text)
-            .map(|found| found[1].to_string())
-            .filter(|tag| !regex!(r"^(?:error|warning|warn|fatal|info|note|hint|debug|critical)$").is_match(tag))
+        regex!(r#"^\s*["'`]?([A-Za-z][\w.-]*(?:\[\d+\])?):\s"#).captures(text).map(|found| found[1].to_string()).filter(
+            |tag| {
+                !regex!(
+                    r"(?i)^(?:error|warning|warn|fatal|info|note|hint|debug|critical)$|(?:Error|Exception|Failure)$"
+                )
+                .is_match(tag)
+            },
+        )
     };
     tag(first).is_some_and(|tag_of_first| tag(second).as_deref() == Some(tag_of_first.as_str()))
 }

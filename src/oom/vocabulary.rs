@@ -1814,7 +1814,10 @@ pub(super) const NEGATED: &str = concat!(
     r"|(?i)\b(?:(?:does|do|did)\s+not|doesn't|don't|didn't)\s+(?:look|seem|sound|appear)\s+(?:like|to be)\s+(?:(?:an?|the)\s+)?$",
     // (A purpose or a habit that denies it: xz's `Reduced the number of threads from 64 to 2 to
     // not exceed the memory usage limit of 3000 MiB`, `so as not to run out of memory`.)
-    r"|(?i)\b(?:to\s+not|not\s+to|never)\s+$"
+    r"|(?i)\b(?:to\s+not|not\s+to|never)\s+$",
+    // (A failure the writer wishes were raised: pyvips' `Why the memory issue in vips library …
+    // is not raised as MemoryError for python to handle gracefully?`.)
+    r"|(?i)\b(?:not|n't)\s+(?:raised|thrown|reported|returned)\s+(?:as|with)\s+(?:(?:an?|the)\s+)?$"
 );
 
 /// A verb of work right before the failure's words: the failure is what the work is about,
