@@ -1337,6 +1337,11 @@ impl RoleFrom {
 }
 
 /// Every size in `text` with what gives it its role, if anything does.
+/// How many sizes `text` states, to tell which of two joins of a wrapped line reads it whole.
+pub(super) fn count_sizes(text: &str) -> usize {
+    sizes_and_roles(text).len()
+}
+
 fn sizes_and_roles(text: &str) -> Vec<SizeWithRole> {
     let mut found: Vec<Found> = size_token().captures_iter(text).filter_map(|c| as_size(text, &c)).collect();
     // A rounded size restated exactly in parentheses is one size, the exact one (XLA's `Failed to
@@ -1911,6 +1916,22 @@ mod tests {
     fn round_141s_records_are_read() {
         // A program's own error in allocating, and SuperLU's work arrays that could not grow.
         assert_records(&["`error with allocate: integer iw`", "Can't expand MemType 0: jcol 798940"]);
+        let r = reading(
+            "Child process error: PHPStan process crashed because it reached configured PHP memory limit: 128M",
+        );
+        assert_eq!(r.sizes.capacity, Some(128 << 20));
+        assert_records(&["# Java Heap Space"]);
+        // A message under an exception's head that leaves it to the next line, and a line cut
+        // inside a word at a terminal's width.
+        let log = "RuntimeError: Please report this error to dials-support@lists.sourceforge.net:\n       There was a problem allocating memory for shoeboxes. Possible solutions\n         Required shoebox memory: 255.623 GB\n";
+        let report = crate::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!(report.events[0].requested_bytes, Some(274_473_106_276));
+        let log = "[01-Feb-2019 20:50:50 UTC] PHP Fatal error:  Allowed memory size of 268435456 by\ntes exhausted (tried to allocate 262144 bytes) in /usr/home/wbcci/public_html/wb\n";
+        let report = crate::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!(
+            (report.events[0].capacity_bytes, report.events[0].requested_bytes),
+            (Some(268_435_456), Some(262_144))
+        );
         // The program's message in a quote opened on the line before: the writer's hedge and
         // `you` after the quote are not the message's.
         let log = "the console shows \"pyvips.error: unable to call dzsave\n  vips_tracked: out of memory --- size == 26784MB\", maybe this is a simple problem for you guys, but for me it will help a lot.\n";
@@ -2404,6 +2425,7 @@ mod tests {
             "Kill './lmkd_unit_test' (6870), uid 0, oom_score_adj 1000 to free 2740708kB rss",
         ),
         ("oom after its place, in lower case", "# cuda oom"),
+        ("System OOM encountered (kubelet)", "`kubelet     System OOM encountered, victim process: php, pid: 27824`"),
         ("all memory pool allocations are in use (Godot)", "ERROR: All memory pool allocations are in use."),
         ("SuperLU cannot expand its memory", "Can't expand MemType 0: jcol 798940"),
         (

@@ -335,9 +335,12 @@ impl Scanner {
 
     /// Whether the line before is an error's head that leaves its message to the next line
     /// (R's `Error in make_full_citation_graph(n = 44500) : ` over igraph's `At vector.pmt:446 :
-    /// cannot reserve space for vector, Out of memory`): what follows is the program's record.
+    /// cannot reserve space for vector, Out of memory`), or an exception's (DIALS' `RuntimeError:
+    /// Please report this error to …:` over `There was a problem allocating memory for
+    /// shoeboxes.`): what follows is the program's record.
     fn under_error_head(&self) -> bool {
-        regex!(bytes r"(?i)^\s*(?:error|fatal error|exception)\b[^\n]{0,200}:\s*$").is_match(&self.previous_tail)
+        regex!(bytes r"(?i)^\s*(?:error|fatal error|exception|[\w.]*[a-z](?-i:Error|Exception))\b[^\n]{0,200}:\s*$")
+            .is_match(&self.previous_tail)
     }
 
     /// Whether the line is the value a test assertion expected, under its matcher's words
@@ -427,7 +430,18 @@ impl Scanner {
         }
         let before = String::from_utf8_lossy(before);
         let start = regex!(r"[.;!?]\s+").find_iter(&before).last().map_or(0, |m| m.end());
-        Some(format!("{} {}", &before[start..], String::from_utf8_lossy(raw)))
+        let (before, raw) = (&before[start..], String::from_utf8_lossy(raw));
+        let spaced = format!("{before} {raw}");
+        // A line as wide as a terminal may have been cut inside a word: read joined, the words
+        // give a figure more (a WordPress debug.log's `… Allowed memory size of 268435456 by` /
+        // `tes exhausted (tried to allocate 262144 bytes) …`).
+        if self.previous_raw_wrapped {
+            let tight = format!("{before}{raw}");
+            if general::count_sizes(&tight) > general::count_sizes(&spaced) {
+                return Some(tight);
+            }
+        }
+        Some(spaced)
     }
 
     /// The next physical line of a held message that no parser knows: a

@@ -613,6 +613,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             // after it (DSurfTomo's Fortran `error with allocate: integer iw`); not a title's
             // `Error with memory allocating using JetsonTX2`, a question about a call.
             r"|(?i:\berror (?:in|with|during|while|when) (?:the )?(?:memory )?allocat(?:e|ion|ing)(?:\s*:|\W*$))",
+            // (Or a problem met in allocating it: DIALS' `There was a problem allocating memory for
+            // shoeboxes.`)
+            r"|(?i:\bwas a problem allocating (?:\w+ )?memory\b)",
             // Or as a message's whole text: a field's value (AWS Neuron's `nrt_tensor_allocate
             // status=4 message="Allocation Failure"`), or the record's last words (Suricata's
             // `[ERRCODE: SC_ERR_POOL_INIT(66)] - alloc error`), or with its detail in parentheses
@@ -971,8 +974,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (GAP's `Error, reached the pre-set memory limit`; Gephi's `Gephi reached the maximum
         // amount of memory(458mb).`)
         // (Or the limit named first, then reached: R's `Error: vector memory limit of 100.0 Gb
-        // reached, see mem.maxVSize()`.)
-        pattern: r"(?i)\breached (?:its |the )?memory limit while\b|\breached the pre-?set memory limit\b|\breached (?:its |the )?maximum amount of memory\b|\bmemory limit of [\d.,]+ ?[KMGT]i?b reached\b",
+        // reached, see mem.maxVSize()`; or as the cause of a crash: PHPStan's `PHPStan process
+        // crashed because it reached configured PHP memory limit: 128M`.)
+        pattern: r"(?i)\breached (?:its |the )?memory limit while\b|\breached the pre-?set memory limit\b|\breached (?:its |the )?maximum amount of memory\b|\bmemory limit of [\d.,]+ ?[KMGT]i?b reached\b|\b(?:crashed|died|was killed|terminated|aborted) because it reached (?:the |its )?(?:configured |set )?(?:\w+ )?memory limit\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1139,6 +1143,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // The kubelet's node event when the kernel killed a process (`System OOM encountered,
+        // victim process: php, pid: 27824`).
+        name: "System OOM encountered (kubelet)",
+        pattern: r"\bSystem OOM encountered\b",
+        closest: Closest::Kind(Kind::HostOom),
+        strength: Token,
+    },
+    Wording {
         // Godot's pool allocator, every block of its pool taken.
         name: "all memory pool allocations are in use (Godot)",
         pattern: r"\bAll memory pool allocations are in use\b",
@@ -1246,7 +1258,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // Hadoop and the JVM's tools print the heap's OutOfMemoryError by its cause alone.
         name: "Java heap space",
         // (Lowercased whole by a person: `outofmemoryerror:java heap space`.)
-        pattern: r"\b[Jj]ava heap space\b|(?i:\bheap space error\b)",
+        pattern: r"\b[Jj]ava [Hh]eap [Ss]pace\b|(?i:\bheap space error\b)",
         closest: Closest::Kind(Kind::HostOom),
         strength: Phrase,
     },
@@ -1557,6 +1569,8 @@ pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "total capacity;",
     // (bamdst's `trying to allocate 598017592 bytes (limits: 500000000)`.)
     "(limit",
+    // (DIALS' `There was a problem allocating memory for shoeboxes`.)
+    "problem allocating",
     // (TensorFlow's `OOM when allocating tensor` cut to `OM when allocating tensor`.)
     "allocating tensor",
 ];

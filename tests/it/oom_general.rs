@@ -406,6 +406,14 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round141-orm/sqlalchemy-pynab-query-memory-error-title.txt",
         "a title's `Memory error on 50 GB release`, its traceback cut before the error: `memory error` names a fault as often as a shortage (round 131's negative title `msgf2pin gives memory error` is an invalid free)",
     ),
+    (
+        "round143-phpfw/phpstan-parallel-workers-allowed-memory-size-exhausted-wrapped.txt",
+        "two PHP fatal errors wrapped over three lines whose messages differ only on their third (the file they were in) are read as one printed twice: a repeat is told from the lines a message is read from, not from a wrapped tail the report takes in later",
+    ),
+    (
+        "round143-phpfw/wordpress-search-replace-plugin-debug-log-memory-exhausted-wrapped.txt",
+        "two PHP fatal errors in one second wrapped over three lines whose messages differ only on their third (the file they were in) are read as one printed twice, as in round 143's PHPStan log",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
