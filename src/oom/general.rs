@@ -764,6 +764,11 @@ impl Reading {
                 return;
             }
         }
+        // (Not the program's size in flash: the Arduino IDE's `Sketch uses 13262 bytes (5%) of
+        // program storage space.` before `Global variables use 9997 bytes (122%) of dynamic memory`.)
+        if regex!(r"(?i)\bof program storage\b").is_match(text) {
+            return;
+        }
         let joined = format!("{before} {text}");
         self.sizes.fill(sizes_from(&joined, before.len() + 1, self.ran_out.as_deref()));
         // (A line as long as a terminal's that ends in a letter may as well be a person's wrap
@@ -1597,8 +1602,16 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
         }
         return Some(Found { start, end, bytes: bytes(unit.shift)? });
     }
-    // A number of a pair whose second figure carries the unit (`21 of   950 MiB`, `8.0/64.0 GiB`).
-    if let Some(paired) = regex!(r"^\s*(?:of|/)\s*\d[\d.,]*\s?([A-Za-z]+)\b").captures(after) {
+    // A number of a pair whose second figure carries the unit (`21 of   950 MiB`, `8.0/64.0 GiB`);
+    // not the number that a thing's name ends in (sPyNNaker's `Could not allocate recording
+    // region 0 of 123458944 bytes`).
+    let numbered_thing = || {
+        regex!(r"(?i)\b(?:region|bank|device|gpu|rank|node|core|thread|worker|slot|channel|card|layer|block|chunk|segment|pool|zone|stage|step|batch|epoch|partition)\s+$")
+            .is_match(before)
+    };
+    if let Some(paired) =
+        regex!(r"^\s*(?:of|/)\s*\d[\d.,]*\s?([A-Za-z]+)\b").captures(after).filter(|_| !numbered_thing())
+    {
         if let Some(unit) = UNITS.iter().find(|u| u.suffix == &paired[1]) {
             return Some(Found { start, end, bytes: bytes(unit.shift)? });
         }
@@ -1921,6 +1934,19 @@ mod tests {
         );
         assert_eq!(r.sizes.capacity, Some(128 << 20));
         assert_records(&["# Java Heap Space"]);
+        let r = reading("Could not allocate recording region 0 of 123458944 bytes, available was 123458908 bytes (recording.c: 193)");
+        assert_eq!((r.sizes.requested, r.sizes.free), (Some(123_458_944), Some(123_458_908)));
+        assert_records(&[
+            "E (139) lcd_panel.rgb: esp_lcd_new_rgb_panel(289): alloc frame buffers failed",
+            "# Error: cannont allocate vector of size 4.6 Mb",
+        ]);
+        // One tensor that failed at two sites of the code is two failures.
+        let log = "2021-04-08 11:15:55.436167: W tensorflow/core/framework/op_kernel.cc:1767] OP_REQUIRES failed at concat_op.cc:161 : Resource exhausted: OOM when allocating tensor with shape[173107136,50] and type double on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu\n2021-04-08 11:15:55.483135: W tensorflow/core/framework/op_kernel.cc:1767] OP_REQUIRES failed at matmul_op.cc:481 : Resource exhausted: OOM when allocating tensor with shape[173107136,50] and type double on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu\n";
+        assert_eq!(crate::oom::scan("log", log.as_bytes()).unwrap().events.len(), 2);
+        // The Arduino IDE's size of the program in flash is not the memory that ran out.
+        let log = "Insufficient memory; see https://support.arduino.cc/hc/en-us/articles/360013825179 for ways to reduce usage\nSketch uses 13262 bytes (5%) of program storage.\nGlobal variables use 9997 bytes (122%) of dynamic memory, leaving -1805 bytes for local variables. Maximum 8192 bytes\n";
+        let report = crate::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!((report.events[0].used_bytes, report.events[0].capacity_bytes), (Some(9997), Some(8192)));
         // A message under an exception's head that leaves it to the next line, and a line cut
         // inside a word at a terminal's width.
         let log = "RuntimeError: Please report this error to dials-support@lists.sourceforge.net:\n       There was a problem allocating memory for shoeboxes. Possible solutions\n         Required shoebox memory: 255.623 GB\n";
@@ -2425,6 +2451,7 @@ mod tests {
             "Kill './lmkd_unit_test' (6870), uid 0, oom_score_adj 1000 to free 2740708kB rss",
         ),
         ("oom after its place, in lower case", "# cuda oom"),
+        ("no mem for (ESP-IDF)", "E (132) lcd_panel.rgb: lcd_rgb_panel_alloc_frame_buffers(159): no mem for frame buffer"),
         ("System OOM encountered (kubelet)", "`kubelet     System OOM encountered, victim process: php, pid: 27824`"),
         ("all memory pool allocations are in use (Godot)", "ERROR: All memory pool allocations are in use."),
         ("SuperLU cannot expand its memory", "Can't expand MemType 0: jcol 798940"),

@@ -604,7 +604,8 @@ impl Scanner {
     /// differ (`radv/amdgpu: Failed to allocate a buffer:` over another `size : N bytes`
     /// line is another failure; a message printed again states the same facts), or a failure
     /// of another request came between (RKNN's `failed to malloc npu memory, size: 80`, then
-    /// `size: 1792`, then `size: 80` again: each call failed on its own).
+    /// `size: 1792`, then `size: 80` again: each call failed on its own), or it failed at
+    /// another site.
     fn repeat_of(&self, key: &str, event: &OomEvent, second: u64) -> Option<usize> {
         let requested = event.requested_bytes;
         let other_request_between = |at: usize| {
@@ -617,9 +618,20 @@ impl Scanner {
         // `19:08:30 … ERROR`.)
         // (A message read before any timestamp, a title's, is of no second.)
         let same_second = |first: u64| first == 0 || first == second;
+        // (Nor one that failed at another site of the code: TensorFlow's `OP_REQUIRES failed at
+        // concat_op.cc:161 : … OOM when allocating tensor with shape[173107136,50] …`, then the
+        // same tensor's at `matmul_op.cc:481`.)
+        let site =
+            |message: &str| regex!(r"\bfailed at ([\w./-]+:\d+)").captures(message).map(|found| found[1].to_string());
+        let other_site = |at: usize| {
+            let (first, this) = (site(&self.events[at].message), site(&event.message));
+            first.is_some() && this.is_some() && first != this
+        };
         self.by_key.get(key).copied().filter(|&(_, first)| same_second(first)).map(|(at, _)| at).filter(|&at| {
             let first = self.events[at].requested_bytes;
-            (first.is_none() || requested.is_none() || first == requested) && !other_request_between(at)
+            (first.is_none() || requested.is_none() || first == requested)
+                && !other_request_between(at)
+                && !other_site(at)
         })
     }
 

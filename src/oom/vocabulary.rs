@@ -597,7 +597,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         name: "cannot allocate vector",
-        pattern: r"\bcannot allocate vector of size\b",
+        // (Also as a person types it over: rdhs' title `Error: cannont allocate vector of size 4.6
+        // Mb`.)
+        pattern: r"\bcann?on?t allocate vector of size\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -625,8 +627,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             r#"|(?i:\b(?:message|msg|reason|error|err)\s*[=:]\s*["'\[]?(?:memory )?alloc(?:ation)? (?:failure|error)\b|(?:^|\s-|:)\s*(?:[A-Za-z]\w*_\w* )?(?:memory )?alloc(?:ation)? (?:failure|error)(?:\W{0,3}$|\s*\())"#,
             // An allocation of a buffer or of memory, in the act (ethminer's `Allocating/mapping
             // single buffer failed with: clCreateBuffer(-61)`, TNN's `OpenCL Conv malloc memory failed`).
-            // (Or where it was to be: PaRSEC's `Allocating 79855878144 bytes of memory on the GPU device failed`.)
-            r"|\b(?:m|c|re)?alloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffer|memory)(?: (?:on|in|for|from)(?: [^ ]{1,30}){1,3}?)? failed\b",
+            // (Or where it was to be: PaRSEC's `Allocating 79855878144 bytes of memory on the GPU device failed`;
+            // or of many: ESP-IDF's `alloc frame buffers failed`.)
+            r"|\b(?:m|c|re)?alloc(?:ate|ating)?(?:/\w+)? (?:[^ ]{1,30} ){0,3}?(?:buffers?|memory)(?: (?:on|in|for|from)(?: [^ ]{1,30}){1,3}?)? failed\b",
             // (Or its error: MNN's `Alloc buffer error for cpu backend`.)
             r"|(?i:\b(?:m|c|re)?alloc(?:ate)? (?:buffer|memory) (?:error|failure)\b)",
             // A function named for allocating (Sophon's `bm_alloc_gmem failed`, `kmem_alloc failed`,
@@ -1143,6 +1146,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // ESP-IDF's components, a buffer they could not allocate (`lcd_panel.rgb:
+        // lcd_rgb_panel_alloc_frame_buffers(159): no mem for frame buffer`).
+        name: "no mem for (ESP-IDF)",
+        pattern: r"\bno mem for \w",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         // The kubelet's node event when the kernel killed a process (`System OOM encountered,
         // victim process: php, pid: 27824`).
         name: "System OOM encountered (kubelet)",
@@ -1423,6 +1434,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "页面文件",
     // (`ESP_ERR_NO_MEM`.)
     "no_mem",
+    // (ESP-IDF's `no mem for frame buffer`.)
+    "no mem",
     "enough",
     // (`low memory! at or below SIGTERM limits`, gpu-burn's `Low mem for result`.)
     "low mem",
