@@ -598,7 +598,7 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     // its use, not a failure it met.
     let habit = !record
         && regex!(r"(?i)^too much\b").is_match(words)
-        && regex!(r"(?i)\b(?:uses?|consumes?|takes?(?: up)?|eats?(?: up)?)\s+$").is_match(opening);
+        && regex!(r"(?i)\b(?:uses?|consumes?|takes?(?: up)?|eats?(?: up)?|allocates?)\s+$").is_match(opening);
     asked_in_chinese
         || asked
         || habit
@@ -1938,6 +1938,7 @@ mod tests {
         assert_eq!((r.sizes.requested, r.sizes.free), (Some(123_458_944), Some(123_458_908)));
         assert_records(&[
             "E (139) lcd_panel.rgb: esp_lcd_new_rgb_panel(289): alloc frame buffers failed",
+            "[HsH_Server] - Error: NoMemory. Size: 117",
             "# Error: cannont allocate vector of size 4.6 Mb",
         ]);
         // One tensor that failed at two sites of the code is two failures.
@@ -2108,6 +2109,8 @@ mod tests {
             "I ran out of memory quickly with batch 64.",
             // A purpose that denies it.
             "xz: Reduced the number of threads from 64 to X to not exceed the memory usage limit of .. MiB",
+            // What a program is said to do as a rule.
+            "# DOM parser allocates too much memory upfront",
             // A failure the writer wishes were raised.
             "1. Why the memory issue in vips library (assuming there is one) is not raised as MemoryError for python to handle gracefully?",
             "This issue occurs literally due to insufficient memory. Please use a smaller model.",
@@ -2451,6 +2454,7 @@ mod tests {
             "Kill './lmkd_unit_test' (6870), uid 0, oom_score_adj 1000 to free 2740708kB rss",
         ),
         ("oom after its place, in lower case", "# cuda oom"),
+        ("Rust's allocation error handler (__rg_oom)", "# Errors creating multiple large documents: error receiving message { err: RuntimeError: unreachable at __rg_oom"),
         ("no mem for (ESP-IDF)", "E (132) lcd_panel.rgb: lcd_rgb_panel_alloc_frame_buffers(159): no mem for frame buffer"),
         ("System OOM encountered (kubelet)", "`kubelet     System OOM encountered, victim process: php, pid: 27824`"),
         ("all memory pool allocations are in use (Godot)", "ERROR: All memory pool allocations are in use."),

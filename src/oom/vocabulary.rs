@@ -756,7 +756,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // Android's status_t -12 (`MediaCodec: Codec reported err 0xfffffff4/NO_MEMORY, actionCode 0`).
         // (Or in camel case as an error's value: librsvg's `glib: rendering error: NoMemory`.)
         name: "NO_MEMORY status (Android, librsvg)",
-        pattern: r"\bNO_MEMORY\b|\berror:\s*NoMemory\b",
+        pattern: r"\bNO_MEMORY\b|\b[Ee]rror:\s*NoMemory\b",
         closest: ByPlace,
         strength: Token,
     },
@@ -1146,6 +1146,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Rust's allocation error handler, where a WebAssembly module traps in it (Automerge's
+        // `RuntimeError: unreachable at __rg_oom`): the Rust program ran out of memory.
+        name: "Rust's allocation error handler (__rg_oom)",
+        pattern: r"\b__rg_oom\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
         // ESP-IDF's components, a buffer they could not allocate (`lcd_panel.rgb:
         // lcd_rgb_panel_alloc_frame_buffers(159): no mem for frame buffer`).
         name: "no mem for (ESP-IDF)",
@@ -1397,7 +1405,9 @@ pub(super) const ANCHORS: &[&str] = &[
     "o reserve",
     "lack of",
     "显存",
-    "had condition",
+    // (Rust's allocation error handler, as WebAssembly traps in it: `RuntimeError: unreachable at
+    // __rg_oom`.)
+    "rg_oom",
     "auslagerungsdatei",
     "overloaded",
     "o commit",
@@ -1545,6 +1555,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "significant memory",
     // (Godot's `All memory pool allocations are in use`.)
     "pool allocations are in use",
+    // (Kubernetes' `The node had condition: [MemoryPressure]`.)
+    "had condition",
 ];
 
 /// The anchor that every allocation's words hold, failed or not: a line of
