@@ -1556,7 +1556,16 @@ fn as_size(text: &str, found: &regex::Captures) -> Option<Found> {
     // (A slash goes on to another figure in `260.3 MiB/476.8 MiB used`, not in `MiB/s`.)
     let slash_pair = regex!(r"^/\d").is_match(after)
         && (found.name("unit").is_some() || regex!(r"^/\d[\d.]*\s?[KMGTPE]i?B\b").is_match(after));
-    if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '/') && !italics_end && !slash_pair {
+    // (A unit in words glued to the next line's first word, its line break lost: basisu's
+    // `malloc() failed allocating 75497472 bytesAborted`.)
+    let next_line_glued =
+        found.name("unit").is_some_and(|unit| unit.as_str().ends_with(|c: char| c.is_ascii_lowercase()))
+            && after.starts_with(|c: char| c.is_ascii_uppercase());
+    if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '/')
+        && !italics_end
+        && !slash_pair
+        && !next_line_glued
+    {
         return None;
     }
     // A count listed right after a byte count shares its unit (SBCL's `24576 bytes
@@ -1939,11 +1948,15 @@ mod tests {
         assert_records(&[
             "E (139) lcd_panel.rgb: esp_lcd_new_rgb_panel(289): alloc frame buffers failed",
             "[HsH_Server] - Error: NoMemory. Size: 117",
+            "TypeError: OnigRegexp.last_match [15.2.15.6.3] => allocation failure of OnigMatchData (mrbgems: mruby-onig-regexp)",
+            "Resizing large jpeg textures fails with `error: maxMemoryUsageInMB limit exceeded`.",
             "# Error: cannont allocate vector of size 4.6 Mb",
         ]);
         // One tensor that failed at two sites of the code is two failures.
         let log = "2021-04-08 11:15:55.436167: W tensorflow/core/framework/op_kernel.cc:1767] OP_REQUIRES failed at concat_op.cc:161 : Resource exhausted: OOM when allocating tensor with shape[173107136,50] and type double on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu\n2021-04-08 11:15:55.483135: W tensorflow/core/framework/op_kernel.cc:1767] OP_REQUIRES failed at matmul_op.cc:481 : Resource exhausted: OOM when allocating tensor with shape[173107136,50] and type double on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu\n";
         assert_eq!(crate::oom::scan("log", log.as_bytes()).unwrap().events.len(), 2);
+        let r = reading("vector: malloc() failed allocating 75497472 bytesAborted");
+        assert_eq!(r.sizes.requested, Some(75_497_472));
         // The Arduino IDE's size of the program in flash is not the memory that ran out.
         let log = "Insufficient memory; see https://support.arduino.cc/hc/en-us/articles/360013825179 for ways to reduce usage\nSketch uses 13262 bytes (5%) of program storage.\nGlobal variables use 9997 bytes (122%) of dynamic memory, leaving -1805 bytes for local variables. Maximum 8192 bytes\n";
         let report = crate::oom::scan("log", log.as_bytes()).unwrap();

@@ -279,7 +279,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (And a limit's figure before the verb: Odoo's `odoo.service.server: Server virtual memory
         // limit (4489629696) reached.`)
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:\(\d+\) )?(?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?(?:exceeded|reached)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:\(\d+\) )?(?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?(?:exceeded|reached)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b|\b[a-z]\w*Memory\w* limit exceeded\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -618,6 +618,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
             // (Or a problem met in allocating it: DIALS' `There was a problem allocating memory for
             // shoeboxes.`)
             r"|(?i:\bwas a problem allocating (?:\w+ )?memory\b)",
+            // (Or of a thing named after it: mruby's `allocation failure of OnigMatchData`.)
+            r"|(?i:\ballocation failure of [a-z_]\w*)",
             // Or as a message's whole text: a field's value (AWS Neuron's `nrt_tensor_allocate
             // status=4 message="Allocation Failure"`), or the record's last words (Suricata's
             // `[ERRCODE: SC_ERR_POOL_INIT(66)] - alloc error`), or with its detail in parentheses

@@ -422,6 +422,26 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round145-space/cfe-tbl-register-buf-alloc-getpool-fail-0xc4000008.txt",
         "cFE's `1st Buf Alloc GetPool fail Stat=0xC4000008` names no memory, only a pool call that failed with a bare status, which may be the pool's block-size error rather than a shortage; the gatherer called it the weakest positive",
     ),
+    (
+        "round146-telecom/free5gc-upf-pfcp-flood-docker-oomkilled-true.txt",
+        "the kill is only the value `true` that a `docker inspect -f '{{.State.OOMKilled}} …'` template prints on the line below it: a field's name and its value on two lines are not read together",
+    ),
+    (
+        "round146-telecom/open5gs-nextepc-mme-pkbuf-alloc-failed-no-more-free-clbuf.txt",
+        "the request is `length:8` / `size:8`, one digit: a one-digit figure is read as a byte count nowhere, since counts and indexes of one digit are everywhere in a log",
+    ),
+    (
+        "round146-telecom/open5gs-smf-ogs-talloc-size-expectation-failed.txt",
+        "Open5GS' `ogs_talloc_size: Expectation `ptr' failed` is an assertion on the pointer an allocator returned, naming neither memory nor a failed allocation in words",
+    ),
+    (
+        "round146-hpcperf/gperftools-heapprofile-out-of-memory-mmap-error.txt",
+        "the test program's own `Out of Memory after allocate 490 M memories.` is read, but `490 M` after `allocate` in broken English is not read as what was used",
+    ),
+    (
+        "round146-hpcperf/valgrind-tudat-mmap-fixed-cannot-allocate-memory.txt",
+        "Valgrind's `mmap-FIXED(0x0, 253952) failed … (Cannot allocate memory)` is read, but the length is a call's bare second argument, which no words name a size",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
