@@ -1948,6 +1948,7 @@ mod tests {
         assert_records(&[
             "E (139) lcd_panel.rgb: esp_lcd_new_rgb_panel(289): alloc frame buffers failed",
             "[HsH_Server] - Error: NoMemory. Size: 117",
+            "Heap usage is constantly growing until it crushes the nodejs instance and I get \"JavaScript heap out of memory\".",
             "TypeError: OnigRegexp.last_match [15.2.15.6.3] => allocation failure of OnigMatchData (mrbgems: mruby-onig-regexp)",
             "Resizing large jpeg textures fails with `error: maxMemoryUsageInMB limit exceeded`.",
             "# Error: cannont allocate vector of size 4.6 Mb",

@@ -1906,14 +1906,16 @@ pub(super) const FAILED_CALL: &str = concat!(
 /// memory issue`, `we still hit OOM`, a message quoted after it), or as the end a story reached (`the memory keeps
 /// increasing, and finally cuda out of memory`): a report, though no error word follows.
 pub(super) const WRITER_MET: &str = concat!(
+    // (The quote may open before the words that lead the message: `I get "JavaScript heap out of
+    // memory"`.)
     r"(?i)\b(?:I|we|I(?:'|’)m|we(?:'|’)re)\s+(?:(?:still|always|often|sometimes|now|also|then|just|constantly|randomly)\s+)?(?:",
     meeting_verbs!(),
-    r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
+    r#")\s+(?:["'`]?[\w-]+\s+){0,2}["'`]?$"#,
     // (Or after what the writer did first: `I tried A10 GPU with 24 GB and received OOM`, `We
     // are using pnpm … and during install pnpm errors with FATAL ERROR: …`.)
     r"|(?i)\b(?:I|we)\s+[^.;!?]{1,80}?\band\s+(?:then\s+)?(?:[^.;!?]{1,40}?\s)?(?:",
     meeting_verbs!(),
-    r#")\s+(?:[\w-]+\s+){0,2}["'`]?$"#,
+    r#")\s+(?:["'`]?[\w-]+\s+){0,2}["'`]?$"#,
     r"|(?i)\b(?:finally|eventually)\s+(?:[\w-]+\s+)?$",
     // A message quoted after the words of meeting it (Stata's ``getting the message `unable to
     // restore data due to insufficient memory` ``, ``exit with the message ` Exit Code: 137,
