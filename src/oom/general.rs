@@ -764,11 +764,6 @@ impl Reading {
                 return;
             }
         }
-        // (Not the program's size in flash: the Arduino IDE's `Sketch uses 13262 bytes (5%) of
-        // program storage space.` before `Global variables use 9997 bytes (122%) of dynamic memory`.)
-        if regex!(r"(?i)\bof program storage\b").is_match(text) {
-            return;
-        }
         let joined = format!("{before} {text}");
         self.sizes.fill(sizes_from(&joined, before.len() + 1, self.ran_out.as_deref()));
         // (A line as long as a terminal's that ends in a letter may as well be a person's wrap

@@ -2164,7 +2164,13 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Requested,
     },
     SizeRole { words: r"exceed(?:s|ed)? (?:the |its )?limit", side: Side::After, role: Role::Used },
-    SizeRole { words: r"reserved|cached|client-requested", side: Side::After, role: Role::Other },
+    // (Nor is a program's size in flash: the Arduino IDE's `Sketch uses 13262 bytes (5%) of program
+    // storage space.`)
+    SizeRole {
+        words: r"reserved|cached|client-requested|\(\d{1,3}%\) of program storage",
+        side: Side::After,
+        role: Role::Other,
+    },
 ];
 
 /// Role words of other languages, as [`SIZE_ROLES`] says them: Chinese, as Paddle's and
