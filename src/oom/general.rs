@@ -1981,6 +1981,18 @@ mod tests {
     }
 
     #[test]
+    fn round_148s_records_are_read() {
+        // A library's exception class by its whole name, the verb for the noun, and macOS' malloc
+        // cut to the kernel's refusal.
+        assert_records(&[
+            "I'm trying example 506_FrameField, it builds and run on my win7 machine, but on both of my win10 it throws a BadAllocation exception at:",
+            "# Memory allocate error at VRMFirstPerson.Setup for large mesh",
+        ]);
+        let r = reading("*** mach_vm_map(size=18446744066256998400) failed (error code=3)");
+        assert_eq!(r.sizes.requested, Some(18_446_744_066_256_998_400));
+    }
+
+    #[test]
     fn a_size_pair_is_what_is_used_of_a_capacity() {
         let r = reading("Container killed by YARN for exceeding memory limits. 7.2 GB of 4.2 GB virtual memory used.");
         assert_eq!(r.kind, Kind::HostOom);

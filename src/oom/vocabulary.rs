@@ -512,8 +512,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // as an old libstdc++ prints the class: PowerDNS's `Exception building answer packet
         // (St9bad_alloc) sending out servfail`.) (EGL_BAD_ALLOC's own description, where the code is
         // not printed: mutter's `failed to import supplied dmabufs: EGL failed to allocate resources
-        // for the requested operation.`)
-        pattern: r"\b(?:St9)?bad_alloc\b|\bBadAlloc\b|\bEGL_BAD_ALLOC\b|\bEGL failed to allocate resources\b|(?:Error|Exception|exception|what\(\)|Message)[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
+        // for the requested operation.`) (A library's own class by its whole name: libigl's CoMISo
+        // `throws a BadAllocation exception`.)
+        pattern: r"\b(?:St9)?bad_alloc\b|\bBadAlloc(?:ation)?\b|\bEGL_BAD_ALLOC\b|\bEGL failed to allocate resources\b|(?:Error|Exception|exception|what\(\)|Message)[:.]\s*bad allocation_?\b|\bbad allocation\s*$|\bthrowing an instance of '(?:\w+::)*\w*Alloc(?:ation)?(?:Error|Exception|Failure)'|\b(?:qBadAlloc|__throw_bad_alloc)\(\)",
         closest: HostUnlessDevice,
         strength: Token,
     },
@@ -606,8 +607,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     Wording {
         name: "allocation failed",
         pattern: concat!(
-            // (Maybe with the call named between: NetCDF's `Memory allocation (malloc) failure`.)
-            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocation (?:\(\w+\) )?(?:failure|error|fail)\b",
+            // (Maybe with the call named between: NetCDF's `Memory allocation (malloc) failure`;
+            // or the verb for the noun, as UniVRM's title `Memory allocate error at VRMFirstPerson.Setup`.)
+            r"(?i)\b(?:memory )?allocation (?:[^ ]{1,30} ){0,6}?failed|\b(?:memory|storage|device)(?: object)? allocat(?:ion|e) (?:\(\w+\) )?(?:failure|error|fail)\b",
             // The failure named, its details after a colon (XRT's `Check failed: bo_ != XRT_NULL_BO
             // allocation failure:  xrt_.handle 0x28fea590 … size  419795968`).
             r"|(?i:\ballocation failure:)",
@@ -1414,7 +1416,6 @@ pub(super) const ANCHORS: &[&str] = &[
     "overloaded",
     "o commit",
     "enomem",
-    "outof",
     "ran out",
     "メモリ",
     "due to ram",
@@ -1463,6 +1464,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "memalign",
     // (SuperLU's `Can't expand MemType 0: jcol 798940`, scipy's sparse LU out of memory.)
     "memtype",
+    // (macOS' malloc cut to the kernel's refusal: `*** mach_vm_map(size=1048576) failed (error code=3)`.)
+    "mach_vm_map",
     // Last, the gated anchors ([`GATED_ANCHORS`]).
     MEMORY_ANCHOR,
     ALLOCATION_ANCHOR,
@@ -1498,6 +1501,8 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "to get memory",
     // (`RESOURCE_TYPE_MEMORY`, Android's `NO_MEMORY`.)
     "_memory",
+    // (`OutOfMemoryError`, `E_OUTOFMEMORY`, `ERROR_OUTOFVIDEOMEMORY`.)
+    "outof",
     "too much memory",
     "no free memory",
     "no gpu memory",
