@@ -690,10 +690,15 @@ fn fixes_a_thrown(clause: &str) -> bool {
 }
 
 /// Whether a clause that opens with `when`, with the writer in it (`when I …`, `When running
-/// Transmission … I am getting a "…"`), tells what the writer met right before the failure's words (`when I try to run the project in device it's crashing with "Terminated
-/// due to memory issue"`): what happens each time, not a condition.
+/// Transmission … I am getting a "…"`) or the writer's own doing as its subject (`When using the
+/// report page to export the PDFs … FpdfTrait.php crashes with`), tells what the writer met right
+/// before the failure's words (`when I try to run the project in device it's crashing with
+/// "Terminated due to memory issue"`, `When trying to save a pdf I get the following error "…`):
+/// what happens each time, not a condition.
 fn met_when(clause: &str) -> bool {
-    regex!(r"(?i)^\W*when\b.*\b(?:I|we)\b").is_match(clause) && vocabulary::compiled().met.is_match(clause.as_bytes())
+    let tables = vocabulary::compiled();
+    regex!(r"(?i)^\W*when\b.*\b(?:I|we)\b|^\W*when\s+[a-z]+ing\b").is_match(clause)
+        && (tables.met.is_match(clause.as_bytes()) || tables.writer_met.is_match(clause.as_bytes()))
 }
 
 /// `clause` without the failure's own words where they hedge only its cause (nnU-Net's
@@ -1990,6 +1995,25 @@ mod tests {
         ]);
         let r = reading("*** mach_vm_map(size=18446744066256998400) failed (error code=3)");
         assert_eq!(r.sizes.requested, Some(18_446_744_066_256_998_400));
+        // A memory's ceiling hit, and PHP's message with its middle cut.
+        assert_records(&[
+            "# IfcImporter.process() aborts on IFC files >~2GB: WASM linear memory ceiling hit during conversion",
+        ]);
+        let r = reading(
+            "into a CSV brings up this error \"Fatal error: Allowed memory size of 1342177728bytes in C:\\...\\htdocs",
+        );
+        assert_eq!(r.sizes.capacity, Some(1_342_177_728));
+        // A `when` of the writer's own doing, then what they met: not a condition.
+        let r = reading("When using the report page to export the PDFs FpdfTrait.php crashes with Allowed memory size of 134217728 bytes exhausted (tried to allocate 1069056 bytes)");
+        assert_eq!((r.sizes.capacity, r.sizes.requested), (Some(134_217_728), Some(1_069_056)));
+        assert_records(&["When trying to save a pdf I get the following error \"Allowed memory size of 134217728 bytes exhausted (tried to allocate 39062497 bytes)\""]);
+        // The same program's next line in the same second goes on with its message, prefixed or not.
+        let log = "[2016-01-05 00:22:11 - Emulator] emulator: The memory needed by this AVD exceeds the max specified in your HAXM configuration.\n[2016-01-05 00:22:11 - Emulator] emulator: AVD      RAM size = 1536 MB\n[2016-01-05 00:22:11 - Emulator] emulator: HAXM max RAM size = 512 MB\n";
+        let report = crate::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!(
+            (report.events[0].requested_bytes, report.events[0].capacity_bytes),
+            (Some(1536 << 20), Some(512 << 20))
+        );
     }
 
     #[test]

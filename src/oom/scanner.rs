@@ -452,7 +452,12 @@ impl Scanner {
         // (A fence opens a quote: what it holds is no more of the sentence before it. A Markdown
         // quote's mark alone is no record's prefix: FluidX3D's `> Error: Device … does not have
         // enough memory.` / `> |  Allocating another 8680 MB would use …`.)
-        if (line.prefixed && !line.quoted)
+        // (A prefixed line is a record of its own, unless the same program printed it in the
+        // same second of the log's clock: the Android emulator's `emulator: The memory needed by
+        // this AVD exceeds the max …` / `emulator: AVD      RAM size = 1536 MB`, each under the
+        // Eclipse console's `[2016-01-05 00:22:11 - Emulator]`.)
+        let same_record = preamble.second == self.clock.second && same_program(&preamble.text, &line.text);
+        if (line.prefixed && !line.quoted && !same_record)
             || line.is_blank()
             || line.text.trim_start().starts_with("```")
             || preamble.continued >= MAX_CONTINUATION_LINES

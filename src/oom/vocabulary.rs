@@ -279,7 +279,7 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // (And a limit's figure before the verb: Odoo's `odoo.service.server: Server virtual memory
         // limit (4489629696) reached.`)
         name: "memory limit exceeded",
-        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota) (?:\(\d+\) )?(?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?(?:exceeded|reached)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b|\b[a-z]\w*Memory\w* limit exceeded\b",
+        pattern: r"(?i)\bmemory\b[\w ]{0,20}\b(?:limits?|quota)\b.{0,40}?\bexceed|\bexceed(?:s|ed|ing)?\b.{0,20}\bmemory (?:\w+ )?(?:limits?|quota|budget)\b|\bmemory (?:limit|quota|ceiling) (?:\(\d+\) )?(?:was |has been )?(?:reached|hit)\b|\bexceeded mem limit\b|\bmemory (?:capacity|usage|limit|quota|budget) exceeded\b|\b(?:RAM|memory) (?:was |has been )?exceeded\b|\bmax(?:imum)? heap size (?:was |has been |is )?(?:exceeded|reached)\b|\bmemory (?:usage|use)\b[^.;]{0,20}?\bexceed|\b(?:has gone|have gone|went|goes|is|was) over (?:the |its |their )?memory limit\b|\b[a-z]\w*Memory\w* limit exceeded\b",
         closest: HostUnlessDevice,
         strength: Phrase,
     },
@@ -494,8 +494,9 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // FatalErrorException, Allowed memory size of 536870912 bytes exhausted that occurs …`).
         name: "allowed memory size exhausted (PHP)",
         // (Its figures may be elided: Piwigo's title `Fatal error: Allowed memory size of ...
-        // exhausted`.)
-        pattern: r"\bAllowed memory size of (?:\d+|\.{3}|…)(?: bytes)? exhausted\b",
+        // exhausted`. Or its middle cut, the file it failed in after the
+        // limit: Dolibarr's `Fatal error: Allowed memory size of 1342177728bytes in C:\...\Color…`.)
+        pattern: r"\bAllowed memory size of (?:\d+|\.{3}|…)(?: bytes)? exhausted\b|\bAllowed memory size of \d+\s*bytes in\b",
         closest: Closest::Kind(Kind::HostOom),
         strength: Token,
     },
@@ -1514,6 +1515,11 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "shared memory left",
     "memory out",
     "memory limit",
+    // (ThatOpen's title `WASM linear memory ceiling hit during conversion`.)
+    "memory ceiling",
+    // (PHP's message cut before `exhausted`: Dolibarr's `Fatal error: Allowed memory size of
+    // 1342177728bytes in C:\...`.)
+    "allowed memory size",
     // (storjnode's `Excessive memory usage 104882176 > 104857600!`.)
     "excessive memory",
     "enlarge memory",
@@ -1929,9 +1935,10 @@ pub(super) const WRITER_MET: &str = concat!(
     meeting_verbs!(),
     // (Also with when it came between: `I am getting an error when trying to run your code:
     // "failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED"`.)
+    // (Or the following error: Crater's `I get the following error "Allowed memory size of …`.)
     // (And a problem like the message, which may quote the error it met in turn: DALI's `i met a
     // problem like "Critical error in pipeline: […] CUDA runtime api error "out of memory" …"`.)
-    r#"|see|seeing)\s+(?:the|this|that|a|an)\s+(?:error|message|warning|problem|issue)(?:\s+like)?(?:\s+(?:when|while|after)\s[^"'`.;!?]{0,80})?\s*:?\s*(?:`[^`]*|"[^"]*(?:\s"\s*)?|'[^']*)$"#
+    r#"|see|seeing)\s+(?:the|this|that|a|an)\s+(?:following\s+)?(?:error|message|warning|problem|issue)(?:\s+like)?(?:\s+(?:when|while|after)\s[^"'`.;!?]{0,80})?\s*:?\s*(?:`[^`]*|"[^"]*(?:\s"\s*)?|'[^']*)$"#
 );
 
 /// A message quoted right after the verb of meeting it, its place first in any case (a title's

@@ -450,6 +450,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round148-identity/openldap-slapd-ch-calloc-assertion-failed.txt",
         "slapd's `ch_calloc: Assertion `0' failed` is its assertion after a failed calloc, but the line names no memory; glibc's `sysmalloc: Assertion … failed` in the same shape is a corrupted heap, as Open5GS' `ogs_talloc_size` above",
     ),
+    (
+        "round150-erp/odoo-11-sale-order-filter-raise-memoryerror-title.txt",
+        "a title's `record raise MemoryError` reads as Python's statement that raises it, as a pull request's `[sqlite3] raise MemoryError if …` does, and the traceback is cut before its last line",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
