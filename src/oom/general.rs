@@ -2522,6 +2522,7 @@ mod tests {
         ),
         ("Array buffer allocation (V8)", "Unable to backup, RangeError: Array buffer allocation"),
         ("allocation over its limit", "[NeedMEM] trying to allocate 598017592 bytes (limits: 500000000)"),
+        ("memory requested, less available", "26G JVM heap requested for read phase, 21G available"),
         (
             "Memory Exception",
             "[WARNING] [2018-07-20 11:26:15,141:EnsembleBuilder(1):bc7ea84b06c06db9da18252766d56c64] Memory Exception -- restart with less ensemle_nbest: 25",

@@ -545,6 +545,15 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // A program's own check of a request against what is there, the request first and
+        // larger (planetiler's `26G JVM heap requested for read phase, 21G available`, under
+        // its `Insufficient resources for read phase`).
+        name: "memory requested, less available",
+        pattern: r"(?i)\b\d[\d.]*\s*[KMGT]i?B?\s+(?:JVM heap|heap|off-heap memory|memory|RAM)\s+requested\b[^,;]{0,40},\s*\d[\d.]*\s*[KMGT]i?B?\s+available\b",
+        closest: ByPlace,
+        strength: Token,
+    },
+    Wording {
         name: "Cannot allocate memory (ENOMEM)",
         pattern: r"(?i)\bcannot allocate memory\b|\[Errno 12\]|\bENOMEM\b|\berrno(?:=|:? )12\b",
         closest: HostUnlessDevice,
@@ -2170,8 +2179,9 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
     // (`returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY for 20 GiB allocation`.)
     // (CuPy's `pinned memory (2147483648 bytes) could not be allocated`.)
     SizeRole {
-        // (hhvm's `mprotect(@nil) 32768 bytes failed ( Cannot allocate memory)`.)
-        words: r"requested|needed|required|allocation|\)?\s*(?:could not|couldn't|cannot|can't|failed to) be allocated|failed",
+        // (hhvm's `mprotect(@nil) 32768 bytes failed ( Cannot allocate memory)`.) (planetiler's
+        // `26G JVM heap requested for read phase`.)
+        words: r"(?:(?:JVM |off-)?heap |memory |RAM )?requested|needed|required|allocation|\)?\s*(?:could not|couldn't|cannot|can't|failed to) be allocated|failed",
         side: Side::After,
         role: Role::Requested,
     },
