@@ -120,8 +120,23 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     };
     match read_from(line, next_sentence) {
         Some(later) if later.statement && opens_its_sentence_or_is_met(&later) => Some(later),
-        _ => Some(reading),
+        // (Or, in the same sentence, by what was met after the complaint: js_of_ocaml's title
+        // `Latest master takes up too much memory and fails with Fatal error: out of memory`.)
+        _ => match read_from(line, reading.at + 1) {
+            Some(later) if later.statement && met_right_before(&line.text, later.at) => Some(later),
+            _ => Some(reading),
+        },
     }
+}
+
+/// Whether the words of meeting a failure stand right before `at` (`… and fails with Fatal
+/// error: out of memory`, a record's error mark between).
+fn met_right_before(text: &str, at: usize) -> bool {
+    let tables = vocabulary::compiled();
+    let opening = &text[sentence_around(text, at).start..at];
+    let before_record =
+        regex!(r"(?i)\b(?:fatal\s+)?error\s*:\s*$|\b\w*(?:Error|Exception)\s*:\s*$").replace(opening, "");
+    tables.met.is_match(before_record.as_bytes())
 }
 
 /// [`read`] of the failure words that start at `from` or after.
@@ -1995,6 +2010,21 @@ mod tests {
         ]);
         let r = reading("*** mach_vm_map(size=18446744066256998400) failed (error code=3)");
         assert_eq!(r.sizes.requested, Some(18_446_744_066_256_998_400));
+        // An assertion that tells the allocation it attempted; linkers' RAM areas overflowed.
+        assert_records(&[
+            "sources/gc/memory_pool.c:100: pool_expand: Assertion `0 && \"Attempt to allocate an unusually large memory. The memory management does not seem to be working as intended.\"' failed.",
+            "ld: /home/u/3dshax/3dshax_arm9.elf section `.text' will not fit in region `memregion'",
+            "ld: region `itcm' overflowed by 10128 bytes",
+        ]);
+        let r = reading("When linking ld65 claims that : `Segment 'ZEROPAGE' overflows memory area 'ZP' by 26 bytes`");
+        assert_eq!(r.sizes.exceeded_by, Some(26));
+        // What the failure made impossible, told by the one it happened to; a complaint, then
+        // the failure met in the same sentence.
+        assert_records(&[
+            "# Can no longer compile our app due to OOM compiler crash on Dart 2.5.x",
+            "# [BUG] Latest master takes up too much memory and fails with Fatal error: out of memory",
+        ]);
+        assert!(reading("Scapy 2.4.2 uses too much memory when sending packets").talk);
         // A memory's ceiling hit, and PHP's message with its middle cut.
         assert_records(&[
             "# IfcImporter.process() aborts on IFC files >~2GB: WASM linear memory ceiling hit during conversion",

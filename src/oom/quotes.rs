@@ -105,8 +105,12 @@ impl Quotes {
             self.under_introduction = true;
             return Quoted::NotARecord;
         }
+        // (A Markdown link's target is no word of the sentence, and a long one would push its
+        // verb out of the tail kept: OpenModelica's `… fail at runtime during initialization with
+        // [errors](https://libraries.openmodelica.org/…) such as:`.)
+        let prose = regex!(bytes r"\]\([^)\s]*\)").replace_all(trimmed, &b"]"[..]);
         self.introduction.clear();
-        self.introduction.extend_from_slice(&trimmed[trimmed.len().saturating_sub(INTRODUCTION_TAIL)..]);
+        self.introduction.extend_from_slice(&prose[prose.len().saturating_sub(INTRODUCTION_TAIL)..]);
         self.previous_prose = true;
         Quoted::Plain
     }
@@ -117,16 +121,22 @@ impl Quotes {
     /// the out of memory error now … For example:`) are records of them, and so are runs
     /// someone is told to have met (`For instance, CTQ reported:`).
     /// So are failures the writer says they are meeting, given by their kind (FoundationDB's `We
-    /// are occasionally seeing Gradle failures such as:`).
+    /// are occasionally seeing Gradle failures such as:`), and the errors a thing is said to fail
+    /// with (OpenModelica's `All the 8 models … fail at runtime during initialization with [errors]
+    /// such as:`).
     fn introduces_an_example(&self) -> bool {
         let writers_own = || {
             let met = regex!(bytes r"(?i)\b(?:I|we|my|our)\b|\b(?:reported|got|saw|printed|showed|logged|hit)\W*:$");
             let meeting = regex!(
                 bytes r"(?i)\b(?:I|we)\b[^.:]{0,30}?\b(?:seeing|saw|got|getting|hit|hitting|encounter(?:ed|ing)|receiv(?:ed|ing)|observ(?:ed|ing)|experienc(?:ed|ing)|ran into|running into)\b"
             );
+            let failed_with = regex!(
+                bytes r"(?i)\b(?:fail(?:s|ed)?|crash(?:es|ed)?|abort(?:s|ed)?)\b[^.:]{0,80}?\bwith\b[^.:]{0,30}?\bsuch as\s*:$"
+            );
             (regex!(bytes r"(?i)\bfor (?:example|instance)\b").is_match(&self.introduction)
                 && met.is_match(&self.introduction)
-                || meeting.is_match(&self.introduction))
+                || meeting.is_match(&self.introduction)
+                || failed_with.is_match(&self.introduction))
                 && !regex!(bytes r"(?i)\b(?:you|your|should|would|will)\b").is_match(&self.introduction)
         };
         self.introduction.ends_with(b":")

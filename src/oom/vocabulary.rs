@@ -30,6 +30,14 @@ macro_rules! allocation_calls {
     };
 }
 
+/// What the failure made impossible, its cause to follow (dart2js' title `Can no longer compile
+/// our app due to OOM compiler crash`): what happened, told by the one it happened to.
+macro_rules! inability_due_to {
+    () => {
+        r"(?i:\b(?:can(?:not|'t|\s+no\s+longer)|could(?:n't|\s+not|\s+no\s+longer)|unable\s+to)\s[^.;!?]{0,60}?\b(?:due\s+to|because\s+of)\s+(?:(?:an?|the)\s+)?$)"
+    };
+}
+
 /// The words that a message may come, not that it came (`Out of memory errors may occur`).
 macro_rules! may_come {
     () => {
@@ -227,10 +235,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // GNU ld's static data over a memory region of the target (Zephyr's `region `RAM'
-        // overflowed by 400708 bytes`): a RAM region (`RAM`, `SRAM1`, `CCMRAM`, `dram0_0_seg`), not
-        // flash, which holds the program (nor a region named `program`).
+        // overflowed by 400708 bytes`): a RAM region (`RAM`, `SRAM1`, `CCMRAM`, `dram0_0_seg`, the
+        // Nintendo DS's tightly coupled `itcm`, a 3DS payload's `memregion`), not flash, which
+        // holds the program (nor a region named `program`). Or a section that will not fit in one
+        // (devkitARM's `section `.text' will not fit in region `memregion'`), and cc65's ld65 over
+        // a RAM area (`Segment 'ZEROPAGE' overflows memory area 'ZP' by 26 bytes`, the VIC-20's
+        // `MAIN`), not its `ROM` or `KERNAL`.
         name: "RAM region overflowed (GNU ld)",
-        pattern: r"(?i)\bregion [`'\x22]?(?:\w+_)?[a-z]{0,3}ram\w*[`'\x22]? overflowed by\b",
+        pattern: r"(?i)\bregion [`'\x22]?(?:\w+_)?[a-z]{0,3}(?:ram|tcm|mem)\w*[`'\x22]? overflowed by\b|\bwill not fit in region [`'\x22]?(?:\w+_)?[a-z]{0,3}(?:ram|tcm|mem)\w*[`'\x22]?|\boverflows memory area [`'\x22]?(?:ZP|ZEROPAGE|MAIN|BSS|DATA|STACK|HEAP|\w*RAM\w*)[`'\x22]? by\b",
         closest: Closest::Kind(Kind::Unrecognised),
         strength: Token,
     },
@@ -868,9 +880,11 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
     },
     Wording {
         // An error that tells the allocation it attempted (ClamAV's `LibClamAV Error:
-        // cli_realloc(): Attempt to allocate 190840848 bytes.`): the attempt failed.
+        // cli_realloc(): Attempt to allocate 190840848 bytes.`): the attempt failed. So does an
+        // assertion that tells it (OpenModelica's `pool_expand: Assertion `0 && "Attempt to
+        // allocate an unusually large memory. …"' failed.`).
         name: "an error's attempt to allocate",
-        pattern: r"(?i)\berror\b[^.;]{0,80}?\battempt(?:ed)? to (?:re)?allocate\b",
+        pattern: r"(?i)\b(?:error|assertion)\b[^.;]{0,80}?\battempt(?:ed)? to (?:re)?allocate\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -1423,7 +1437,6 @@ pub(super) const ANCHORS: &[&str] = &[
     // __rg_oom`.)
     "rg_oom",
     "auslagerungsdatei",
-    "overloaded",
     "o commit",
     "enomem",
     "ran out",
@@ -1464,6 +1477,8 @@ pub(super) const ANCHORS: &[&str] = &[
     "low mem",
     // (GNU ld's `region `RAM' overflowed by`.)
     "overflowed by",
+    // (GNU ld's `section `.itcm' will not fit in region `itcm'`.)
+    "fit in region",
     "arena size",
     // (STAR's `limitGenomeGenerateRAM=31000000000 is too small`.)
     "too small",
@@ -1526,6 +1541,10 @@ pub(super) const MEMORY_FAILURE_HINTS: &[&str] = &[
     "memory limit",
     // (ThatOpen's title `WASM linear memory ceiling hit during conversion`.)
     "memory ceiling",
+    // (GPT Mobile's `Error: system memory overloaded`.)
+    "overloaded",
+    // (cc65's ld65: `Segment 'ZEROPAGE' overflows memory area 'ZP' by 26 bytes`.)
+    "overflows memory area",
     // (PHP's message cut before `exhausted`: Dolibarr's `Fatal error: Allowed memory size of
     // 1342177728bytes in C:\...`.)
     "allowed memory size",
@@ -1678,6 +1697,9 @@ pub(super) const ERROR_MARKS: &str = concat!(
     // A C++ exception's message as `std::terminate` prints it (libtorch's `what(): CUDA out of
     // memory.`).
     r"|\bwhat\(\):",
+    // What the failure made impossible (`Can no longer compile our app due to OOM …`).
+    "|",
+    inability_due_to!(),
 );
 
 /// Words that make a sentence talk about memory failures rather than report
@@ -1937,6 +1959,9 @@ pub(super) const WRITER_MET: &str = concat!(
     meeting_verbs!(),
     r#")\s+(?:["'`]?[\w-]+\s+){0,2}["'`]?$"#,
     r"|(?i)\b(?:finally|eventually)\s+(?:[\w-]+\s+)?$",
+    // (Or what it made impossible: `Can no longer compile our app due to OOM compiler crash`.)
+    "|",
+    inability_due_to!(),
     // A message quoted after the words of meeting it (Stata's ``getting the message `unable to
     // restore data due to insufficient memory` ``, ``exit with the message ` Exit Code: 137,
     // Exit Message: "OOM Killed"` ``).
@@ -2150,7 +2175,7 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         role: Role::Used,
     },
     SizeRole {
-        words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by|overflowed by|missing",
+        words: r"exceed(?:s|ed)? [\w ]{0,30}by|over by|overflowed by|overflows memory area [`'\x22]?\w+[`'\x22]? by|missing",
         side: Side::Before,
         role: Role::ExceededBy,
     },

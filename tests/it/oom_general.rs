@@ -454,6 +454,10 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round150-erp/odoo-11-sale-order-filter-raise-memoryerror-title.txt",
         "a title's `record raise MemoryError` reads as Python's statement that raises it, as a pull request's `[sqlite3] raise MemoryError if …` does, and the traceback is cut before its last line",
     ),
+    (
+        "round152-jvmnb/kyuubi-spark-sql-collect-outofmemoryerror-thread.txt",
+        "the only sign is a thread dump's frame `at java.lang.OutOfMemoryError.<init>()V (OutOfMemoryError.java:48)`, a thread constructing the error; a frame is code, and no message line of the error is printed",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
