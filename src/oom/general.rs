@@ -2025,6 +2025,10 @@ mod tests {
             "# [BUG] Latest master takes up too much memory and fails with Fatal error: out of memory",
         ]);
         assert!(reading("Scapy 2.4.2 uses too much memory when sending packets").talk);
+        // A title's doubled letter; data too large for the memory there is.
+        assert_records(&["# TractSeg bedpostX out of memoryy"]);
+        let r = reading("ERROR  K-mer Counting   (kmer_data.cpp : 353)   The reads contain too many k-mers to fit into available memory. You need approx. 142.954GB of free RAM to assemble your dataset");
+        assert_eq!(r.sizes.requested, Some(153_495_688_708));
         // A memory's ceiling hit, and PHP's message with its middle cut.
         assert_records(&[
             "# IfcImporter.process() aborts on IFC files >~2GB: WASM linear memory ceiling hit during conversion",
@@ -2552,6 +2556,7 @@ mod tests {
         ),
         ("Array buffer allocation (V8)", "Unable to backup, RangeError: Array buffer allocation"),
         ("allocation over its limit", "[NeedMEM] trying to allocate 598017592 bytes (limits: 500000000)"),
+        ("too much to fit into available memory", "2:27:34.308     1G / 46G   ERROR  K-mer Counting           (kmer_data.cpp             : 353)   The reads contain too many k-mers to fit into available memory. You need approx. 142.954GB of free RAM to assemble your dataset"),
         ("memory requested, less available", "26G JVM heap requested for read phase, 21G available"),
         (
             "Memory Exception",
@@ -2939,6 +2944,7 @@ mod tests {
         "Out of memory allocating 25,600,000 bytes (allocated so far: 3,635,267,072 bytes).",
         "Used 41.74G of 16.00G hbm. Exceeded hbm capacity by 25.74G.",
         "ran out of memory trying to allocate 18.00MiB (rounded to 18874368)requested by op Mul",
+        "You need approx. 142.954GB of free RAM to assemble your dataset",
         "Driver report 44666880 bytes free and 536543232 bytes total",
         "(GPU 0; 6.00 GiB total capacity; 781.59 MiB already allocated;",
         "Memory limit of 953M exceeded with 966M used.",

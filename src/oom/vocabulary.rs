@@ -557,6 +557,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Token,
     },
     Wording {
+        // Data too large for the memory there is (metaSPAdes' `The reads contain too many k-mers
+        // to fit into available memory. You need approx. 142.954GB of free RAM …`).
+        name: "too much to fit into available memory",
+        pattern: r"(?i)\btoo (?:many|much|large|big)\b[^.;]{0,40}?\bto fit (?:in|into) (?:the )?(?:available|free) (?:memory|RAM)\b",
+        closest: ByPlace,
+        strength: Phrase,
+    },
+    Wording {
         // A program's own check of a request against what is there, the request first and
         // larger (planetiler's `26G JVM heap requested for read phase, 21G available`, under
         // its `Insufficient resources for read phase`).
@@ -1123,7 +1131,8 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         // pre-allocated memory`.) (And its short form: avilib's `AVILIB: out of mem (size = …)`.)
         // (Or a code's first words kept as typed, the rest spaced: a Ray report retyped from a
         // screenshot, `Worker exit type: NODE.OUT_OF MEMORY`; not an identifier, `out_of_memory`.)
-        pattern: r"(?i)\bout(?:[ -]?|_)of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:(?:memory|memor|v?RAM)\b|memory(?-i:[A-Z][a-z]))|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b|\bout of mem\b",
+        // (Or its last letter doubled by a hurried title: TractSeg's `bedpostX out of memoryy`.)
+        pattern: r"(?i)\bout(?:[ -]?|_)of[ -](?:\w+ )?(?:\w+-[\w-]+ )?(?:heap )?(?:(?:memory+|memor|v?RAM)\b|memory(?-i:[A-Z][a-z]))|\bran out (?:\w+ )?(?:memory|v?RAM)\b|\bout of (?:JVM )?Metaspace\b|\b(?:run|ran) out of store\b|\bout of mem\b",
         closest: ByPlace,
         strength: Phrase,
     },
@@ -2142,7 +2151,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|for size|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|asking for|len|length|object size(?: is)?|assigning|size ==",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|for size|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|asking for|len|length|object size(?: is)?|assigning|size ==|needs? (?:approx(?:imately|\.)?|about|around|roughly)",
         side: Side::Before,
         role: Role::Requested,
     },
@@ -2188,6 +2197,9 @@ pub(super) const SIZE_ROLES: &[SizeRole] = &[
         side: Side::Before,
         role: Role::Other,
     },
+    // (What a task needs there to be free, its purpose after it: metaSPAdes' `You need approx.
+    // 142.954GB of free RAM to assemble your dataset`.)
+    SizeRole { words: r"free (?:memory|RAM) to [a-z]+", side: Side::After, role: Role::Requested },
     // (DataFusion's `45560 bytes remain available for the total pool`.)
     SizeRole { words: r"free|available|remaining|remains?(?: available)?", side: Side::After, role: Role::Free },
     // (CockroachDB's `512000000 bytes in budget`.)

@@ -458,6 +458,22 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "round152-jvmnb/kyuubi-spark-sql-collect-outofmemoryerror-thread.txt",
         "the only sign is a thread dump's frame `at java.lang.OutOfMemoryError.<init>()V (OutOfMemoryError.java:48)`, a thread constructing the error; a frame is code, and no message line of the error is printed",
     ),
+    (
+        "round153-cytometry/r-cytotree-runpseudotime-cannot-locate-vector-11-9-gb.txt",
+        "the poster's title types R's `cannot allocate vector` as `cannot locate a vector of size 11.9 Gb`, which names no allocation and no memory",
+    ),
+    (
+        "round153-longread/clair3-trio-gvcf-memoryerror-errno-12-cannot-allocate.txt",
+        "two failures named in one sentence of prose (`prompting both _MemoryError_ and _OSError: [Errno 12] Cannot allocate memory_`) are read as one; only a record's line is split into its messages",
+    ),
+    (
+        "round153-neuroimg/cpac-cgroup-out-of-memory-handler-title.txt",
+        "C-PAC's own hedge `Some of your processes may have been killed by the cgroup out-of-memory handler`, quoted in a title, says what may have happened, as a modal does everywhere else",
+    ),
+    (
+        "round153-neuroimg/xcpd-memory-error-title-mem-mb.txt",
+        "a title's `Memory error despite using --mem-mb`, the log cut before any error: `memory error` names a fault as often as a shortage, as round 141's and 147's titles",
+    ),
 ];
 
 /// What xmem misses in `log`, if it is a known miss.
