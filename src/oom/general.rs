@@ -2558,6 +2558,7 @@ mod tests {
         ("allocation over its limit", "[NeedMEM] trying to allocate 598017592 bytes (limits: 500000000)"),
         ("too much to fit into available memory", "2:27:34.308     1G / 46G   ERROR  K-mer Counting           (kmer_data.cpp             : 353)   The reads contain too many k-mers to fit into available memory. You need approx. 142.954GB of free RAM to assemble your dataset"),
         ("memory requested, less available", "26G JVM heap requested for read phase, 21G available"),
+        ("cannot allocate, in German", "FEHLER: G_malloc: Kann nicht 2272853112 Byte auf init_vars.c:134 reservieren"),
         (
             "Memory Exception",
             "[WARNING] [2018-07-20 11:26:15,141:EnsembleBuilder(1):bc7ea84b06c06db9da18252766d56c64] Memory Exception -- restart with less ensemle_nbest: 25",
@@ -2850,6 +2851,8 @@ mod tests {
     const UNIT_EXAMPLES: &[(&str, &str)] = &[
         ("bytes", "memory allocation of 23400000000 bytes failed"),
         ("byte", "allocating 86114305024-byte buffer"),
+        ("Byte", "FEHLER: G_malloc: Kann nicht 2272853112 Byte auf init_vars.c:134 reservieren"),
+        ("Bytes", "[mem_max=\"38177 Bytes (37.3 KB)\"]"),
         ("byte(s)", "failed to allocated 866 byte(s) of direct memory (used: 4Gb, max: 4Gb)"),
         ("B", "(60096009848B) on device ordinal 0"),
         ("megabyte", "no memory available with an address less than 1 megabyte (MB)."),

@@ -27,6 +27,10 @@ pub struct Unit {
 pub const UNITS: &[Unit] = &[
     Unit { suffix: "bytes", shift: 0, glued_only: false },
     Unit { suffix: "byte", shift: 0, glued_only: false },
+    // (Capitalised, as German prints it, and English titles: GRASS' `G_malloc: Kann nicht
+    // 2272853112 Byte … reservieren`, TiDB's `mem_max="38177 Bytes (37.3 KB)"`.)
+    Unit { suffix: "Byte", shift: 0, glued_only: false },
+    Unit { suffix: "Bytes", shift: 0, glued_only: false },
     // (Netty's `failed to allocated 866 byte(s) of direct memory`.)
     Unit { suffix: "byte(s)", shift: 0, glued_only: false },
     Unit { suffix: "B", shift: 0, glued_only: false },

@@ -414,6 +414,14 @@ pub(super) const FAILURE_WORDS: &[Wording] = &[
         strength: Phrase,
     },
     Wording {
+        // German for an allocation that could not be made, as GRASS' translated messages print
+        // it (`FEHLER: G_malloc: Kann nicht 2272853112 Byte auf init_vars.c:134 reservieren`).
+        name: "cannot allocate, in German",
+        pattern: r"(?i)\b\w*alloc\w*:\s*kann nicht\b|\bkann nicht [\d.,]+ ?(?:Bytes?|[KMGT]i?B)\b[^.;]{0,40}?\b(?:reservieren|allozieren|zuweisen)\b",
+        closest: HostUnlessDevice,
+        strength: Token,
+    },
+    Wording {
         // French, Spanish, Portuguese and Italian for `not enough memory`; French, Spanish and
         // Italian for `memory exhausted` (gettext's translations of glibc's and PostgreSQL's:
         // `memoria agotada`, `mémoire épuisée`, `memoria esaurita`) and for ENOMEM's `Cannot
@@ -1648,6 +1656,8 @@ pub(super) const ALLOCATION_FAILURE_HINTS: &[&str] = &[
     "problem allocating",
     // (TensorFlow's `OOM when allocating tensor` cut to `OM when allocating tensor`.)
     "allocating tensor",
+    // (GRASS' German `G_malloc: Kann nicht 2272853112 Byte … reservieren`.)
+    "kann nicht",
 ];
 
 /// The anchor whose case matters (`OOM`, not `room` or `zoom`).
@@ -2151,7 +2161,7 @@ pub(super) struct SizeRole {
 /// capacity, whatever the words around them.
 pub(super) const SIZE_ROLES: &[SizeRole] = &[
     SizeRole {
-        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|for size|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|asking for|len|length|object size(?: is)?|assigning|size ==|needs? (?:approx(?:imately|\.)?|about|around|roughly)",
+        words: r"(?:failed|unable|trying|tried) to allocated|tried to allocate|trying to allocate|attempting to allocate|(?:re)?allocat(?:e|es|ing|ion)|\w*alloc(?:_\w+)?|mmap|acquire|want|request(?:ed|ing|s)?|reqsize|delta|commit|reserve|desired|needs?|needed|requires?|required|requirements?|for size|(?:enlarge|grow)\w* [\w ]{0,20}?to(?: size)?|(?:expand|extend)\w* (?:the )?heap(?: by)?|asked|asking for|len|length|object size(?: is)?|assigning|size ==|needs? (?:approx(?:imately|\.)?|about|around|roughly)|kann nicht",
         side: Side::Before,
         role: Role::Requested,
     },
