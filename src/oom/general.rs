@@ -784,8 +784,11 @@ impl Reading {
                 return;
             }
         }
-        let joined = format!("{before} {text}");
-        self.sizes.fill(sizes_from(&joined, before.len() + 1, self.ran_out.as_deref()));
+        // (One space between, whatever the first line kept at its end: Android's `…
+        // OutOfMemoryError: (Heap ` / `Size=32775KB, Allocated=29163KB, …)` is the heap's size.)
+        let spaced = before.trim_end();
+        let joined = format!("{spaced} {text}");
+        self.sizes.fill(sizes_from(&joined, spaced.len() + 1, self.ran_out.as_deref()));
         // (A line as long as a terminal's that ends in a letter may as well be a person's wrap
         // between words: vLLM's `… is less than desired` / `GPU memory utilization (0.9, 57.6
         // GiB)`. The word joined fills only the roles the spaced reading left empty.)
@@ -2025,6 +2028,13 @@ mod tests {
             "# [BUG] Latest master takes up too much memory and fails with Fatal error: out of memory",
         ]);
         assert!(reading("Scapy 2.4.2 uses too much memory when sending packets").talk);
+        // A message's figures on the next line, its words split before them.
+        let log = "E/AndroidRuntime(18113): java.lang.OutOfMemoryError: (Heap \nSize=32775KB, Allocated=29163KB, Bitmap Size=0KB)\n";
+        let report = crate::oom::scan("log", log.as_bytes()).unwrap();
+        assert_eq!(
+            (report.events[0].capacity_bytes, report.events[0].used_bytes),
+            (Some(32775 << 10), Some(29163 << 10))
+        );
         // A title's doubled letter; data too large for the memory there is.
         assert_records(&["# TractSeg bedpostX out of memoryy"]);
         let r = reading("ERROR  K-mer Counting   (kmer_data.cpp : 353)   The reads contain too many k-mers to fit into available memory. You need approx. 142.954GB of free RAM to assemble your dataset");
