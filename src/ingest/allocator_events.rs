@@ -686,8 +686,6 @@ fn is_python_frame(name: &[u8]) -> bool {
 struct OpenEvent {
     end_ps: i64,
     metadata_id: i64,
-    /// Set on the outermost execution of a program: the run it is.
-    run: Option<u32>,
 }
 
 /// One pass over a plane's threads.
@@ -701,6 +699,11 @@ struct PlaneWalk<'a, 'f> {
     pending_steps: Vec<(usize, usize, u32)>,
     /// The events of the current thread around the one being read, outermost first.
     open: Vec<OpenEvent>,
+    /// The run the current thread is in and the depth in `open` of the event that opened it:
+    /// only an execution outside any run opens one, so at most one open event has a run, and
+    /// keeping it here spares a search of the whole stack at every event (a deep stack of
+    /// scopes made that quadratic: the `nested-step-roots` shape).
+    open_run: Option<(usize, u32)>,
     /// The plane's parts are all there (see [`read_plane`]).
     whole: bool,
     read: PlaneRead,
@@ -716,6 +719,7 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             forest,
             pending_steps: Vec::new(),
             open: Vec::new(),
+            open_run: None,
             whole,
             read: PlaneRead::default(),
         }
@@ -754,6 +758,7 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
             forest.start_thread();
         }
         self.open.clear();
+        self.open_run = None;
         self.out.launches.push(Vec::new());
         for field in self.reader.fields(line) {
             let field = field?;
@@ -816,6 +821,9 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
         while self.open.last().is_some_and(|open| open.end_ps <= begin_ps) {
             self.open.pop();
         }
+        if self.open_run.is_some_and(|(depth, _)| depth >= self.open.len()) {
+            self.open_run = None;
+        }
         match kind {
             EventKind::Allocator(_) if !self.whole && stats.unknown_metadata => self.read.incomplete += 1,
             EventKind::Allocator(kind) => {
@@ -829,7 +837,7 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
 
     /// The run the current thread is in.
     fn current_run(&self) -> Option<u32> {
-        self.open.iter().find_map(|open| open.run)
+        self.open_run.map(|(_, run)| run)
     }
 
     /// Opens a host event: a new run if it is the thread's outermost
@@ -862,7 +870,10 @@ impl<'a, 'f> PlaneWalk<'a, 'f> {
                 add_distinct(&mut run.ids, (module.to_vec(), id));
             }
         }
-        self.open.push(OpenEvent { end_ps, metadata_id, run: new_run });
+        if let Some(run) = new_run {
+            self.open_run = Some((self.open.len(), run));
+        }
+        self.open.push(OpenEvent { end_ps, metadata_id });
     }
 
     /// What the current thread is doing outside any program: the innermost

@@ -614,9 +614,16 @@ fn talks(spot: &Spot, record: bool, quoted: bool) -> bool {
     let habit = !record
         && regex!(r"(?i)^too much\b").is_match(words)
         && regex!(r"(?i)\b(?:uses?|consumes?|takes?(?: up)?|eats?(?: up)?|allocates?)\s+$").is_match(opening);
+    // A cause the writer only supposes for what they met (Isaac-GR00T's `I keep getting illegal
+    // memory errors that may be related to OOM but I am not too sure`).
+    let supposed_cause = regex!(
+        r"(?i)\b(?:may|might|could)\s+(?:also\s+)?(?:be|have\s+been)\s+(?:related\s+to|due\s+to|caused\s+by|because\s+of)\s+(?:(?:an?|the)\s+)?$"
+    )
+    .is_match(opening);
     asked_in_chinese
         || asked
         || habit
+        || supposed_cause
         || guessed
         || (compared && !record)
         || class_as_noun
@@ -2035,6 +2042,10 @@ mod tests {
             (report.events[0].capacity_bytes, report.events[0].used_bytes),
             (Some(32775 << 10), Some(29163 << 10))
         );
+        // A cause the writer only supposes for the error they met.
+        assert!(
+            reading("but I keep getting illegal memory errors that may be related to OOM but I am not too sure").talk
+        );
         // A title's doubled letter; data too large for the memory there is.
         assert_records(&["# TractSeg bedpostX out of memoryy"]);
         let r = reading("ERROR  K-mer Counting   (kmer_data.cpp : 353)   The reads contain too many k-mers to fit into available memory. You need approx. 142.954GB of free RAM to assemble your dataset");
@@ -2804,6 +2815,7 @@ mod tests {
         "[Pterodactyl Daemon]: Out of memory: false",
         "_swig_paddle.so: cannot allocate memory in static TLS block",
         "\"Invalid Qobj experiment: not enough memory slots.\"",
+        "Failed to allocate all input signature elements in available space.",
         "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested for launch",
         "wasm trap: out of bounds memory access",
         "Python Exception <class 'gdb.MemoryError'> Cannot access memory at address 0x7ffffffff000",

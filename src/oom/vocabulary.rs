@@ -2064,6 +2064,13 @@ pub(super) const NO_SHORTAGE: &[NoShortage] = &[
         pattern: r"(?i)^(?:not enough|insufficient|no (?:more |free )?|out of) (?:[\w-]+ ){0,2}?memory (?:slots?|bandwidth|channels?|modules?|banks?)\b",
         unless: None,
     },
+    // A shader compiler's packing of a signature's elements into its registers (DXC's `Failed to
+    // allocate all input signature elements in available space.`): no memory's.
+    NoShortage {
+        scope: Scope::Words,
+        pattern: r"(?i)\ballocate all (?:input|output|patch constant) signature elements\b",
+        unless: None,
+    },
     // A kernel launch that asks for more registers or threads per block than the device has.
     NoShortage { scope: Scope::Words, pattern: r"^[A-Z_]*LAUNCH_OUT_OF_RESOURCES\b", unless: None },
     // Memory read out of its bounds (wasmtime's `out of bounds memory access`): a fault.
