@@ -112,14 +112,13 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     // may have occurred. bad allocation`), or by what was met (ONNX Runtime's `… consumes too
     // much memory. … If deployed on CPU, the inference failed due to `std::bad_alloc`.`).
     let next_sentence = sentence_around(&line.text, reading.at).end;
-    let opens_its_sentence_or_is_met = |later: &Reading| {
-        let opening = &line.text[sentence_around(&line.text, later.at).start..later.at];
-        // (The words may be a name's end: `std::` before `bad_alloc`.)
-        let before_name = opening.trim_end_matches(|c: char| c.is_alphanumeric() || "_:.".contains(c));
-        opening.chars().all(|c| !c.is_alphanumeric()) || vocabulary::compiled().met.is_match(before_name.as_bytes())
+    let opens_its_sentence = |later: &Reading| {
+        line.text[sentence_around(&line.text, later.at).start..later.at].chars().all(|c| !c.is_alphanumeric())
     };
     match read_from(line, next_sentence) {
-        Some(later) if later.statement && opens_its_sentence_or_is_met(&later) => Some(later),
+        Some(later) if later.statement && (opens_its_sentence(&later) || met_right_before(&line.text, later.at)) => {
+            Some(later)
+        }
         // (Or, in the same sentence, by what was met after the complaint: js_of_ocaml's title
         // `Latest master takes up too much memory and fails with Fatal error: out of memory`.)
         _ => match read_from(line, reading.at + 1) {
@@ -129,14 +128,16 @@ pub(super) fn read(line: &Line) -> Option<Reading> {
     }
 }
 
-/// Whether the words of meeting a failure stand right before `at` (`… and fails with Fatal
-/// error: out of memory`, a record's error mark between).
+/// Whether the words of meeting a failure stand right before `at` in its sentence, past a
+/// name's end (`std::` before `bad_alloc`) or a record's error mark (`… and fails with Fatal
+/// error: out of memory`).
 fn met_right_before(text: &str, at: usize) -> bool {
-    let tables = vocabulary::compiled();
     let opening = &text[sentence_around(text, at).start..at];
+    let before_name = opening.trim_end_matches(|c: char| c.is_alphanumeric() || "_:.".contains(c));
     let before_record =
         regex!(r"(?i)\b(?:fatal\s+)?error\s*:\s*$|\b\w*(?:Error|Exception)\s*:\s*$").replace(opening, "");
-    tables.met.is_match(before_record.as_bytes())
+    let met = &vocabulary::compiled().met;
+    met.is_match(before_name.as_bytes()) || met.is_match(before_record.as_bytes())
 }
 
 /// [`read`] of the failure words that start at `from` or after.

@@ -39,7 +39,8 @@ fn prefix() -> &'static Regex {
         r"|-\s+[\w.]+\s+-\s+(?:[\w.]+\s+-\s+)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+-\s+",
         // vLLM: ERROR 06-03 07:41:11 [core.py:1184]
         r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?\s+\[[^\]]*\]\s?",
-        // (before the ISO-ish timestamps below, which would take its date alone) the Eclipse ADT console's date, time and tag: [2016-01-05 00:22:11 - Emulator]
+        // the Eclipse ADT console's date, time and tag: [2016-01-05 00:22:11 - Emulator]
+        // (before the ISO-ish timestamps, which would take its date alone)
         r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} - [\w .-]{1,40}\]\s+",
         // ISO-ish timestamps (TF, kubectl, pod logs): 2021-03-15 17:16:57.309165: , 2026/07/03 21:39:56.4413,
         // and in brackets (GlusterFS: [2021-06-18 01:20:23.018118] )
